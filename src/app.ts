@@ -1,0 +1,101 @@
+// buildApp(deps): core plugins, then the route table, one line per module.
+import { randomUUID } from 'node:crypto';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import type { Deps } from './deps.js';
+import { registerActor } from './http/actor.js';
+import { registerErrorHandler, sendError } from './http/error-handler.js';
+import { AppError, notFound } from './http/errors.js';
+import { registerRateLimit } from './http/rate-limit.js';
+import { ErrorBody, errors } from './http/schemas.js';
+import { validatorCompiler } from './http/validation.js';
+import { authRoutes } from './modules/auth/routes.js';
+import { userRoutes } from './modules/users/routes.js';
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+export async function buildApp(deps: Deps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    // A number means "trust that many hops" (proxy-addr); Fastify's types omit it.
+    trustProxy: deps.config.trustProxy as boolean | string,
+    bodyLimit: deps.config.bodyLimitBytes,
+    forceCloseConnections: 'idle',
+    requestIdHeader: 'x-request-id',
+    // An incoming X-Request-Id is kept when it is sane, so logs correlate across services.
+    genReqId: (req) => {
+      const incoming = req.headers['x-request-id'];
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+    ajv: { customOptions: { removeAdditional: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  // Only JSON bodies are accepted: other content types answer 415 (DECISIONS §1).
+  app.removeContentTypeParser(['text/plain']);
+  app.addHook('onSend', async (request, reply, payload) => {
+    reply.header('x-request-id', request.id);
+    return payload;
+  });
+  registerErrorHandler(app);
+  app.addSchema(ErrorBody);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Tenantry API',
+        version: '1.0.0',
+        description: 'Multi-tenant backend: accounts and sessions, organizations, API keys, billing and signed webhooks.',
+      },
+      servers: [{ url: '/' }],
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+        },
+      },
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true } });
+
+  const Health = Type.Object({ status: Type.String() });
+  app.get('/health', { schema: { tags: ['health'], summary: 'The process is up', response: { 200: Health } } }, async () => ({ status: 'ok' }));
+  app.get(
+    '/ready',
+    { schema: { tags: ['health'], summary: 'The database answers', response: { 200: Health, ...errors(503) } } },
+    async (_req, reply) => {
+      try {
+        await deps.dbHandle.ping();
+        return { status: 'ready' };
+      } catch {
+        return sendError(reply, new AppError(503, 'SERVICE_UNAVAILABLE', 'Database unreachable', '', { 'Retry-After': '1' }));
+      }
+    },
+  );
+
+  await app.register(
+    async (api) => {
+      // Order matters: the rate limiter's preParsing hook must precede the auth guard's.
+      await registerRateLimit(api, deps);
+      registerActor(api, deps);
+      api.setNotFoundHandler({ preHandler: api.rateLimit() }, async (request) => {
+        throw notFound('Route not found', `${request.method} ${request.url.split('?')[0]} does not exist`);
+      });
+      // The route table.
+      await api.register(authRoutes, { deps });
+      await api.register(userRoutes, { deps });
+    },
+    { prefix: '/api/v1' },
+  );
+
+  app.setNotFoundHandler(async (request) => {
+    throw notFound('Route not found', `${request.method} ${request.url.split('?')[0]} does not exist`);
+  });
+
+  return app;
+}

@@ -1,0 +1,284 @@
+// The only reader of process.env. Every variable of DECISIONS §0 (and the few this project adds,
+// listed in docs/decisions.md) is parsed and validated here once, at boot. A bad value stops the
+// start with a message that names the variable.
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+
+export class ConfigError extends Error {
+  constructor(variable: string, problem: string) {
+    super(`Invalid configuration: ${variable} ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export interface PasswordPolicy {
+  minLength: number;
+  maxLength: number;
+  requireUppercase: boolean;
+  requireLowercase: boolean;
+  requireNumber: boolean;
+  requireSpecial: boolean;
+}
+
+export interface Config {
+  env: 'development' | 'production' | 'test';
+  port: number;
+  host: string;
+  databaseUrl: string | null;
+  dataDir: string;
+  redisUrl: string | null;
+  jwtSecret: string;
+  jwtRefreshSecret: string;
+  encryptionKey: Buffer;
+  appOrigin: string;
+  smtpUrl: string | null;
+  mailFrom: string;
+  trustProxy: boolean | number | string;
+  webhook: {
+    allowPrivateUrls: boolean;
+    retryDelaysS: number[];
+    timeoutMs: number;
+    worker: 'inline' | 'off';
+  };
+  stripe: {
+    secretKey: string | null;
+    webhookSecret: string | null;
+    apiBase: string | null;
+    pricePro: string;
+    priceEnterprise: string;
+  };
+  apiKey: { prefix: string; mode: 'live' | 'test' };
+  auth: {
+    requireEmailVerification: boolean;
+    refreshReuseGraceS: number;
+    maxSessions: number;
+    accessTtlS: number;
+    refreshTtlS: number;
+    passwordPolicy: PasswordPolicy;
+    hashConcurrency: number;
+    hashQueueLimit: number;
+  };
+  rateLimit: {
+    authPerMin: number;
+    userPerMin: number;
+    anonPerMin: number;
+    keyDefaultPerMin: number;
+  };
+  logLevel: string;
+  bodyLimitBytes: number;
+}
+
+type Env = Record<string, string | undefined>;
+
+const MIN_SECRET_LENGTH = 32;
+
+function str(env: Env, name: string, fallback: string): string {
+  const v = env[name];
+  return v === undefined || v === '' ? fallback : v;
+}
+
+function optional(env: Env, name: string): string | null {
+  const v = env[name];
+  return v === undefined || v === '' ? null : v;
+}
+
+function int(env: Env, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, `must be an integer, got "${raw}"`);
+  const n = Number(raw.trim());
+  if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const v = raw.trim().toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(v)) return true;
+  if (['false', '0', 'no', 'off'].includes(v)) return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+function url(env: Env, name: string, fallback: string | null, protocols: string[]): string | null {
+  const raw = optional(env, name) ?? fallback;
+  if (raw === null) return null;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, 'must be a valid URL');
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `must use one of ${protocols.join(', ')}`);
+  }
+  return raw;
+}
+
+/** A secret is weak when it is short or has almost no variety ("aaaa…", "1234…"). */
+function checkSecret(name: string, value: string): string {
+  if (value.length < MIN_SECRET_LENGTH) {
+    throw new ConfigError(name, `must be at least ${MIN_SECRET_LENGTH} characters`);
+  }
+  if (new Set(value).size < 10) throw new ConfigError(name, 'is too weak (too few distinct characters)');
+  return value;
+}
+
+export function parseEncryptionKey(name: string, raw: string): Buffer {
+  const trimmed = raw.trim();
+  if (/^[0-9a-fA-F]{64}$/.test(trimmed)) return Buffer.from(trimmed, 'hex');
+  if (/^[A-Za-z0-9+/_-]{43}=?$/.test(trimmed)) {
+    const buf = Buffer.from(trimmed.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+    if (buf.length === 32) return buf;
+  }
+  throw new ConfigError(name, 'must be 32 bytes, as 64 hex characters or base64');
+}
+
+function parseTrustProxy(raw: string | undefined): boolean | number | string {
+  if (raw === undefined || raw.trim() === '') return false;
+  const v = raw.trim();
+  if (v === 'true') return true;
+  if (v === 'false') return false;
+  if (/^\d+$/.test(v)) return Number(v);
+  // Comma-separated addresses or CIDRs: Fastify (proxy-addr) validates them when the app starts.
+  for (const part of v.split(',')) {
+    if (!/^[0-9a-fA-F.:/]+$|^(loopback|linklocal|uniquelocal)$/.test(part.trim())) {
+      throw new ConfigError('TRUST_PROXY', `has an invalid entry "${part.trim()}"`);
+    }
+  }
+  return v;
+}
+
+interface DevSecrets {
+  jwtSecret: string;
+  jwtRefreshSecret: string;
+  encryptionKey: string;
+}
+
+/** Development secrets are generated once and kept in DATA_DIR so tokens survive a restart. */
+function loadDevSecrets(dataDir: string): DevSecrets {
+  const file = path.join(dataDir, 'secrets.json');
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as DevSecrets;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  const secrets: DevSecrets = {
+    jwtSecret: randomBytes(48).toString('base64url'),
+    jwtRefreshSecret: randomBytes(48).toString('base64url'),
+    encryptionKey: randomBytes(32).toString('hex'),
+  };
+  fs.mkdirSync(dataDir, { recursive: true });
+  fs.writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600, flag: 'wx' });
+  return secrets;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const nodeEnv = str(env, 'NODE_ENV', 'development');
+  const envName: Config['env'] = nodeEnv === 'production' ? 'production' : nodeEnv === 'test' ? 'test' : 'development';
+  const production = envName === 'production';
+  const dataDir = path.resolve(str(env, 'DATA_DIR', './data'));
+
+  const secretVars = ['JWT_SECRET', 'JWT_REFRESH_SECRET', 'ENCRYPTION_KEY'] as const;
+  if (production) {
+    for (const name of secretVars) {
+      if (!optional(env, name)) throw new ConfigError(name, 'is required when NODE_ENV=production');
+    }
+  }
+  const needDev = secretVars.some((name) => !optional(env, name));
+  const dev = needDev ? loadDevSecrets(dataDir) : null;
+
+  const jwtSecret = checkSecret('JWT_SECRET', optional(env, 'JWT_SECRET') ?? dev!.jwtSecret);
+  const jwtRefreshSecret = checkSecret('JWT_REFRESH_SECRET', optional(env, 'JWT_REFRESH_SECRET') ?? dev!.jwtRefreshSecret);
+  if (jwtSecret === jwtRefreshSecret) throw new ConfigError('JWT_REFRESH_SECRET', 'must differ from JWT_SECRET');
+  const encryptionKey = parseEncryptionKey('ENCRYPTION_KEY', optional(env, 'ENCRYPTION_KEY') ?? dev!.encryptionKey);
+
+  const appOrigin = url(env, 'APP_ORIGIN', 'http://localhost:3000', ['http:', 'https:'])!;
+  if (new URL(appOrigin).origin !== appOrigin.replace(/\/$/, '')) {
+    throw new ConfigError('APP_ORIGIN', 'must be an origin (scheme, host and port) without a path');
+  }
+
+  const retryRaw = str(env, 'WEBHOOK_RETRY_DELAYS', '60,300,900');
+  const retryDelaysS = retryRaw.split(',').map((s) => s.trim());
+  if (retryDelaysS.some((s) => !/^\d+$/.test(s))) {
+    throw new ConfigError('WEBHOOK_RETRY_DELAYS', 'must be a comma-separated list of whole seconds');
+  }
+
+  const worker = str(env, 'WEBHOOK_WORKER', 'inline');
+  if (worker !== 'inline' && worker !== 'off') throw new ConfigError('WEBHOOK_WORKER', 'must be "inline" or "off"');
+
+  const mode = str(env, 'API_KEY_MODE', 'live');
+  if (mode !== 'live' && mode !== 'test') throw new ConfigError('API_KEY_MODE', 'must be "live" or "test"');
+  const prefix = str(env, 'API_KEY_PREFIX', 'svc');
+  if (!/^[a-z][a-z0-9]{1,15}$/.test(prefix)) {
+    throw new ConfigError('API_KEY_PREFIX', 'must be 2-16 lowercase letters or digits, starting with a letter');
+  }
+
+  const logLevel = str(env, 'LOG_LEVEL', 'info');
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
+    throw new ConfigError('LOG_LEVEL', 'must be one of fatal, error, warn, info, debug, trace, silent');
+  }
+
+  const stripeSecretKey = optional(env, 'STRIPE_SECRET_KEY');
+  const databaseUrl = url(env, 'DATABASE_URL', null, ['postgres:', 'postgresql:']);
+  const redisUrl = url(env, 'REDIS_URL', null, ['redis:', 'rediss:']);
+  const smtpUrl = url(env, 'SMTP_URL', null, ['smtp:', 'smtps:']);
+
+  const passwordPolicy: PasswordPolicy = {
+    minLength: int(env, 'PASSWORD_MIN_LENGTH', 8, 8, 128),
+    maxLength: 128,
+    requireUppercase: bool(env, 'PASSWORD_REQUIRE_UPPERCASE', true),
+    requireLowercase: bool(env, 'PASSWORD_REQUIRE_LOWERCASE', true),
+    requireNumber: bool(env, 'PASSWORD_REQUIRE_NUMBER', true),
+    requireSpecial: bool(env, 'PASSWORD_REQUIRE_SPECIAL', false),
+  };
+
+  return {
+    env: envName,
+    port: int(env, 'PORT', 3000, 0, 65535),
+    host: str(env, 'HOST', '127.0.0.1'),
+    databaseUrl,
+    dataDir,
+    redisUrl,
+    jwtSecret,
+    jwtRefreshSecret,
+    encryptionKey,
+    appOrigin: appOrigin.replace(/\/$/, ''),
+    smtpUrl,
+    mailFrom: str(env, 'MAIL_FROM', 'Tenantry <no-reply@localhost>'),
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
+    webhook: {
+      allowPrivateUrls: bool(env, 'WEBHOOK_ALLOW_PRIVATE_URLS', false),
+      retryDelaysS: retryDelaysS.map(Number),
+      timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 30_000, 1),
+      worker,
+    },
+    stripe: {
+      secretKey: stripeSecretKey,
+      webhookSecret: optional(env, 'STRIPE_WEBHOOK_SECRET'),
+      apiBase: url(env, 'STRIPE_API_BASE', null, ['http:', 'https:']),
+      pricePro: str(env, 'STRIPE_PRICE_PRO', 'price_pro'),
+      priceEnterprise: str(env, 'STRIPE_PRICE_ENTERPRISE', 'price_enterprise'),
+    },
+    apiKey: { prefix, mode },
+    auth: {
+      requireEmailVerification: bool(env, 'AUTH_REQUIRE_EMAIL_VERIFICATION', true),
+      refreshReuseGraceS: int(env, 'AUTH_REFRESH_REUSE_GRACE_S', 10, 0, 3600),
+      maxSessions: int(env, 'AUTH_MAX_SESSIONS', 5, 1, 1000),
+      accessTtlS: 15 * 60,
+      refreshTtlS: 7 * 24 * 60 * 60,
+      passwordPolicy,
+      hashConcurrency: int(env, 'AUTH_HASH_CONCURRENCY', 2, 1, 64),
+      hashQueueLimit: int(env, 'AUTH_HASH_QUEUE_LIMIT', 256, 1, 100_000),
+    },
+    rateLimit: {
+      authPerMin: int(env, 'RATE_LIMIT_AUTH_PER_MIN', 20, 1),
+      userPerMin: int(env, 'RATE_LIMIT_USER_PER_MIN', 600, 1),
+      anonPerMin: int(env, 'RATE_LIMIT_ANON_PER_MIN', 300, 1),
+      keyDefaultPerMin: int(env, 'RATE_LIMIT_KEY_DEFAULT_PER_MIN', 1000, 1),
+    },
+    logLevel,
+    bodyLimitBytes: 1024 * 1024,
+  };
+}

@@ -1,0 +1,104 @@
+// Everything a service may touch, built once from the config. Tests build the same thing with a
+// fake clock, their own database and a local SMTP sink.
+import { Redis } from 'ioredis';
+import pino, { type Logger } from 'pino';
+import type { Config } from './config.js';
+import { type DbHandle, openPglite, openPostgres } from './db/client.js';
+import { runMigrations } from './db/migrate.js';
+import { type Clock, systemClock } from './lib/clock.js';
+import { createPasswordHasher, type PasswordHasher } from './modules/auth/passwords.js';
+import { createSessionStore, type SessionStore } from './modules/auth/sessions.js';
+import { createTokenService, type TokenService } from './modules/auth/tokens.js';
+import { createRevocationList, type RevocationList } from './providers/cache/revocations.js';
+import { createLogMailer, createSmtpMailer, type Mailer } from './providers/mail/mailer.js';
+
+export interface Deps {
+  config: Config;
+  logger: Logger;
+  clock: Clock;
+  dbHandle: DbHandle;
+  db: DbHandle['db'];
+  redis: Redis | null;
+  /** Prefix of every Redis key and channel (tests give each file its own). */
+  redisPrefix: string;
+  mailer: Mailer;
+  revocations: RevocationList;
+  sessions: SessionStore;
+  tokens: TokenService;
+  passwords: PasswordHasher;
+  close(): Promise<void>;
+}
+
+// Never log a secret: these paths are censored wherever they appear in a log object.
+export const REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.headers["x-api-key"]',
+  'req.headers.cookie',
+  'res.headers["set-cookie"]',
+  '*.password',
+  '*.currentPassword',
+  '*.newPassword',
+  '*.token',
+  '*.refreshToken',
+  '*.accessToken',
+  '*.secret',
+  '*.plainKey',
+];
+
+export function createLogger(config: Config): Logger {
+  return pino({ level: config.logLevel, redact: { paths: REDACT_PATHS, censor: '[redacted]' } });
+}
+
+export interface DepsOverrides {
+  logger?: Logger;
+  clock?: Clock;
+  dbHandle?: DbHandle;
+  mailer?: Mailer;
+  redisPrefix?: string;
+  migrate?: boolean;
+}
+
+export async function createDeps(config: Config, overrides: DepsOverrides = {}): Promise<Deps> {
+  const logger = overrides.logger ?? createLogger(config);
+  const clock = overrides.clock ?? systemClock;
+  const dbHandle =
+    overrides.dbHandle ?? (config.databaseUrl ? openPostgres(config.databaseUrl, logger) : await openPglite({ dataDir: config.dataDir }));
+  let redis: Redis | null = null;
+  try {
+    if (overrides.migrate !== false) await runMigrations(dbHandle);
+    if (config.redisUrl) {
+      redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: true });
+      redis.on('error', (err) => logger.warn({ err: { message: err.message } }, 'redis error'));
+      await redis.connect();
+    }
+  } catch (err) {
+    await dbHandle.close();
+    redis?.disconnect();
+    throw err;
+  }
+  const redisPrefix = overrides.redisPrefix ?? 'tenantry:';
+  const revocations = createRevocationList(redis, redisPrefix, logger);
+  const mailer = overrides.mailer ?? (config.smtpUrl ? createSmtpMailer(config.smtpUrl, config.mailFrom) : createLogMailer(logger));
+  const sessions = createSessionStore(dbHandle.db, config, clock, revocations);
+
+  return {
+    config,
+    logger,
+    clock,
+    dbHandle,
+    db: dbHandle.db,
+    redis,
+    redisPrefix,
+    mailer,
+    revocations,
+    sessions,
+    tokens: createTokenService(config, clock),
+    passwords: createPasswordHasher(config.auth.hashConcurrency, config.auth.hashQueueLimit),
+    async close() {
+      await sessions.close().catch((err: Error) => logger.warn({ err: { message: err.message } }, 'flushing session touches failed'));
+      await mailer.close();
+      if (redis) await redis.quit().catch(() => redis!.disconnect());
+      await dbHandle.close();
+    },
+  };
+}

@@ -1,0 +1,80 @@
+// The only writer of error bodies. Known errors keep their status and code; everything else is
+// logged with the request id and answers 500 INTERNAL_ERROR without internals.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { pgErrorCode } from '../db/client.js';
+import { AppError, type ErrorCode } from './errors.js';
+import { describeValidation } from './validation.js';
+
+// Connection-level failures: the database (or Redis) is unreachable, not the request at fault.
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '53300', '08000', '08003', '08006', '08001', '08004']);
+
+function isUnavailable(err: unknown): boolean {
+  let e = err as { code?: unknown; cause?: unknown; message?: unknown } | undefined;
+  for (let i = 0; e && i < 4; i++) {
+    if (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
+    if (typeof e.message === 'string' && /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(e.message)) {
+      return true;
+    }
+    e = e.cause as typeof e;
+  }
+  return false;
+}
+
+export function toAppError(err: FastifyError | AppError | Error): AppError | null {
+  if (err instanceof AppError) return err;
+  const fe = err as FastifyError;
+  if (fe.validation) {
+    const { message, details } = describeValidation(fe.validation, fe.validationContext);
+    return new AppError(400, 'VALIDATION_ERROR', message, details);
+  }
+  switch (fe.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError(413, 'PAYLOAD_TOO_LARGE', 'Request body is too large', 'The body must not exceed 1 MiB');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Unsupported content type', 'Send the body as application/json');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new AppError(400, 'VALIDATION_ERROR', 'Invalid request body', 'The body is empty but Content-Type is application/json');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new AppError(400, 'VALIDATION_ERROR', 'Malformed JSON', 'The request body is not valid JSON');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new AppError(400, 'VALIDATION_ERROR', 'Invalid request', 'Content-Length does not match the body');
+  }
+  if (err instanceof SyntaxError && fe.statusCode === 400) {
+    return new AppError(400, 'VALIDATION_ERROR', 'Malformed JSON', 'The request body is not valid JSON');
+  }
+  if (isUnavailable(err)) {
+    return new AppError(503, 'SERVICE_UNAVAILABLE', 'Service temporarily unavailable', 'A backing service is unreachable; try again shortly', {
+      'Retry-After': '1',
+    });
+  }
+  if (pgErrorCode(err) === '22P02' || pgErrorCode(err) === '22021') {
+    // Invalid text for a column type or bad encoding (a NUL byte): the input was wrong.
+    return new AppError(400, 'VALIDATION_ERROR', 'Invalid request', 'A value has an invalid format');
+  }
+  if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
+    const code: ErrorCode = fe.statusCode === 404 ? 'NOT_FOUND' : fe.statusCode === 429 ? 'RATE_LIMIT_EXCEEDED' : 'VALIDATION_ERROR';
+    return new AppError(fe.statusCode === 404 || fe.statusCode === 429 ? fe.statusCode : 400, code, 'Invalid request', fe.message);
+  }
+  return null;
+}
+
+export function sendError(reply: FastifyReply, e: AppError) {
+  for (const [k, v] of Object.entries(e.headers)) reply.header(k, v);
+  return reply.status(e.statusCode).send({
+    success: false,
+    error: { code: e.code, message: e.message, details: e.details },
+    ...e.extra,
+  });
+}
+
+export function registerErrorHandler(app: FastifyInstance) {
+  app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const known = toAppError(err);
+    if (known) {
+      if (known.statusCode >= 500) request.log.error({ err }, 'request failed: %s', known.code);
+      return sendError(reply, known);
+    }
+    request.log.error({ err }, 'unhandled error');
+    return sendError(reply, new AppError(500, 'INTERNAL_ERROR', 'An unexpected error occurred', `Reference: ${request.id}`));
+  });
+}

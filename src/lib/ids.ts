@@ -1,0 +1,41 @@
+// Prefixed, time-sortable ids (DECISIONS §1): `usr_` + a lowercase ULID, 48 bits of milliseconds
+// and 80 random bits in Crockford base32.
+import { randomBytes } from 'node:crypto';
+
+const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+
+export type IdPrefix = 'usr' | 'org' | 'mbr' | 'inv' | 'ses' | 'wh' | 'sub' | 'key' | 'prj' | 'dlv' | 'evt' | 'aud' | 'tok';
+
+function encodeTime(ms: number): string {
+  let out = '';
+  for (let i = 0; i < 10; i++) {
+    out = ALPHABET[ms % 32]! + out;
+    ms = Math.floor(ms / 32);
+  }
+  return out;
+}
+
+function encodeRandom(bytes: Buffer): string {
+  // 10 bytes = 80 bits = 16 base32 characters.
+  let out = '';
+  let buffer = 0;
+  let bits = 0;
+  for (const byte of bytes) {
+    buffer = (buffer << 8) | byte;
+    bits += 8;
+    while (bits >= 5) {
+      out += ALPHABET[(buffer >>> (bits - 5)) & 31]!;
+      bits -= 5;
+    }
+    buffer &= (1 << bits) - 1;
+  }
+  return out;
+}
+
+export function ulid(now = Date.now()): string {
+  return encodeTime(now) + encodeRandom(randomBytes(10));
+}
+
+export function newId(prefix: IdPrefix, now?: number): string {
+  return `${prefix}_${ulid(now)}`;
+}

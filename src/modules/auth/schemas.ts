@@ -1,0 +1,41 @@
+import { Type } from 'typebox';
+import { Body, Nullable, NullableTimestamp } from '../../http/schemas.js';
+
+export const Email = Type.String({ format: 'email', maxLength: 254, description: 'Compared case-insensitively' });
+// Length and character rules of the policy are checked in the service, so the error names the rule.
+export const Password = Type.String({ minLength: 1, maxLength: 128 });
+export const Token = Type.String({ minLength: 1, maxLength: 512 });
+
+export const RegisterBody = Body({
+  email: Email,
+  password: Password,
+  fullName: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+});
+export const RegisterResponse = Type.Object({ userId: Type.String() });
+
+export const LoginBody = Body({
+  email: Email,
+  password: Password,
+  twoFactorCode: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })),
+});
+
+export const LoginUser = Type.Object({
+  id: Type.String(),
+  email: Type.String(),
+  fullName: Nullable(Type.String()),
+  emailVerified: NullableTimestamp,
+  twoFactorEnabled: Type.Boolean(),
+});
+
+export const TokenPair = Type.Object({
+  accessToken: Type.String(),
+  refreshToken: Type.String(),
+  expiresIn: Type.Integer({ description: 'Access token lifetime in seconds' }),
+});
+
+export const LoginResponse = Type.Object({ ...TokenPair.properties, user: LoginUser });
+
+export const RefreshBody = Body({ refreshToken: Token });
+export const TokenBody = Body({ token: Token });
+export const EmailBody = Body({ email: Email });
+export const ResetBody = Body({ token: Token, newPassword: Password });

@@ -1,0 +1,142 @@
+// Database sessions behind the tokens. An access token is valid only while its session is active
+// (DECISIONS §2), so every authenticated request asks `isActive`: the revocation list first (shared
+// through Redis when configured), then a short-lived in-process cache, then one prepared
+// primary-key select. `lastUsedAt` is batched: touches are kept in memory and written together.
+import { and, desc, eq, gt, inArray, isNull, sql } from 'drizzle-orm';
+import type { Config } from '../../config.js';
+import type { Db, Tx } from '../../db/client.js';
+import type { Clock } from '../../lib/clock.js';
+import { sha256 } from '../../lib/secrets.js';
+import type { RevocationList } from '../../providers/cache/revocations.js';
+import { sessions } from './tables.js';
+
+const CACHE_TTL_MS = 30_000;
+const CACHE_MAX = 100_000;
+const TOUCH_FLUSH_MS = 15_000;
+
+export type RevokeReason = 'logout' | 'revoked' | 'revoked_all' | 'password_changed' | 'password_reset' | 'reuse_detected' | 'session_cap';
+
+interface Cached {
+  userId: string;
+  expiresAt: number;
+  cachedAt: number;
+}
+
+export function createSessionStore(db: Db, config: Config, clock: Clock, revocations: RevocationList) {
+  const cache = new Map<string, Cached>();
+  const touches = new Map<string, Date>();
+  // An access token outlives its session's revocation by at most its own lifetime.
+  const revocationTtlS = config.auth.accessTtlS + 60;
+
+  const byId = db
+    .select({ userId: sessions.userId, expiresAt: sessions.expiresAt, revokedAt: sessions.revokedAt })
+    .from(sessions)
+    .where(eq(sessions.id, sql.placeholder('id')))
+    .prepare('session_by_id');
+
+  async function markRevoked(ids: string[]) {
+    for (const id of ids) cache.delete(id);
+    await revocations.add('session', ids, revocationTtlS);
+  }
+
+  async function flushTouches(): Promise<void> {
+    if (touches.size === 0) return;
+    const batch = [...touches.entries()];
+    touches.clear();
+    const values = sql.join(
+      batch.map(([id, at]) => sql`(${id}, ${at.toISOString()}::timestamptz)`),
+      sql`, `,
+    );
+    await db.execute(
+      sql`update sessions as s set last_used_at = v.at from (values ${values}) as v(id, at) where s.id = v.id and s.last_used_at < v.at`,
+    );
+  }
+
+  const timer = setInterval(() => {
+    flushTouches().catch(() => {
+      // The database is unreachable: these touches are only recency hints; the next flush retries newer ones.
+    });
+  }, TOUCH_FLUSH_MS);
+  timer.unref();
+
+  return {
+    async isActive(sessionId: string, userId: string): Promise<boolean> {
+      const revoked = await revocations.has('session', sessionId);
+      if (revoked === true) return false;
+      const now = clock.now().getTime();
+      const hit = cache.get(sessionId);
+      if (hit && revoked === false && Date.now() - hit.cachedAt < CACHE_TTL_MS) {
+        return hit.userId === userId && hit.expiresAt > now;
+      }
+      const [row] = await byId.execute({ id: sessionId });
+      if (!row || row.revokedAt) return false;
+      if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value!);
+      cache.set(sessionId, { userId: row.userId, expiresAt: row.expiresAt.getTime(), cachedAt: Date.now() });
+      return row.userId === userId && row.expiresAt.getTime() > now;
+    },
+
+    touch(sessionId: string): void {
+      touches.set(sessionId, clock.now());
+    },
+
+    flushTouches,
+
+    /**
+     * A new session for a login. The user row is locked so parallel logins count each other, and
+     * beyond the cap the least recently used sessions are revoked in the same transaction.
+     */
+    async create(tx: Tx, id: string, userId: string, meta: { userAgent: string | null; ipAddress: string | null }, refreshJti: string, expiresAt: Date) {
+      const now = clock.now();
+      await tx.execute(sql`select 1 from users where id = ${userId} for update`);
+      await tx.insert(sessions).values({
+        id,
+        userId,
+        refreshTokenHash: sha256(refreshJti),
+        userAgent: meta.userAgent?.slice(0, 512) ?? null,
+        ipAddress: meta.ipAddress,
+        lastUsedAt: now,
+        expiresAt,
+        createdAt: now,
+      });
+      const surplus = await tx
+        .select({ id: sessions.id })
+        .from(sessions)
+        .where(and(eq(sessions.userId, userId), isNull(sessions.revokedAt), gt(sessions.expiresAt, now)))
+        .orderBy(desc(sessions.lastUsedAt), desc(sessions.createdAt), desc(sessions.id))
+        .offset(config.auth.maxSessions);
+      await this.revoke(tx, surplus.map((s) => s.id), 'session_cap');
+    },
+
+    /** Revokes the given sessions (already scoped by the caller) and makes their tokens fail at once. */
+    async revoke(tx: Tx | Db, ids: string[], reason: RevokeReason): Promise<string[]> {
+      if (ids.length === 0) return [];
+      const rows = await tx
+        .update(sessions)
+        .set({ revokedAt: clock.now(), revokedReason: reason })
+        .where(and(inArray(sessions.id, ids), isNull(sessions.revokedAt)))
+        .returning({ id: sessions.id });
+      const revoked = rows.map((r) => r.id);
+      await markRevoked(revoked);
+      return revoked;
+    },
+
+    /** Every active session of a user, except `keep`. */
+    async revokeAllOfUser(tx: Tx | Db, userId: string, reason: RevokeReason, keep?: string): Promise<string[]> {
+      const rows = await tx
+        .update(sessions)
+        .set({ revokedAt: clock.now(), revokedReason: reason })
+        .where(and(eq(sessions.userId, userId), isNull(sessions.revokedAt), keep ? sql`${sessions.id} <> ${keep}` : undefined))
+        .returning({ id: sessions.id });
+      const revoked = rows.map((r) => r.id);
+      await markRevoked(revoked);
+      return revoked;
+    },
+
+    async close(): Promise<void> {
+      clearInterval(timer);
+      await flushTouches();
+    },
+  };
+}
+
+export type SessionStore = ReturnType<typeof createSessionStore>;

@@ -1,0 +1,42 @@
+import { sql } from 'drizzle-orm';
+import { boolean, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+
+export interface Preferences {
+  theme: 'light' | 'dark' | 'system';
+  language: string;
+  timezone: string;
+  notifications: { email: boolean; push: boolean };
+}
+
+export const defaultPreferences: Preferences = {
+  theme: 'system',
+  language: 'en',
+  timezone: 'UTC',
+  notifications: { email: true, push: false },
+};
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date', precision: 3 });
+
+export const users = pgTable(
+  'users',
+  {
+    id: text('id').primaryKey(),
+    // Stored trimmed and lowercased (DECISIONS §1: emails compare case-insensitively).
+    email: text('email').notNull(),
+    emailVerifiedAt: ts('email_verified_at'),
+    // Null for accounts created through a social provider that never set a password.
+    passwordHash: text('password_hash'),
+    fullName: text('full_name'),
+    avatarUrl: text('avatar_url'),
+    preferences: jsonb('preferences').$type<Preferences>().notNull(),
+    twoFactorEnabled: boolean('two_factor_enabled').notNull().default(false),
+    isActive: boolean('is_active').notNull().default(true),
+    failedLoginAttempts: integer('failed_login_attempts').notNull().default(0),
+    lockedUntil: ts('locked_until'),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [uniqueIndex('users_email_key').on(sql`lower(${t.email})`)],
+);
+
+export type UserRow = typeof users.$inferSelect;

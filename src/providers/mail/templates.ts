@@ -1,0 +1,25 @@
+// Every mail has a plain-text and an HTML body; the HTML escapes whatever it interpolates.
+import type { Mail } from './mailer.js';
+
+const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+function build(to: string, subject: string, intro: string, action: string, link: string, outro: string): Mail {
+  return {
+    to,
+    subject,
+    text: `${intro}\n\n${action}: ${link}\n\n${outro}\n`,
+    html:
+      `<!doctype html><html><body style="font-family:sans-serif">` +
+      `<p>${esc(intro)}</p><p><a href="${esc(link)}">${esc(action)}</a></p>` +
+      `<p style="color:#666;font-size:small">${esc(outro)}<br>${esc(link)}</p></body></html>`,
+  };
+}
+
+export const verifyEmailMail = (to: string, link: string) =>
+  build(to, 'Verify your email address', 'Welcome to Tenantry. Please confirm your email address.', 'Verify email', link, 'This link expires in 24 hours. If you did not sign up, ignore this message.');
+
+export const resetPasswordMail = (to: string, link: string) =>
+  build(to, 'Reset your password', 'Someone asked to reset the password of your Tenantry account.', 'Reset password', link, 'This link expires in 1 hour and works once. If it was not you, ignore this message: your password stays as it is.');
+
+export const magicLinkMail = (to: string, link: string) =>
+  build(to, 'Your sign-in link', 'Use this link to sign in to Tenantry.', 'Sign in', link, 'This link expires in 15 minutes and works once. If you did not ask for it, ignore this message.');
