@@ -2,9 +2,13 @@
 // fields refused: every body schema sets additionalProperties false); querystrings and params are
 // converted from strings first. Errors become 400 VALIDATION_ERROR whose details name the field.
 import { registerAjvFormats, TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
+import Format from 'typebox/format';
 import type { FastifySchemaValidationError } from 'fastify/types/schema.js';
 
 registerAjvFormats();
+// DECISIONS §1: emails are trimmed before anything else, so surrounding blanks are not a format error.
+const strictEmail = Format.Get('email')!;
+Format.Set('email', (value) => strictEmail(value.trim()));
 
 export const validatorCompiler = TypeBoxValidatorCompiler;
 
