@@ -21,6 +21,15 @@ export interface PasswordPolicy {
   requireSpecial: boolean;
 }
 
+export interface OAuthProviderConfig {
+  clientId: string;
+  clientSecret: string;
+  authorizationUrl: string;
+  tokenUrl: string;
+  /** Google: the OIDC userinfo endpoint; GitHub: the REST API base (…/user, …/user/emails). */
+  userInfoUrl: string;
+}
+
 export interface Config {
   env: 'development' | 'production' | 'test';
   port: number;
@@ -32,6 +41,8 @@ export interface Config {
   jwtRefreshSecret: string;
   encryptionKey: Buffer;
   appOrigin: string;
+  /** Where this API is reached from outside: OAuth redirect URIs and the test payment page. */
+  publicApiUrl: string;
   smtpUrl: string | null;
   mailFrom: string;
   trustProxy: boolean | number | string;
@@ -58,6 +69,9 @@ export interface Config {
     passwordPolicy: PasswordPolicy;
     hashConcurrency: number;
     hashQueueLimit: number;
+    /** Spec §5.2.6: each sign-in method can be switched off; its routes then answer 404. */
+    methods: { password: boolean; magicLink: boolean; twoFactor: boolean; sessionManagement: boolean };
+    oauth: { google: OAuthProviderConfig | null; github: OAuthProviderConfig | null };
   };
   rateLimit: {
     authPerMin: number;
@@ -174,6 +188,26 @@ function loadDevSecrets(dataDir: string): DevSecrets {
   return secrets;
 }
 
+function oauthProvider(
+  env: Env,
+  name: 'GOOGLE' | 'GITHUB',
+  defaults: { authorizationUrl: string; tokenUrl: string; userInfoUrl: string; userInfoVar: string },
+): OAuthProviderConfig | null {
+  if (!bool(env, `AUTH_${name}_ENABLED`, true)) return null;
+  const clientId = optional(env, `${name}_CLIENT_ID`);
+  const clientSecret = optional(env, `${name}_CLIENT_SECRET`);
+  if (!clientId && !clientSecret) return null;
+  if (!clientId) throw new ConfigError(`${name}_CLIENT_ID`, `is required when ${name}_CLIENT_SECRET is set`);
+  if (!clientSecret) throw new ConfigError(`${name}_CLIENT_SECRET`, `is required when ${name}_CLIENT_ID is set`);
+  return {
+    clientId,
+    clientSecret,
+    authorizationUrl: url(env, `${name}_AUTHORIZATION_URL`, defaults.authorizationUrl, ['http:', 'https:'])!,
+    tokenUrl: url(env, `${name}_TOKEN_URL`, defaults.tokenUrl, ['http:', 'https:'])!,
+    userInfoUrl: url(env, defaults.userInfoVar, defaults.userInfoUrl, ['http:', 'https:'])!.replace(/\/$/, ''),
+  };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const nodeEnv = str(env, 'NODE_ENV', 'development');
   const envName: Config['env'] = nodeEnv === 'production' ? 'production' : nodeEnv === 'test' ? 'test' : 'development';
@@ -220,6 +254,9 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('LOG_LEVEL', 'must be one of fatal, error, warn, info, debug, trace, silent');
   }
 
+  const port = int(env, 'PORT', 3000, 0, 65535);
+  const publicApiUrl = url(env, 'PUBLIC_API_URL', `http://localhost:${port}`, ['http:', 'https:'])!.replace(/\/$/, '');
+
   const stripeSecretKey = optional(env, 'STRIPE_SECRET_KEY');
   const databaseUrl = url(env, 'DATABASE_URL', null, ['postgres:', 'postgresql:']);
   const redisUrl = url(env, 'REDIS_URL', null, ['redis:', 'rediss:']);
@@ -236,7 +273,7 @@ export function loadConfig(env: Env = process.env): Config {
 
   return {
     env: envName,
-    port: int(env, 'PORT', 3000, 0, 65535),
+    port,
     host: str(env, 'HOST', '127.0.0.1'),
     databaseUrl,
     dataDir,
@@ -245,6 +282,7 @@ export function loadConfig(env: Env = process.env): Config {
     jwtRefreshSecret,
     encryptionKey,
     appOrigin: appOrigin.replace(/\/$/, ''),
+    publicApiUrl,
     smtpUrl,
     mailFrom: str(env, 'MAIL_FROM', 'Tenantry <no-reply@localhost>'),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
@@ -271,6 +309,26 @@ export function loadConfig(env: Env = process.env): Config {
       passwordPolicy,
       hashConcurrency: int(env, 'AUTH_HASH_CONCURRENCY', 2, 1, 64),
       hashQueueLimit: int(env, 'AUTH_HASH_QUEUE_LIMIT', 256, 1, 100_000),
+      methods: {
+        password: bool(env, 'AUTH_PASSWORD_ENABLED', true),
+        magicLink: bool(env, 'AUTH_MAGIC_LINK_ENABLED', true),
+        twoFactor: bool(env, 'AUTH_TWO_FACTOR_ENABLED', true),
+        sessionManagement: bool(env, 'AUTH_SESSION_MANAGEMENT_ENABLED', true),
+      },
+      oauth: {
+        google: oauthProvider(env, 'GOOGLE', {
+          authorizationUrl: 'https://accounts.google.com/o/oauth2/v2/auth',
+          tokenUrl: 'https://oauth2.googleapis.com/token',
+          userInfoUrl: 'https://openidconnect.googleapis.com/v1/userinfo',
+          userInfoVar: 'GOOGLE_USERINFO_URL',
+        }),
+        github: oauthProvider(env, 'GITHUB', {
+          authorizationUrl: 'https://github.com/login/oauth/authorize',
+          tokenUrl: 'https://github.com/login/oauth/access_token',
+          userInfoUrl: 'https://api.github.com',
+          userInfoVar: 'GITHUB_API_URL',
+        }),
+      },
     },
     rateLimit: {
       authPerMin: int(env, 'RATE_LIMIT_AUTH_PER_MIN', 20, 1),

@@ -11,6 +11,7 @@ export const ErrorBody = Type.Object(
       details: Type.String(),
     }),
     requiresTwoFactor: Type.Optional(Type.Boolean()),
+    twoFactorToken: Type.Optional(Type.String({ description: 'Social sign-in only: send it with the code to POST /auth/two-factor/login' })),
   },
   { $id: 'ErrorResponse', description: 'Error envelope (spec §7)' },
 );

@@ -12,16 +12,23 @@ export const TOKEN_TTL_MS: Record<EmailTokenPurpose, number> = {
   verify_email: 24 * 60 * 60 * 1000,
   reset_password: 60 * 60 * 1000,
   magic_link: 15 * 60 * 1000,
+  two_factor_login: 5 * 60 * 1000,
 };
 
 const LINK_PATH: Record<EmailTokenPurpose, string> = {
   verify_email: '/verify-email',
   reset_password: '/reset-password',
   magic_link: '/magic-link',
+  two_factor_login: '/two-factor',
 };
 
 /** Issues a token and returns the link to mail (after the transaction commits). */
 export async function issueEmailToken(deps: Deps, tx: Tx, userId: string, email: string, purpose: EmailTokenPurpose): Promise<string> {
+  const token = await issueToken(deps, tx, userId, email, purpose);
+  return `${deps.config.appOrigin}${LINK_PATH[purpose]}?token=${encodeURIComponent(token)}`;
+}
+
+export async function issueToken(deps: Deps, tx: Tx, userId: string, email: string, purpose: EmailTokenPurpose): Promise<string> {
   const now = deps.clock.now();
   const token = randomToken(32);
   await tx.delete(emailTokens).where(and(eq(emailTokens.userId, userId), eq(emailTokens.purpose, purpose), isNull(emailTokens.usedAt)));
@@ -34,7 +41,7 @@ export async function issueEmailToken(deps: Deps, tx: Tx, userId: string, email:
     expiresAt: new Date(now.getTime() + TOKEN_TTL_MS[purpose]),
     createdAt: now,
   });
-  return `${deps.config.appOrigin}${LINK_PATH[purpose]}?token=${encodeURIComponent(token)}`;
+  return token;
 }
 
 /**

@@ -39,3 +39,22 @@ export const RefreshBody = Body({ refreshToken: Token });
 export const TokenBody = Body({ token: Token });
 export const EmailBody = Body({ email: Email });
 export const ResetBody = Body({ token: Token, newPassword: Password });
+
+export const TwoFactorCode = Type.String({ minLength: 6, maxLength: 32, description: 'A 6-digit TOTP code or an 8-character backup code' });
+export const PasswordBody = Body({ password: Password });
+export const TwoFactorSetupResponse = Type.Object({
+  secret: Type.String({ description: 'Base32 TOTP secret' }),
+  qrCode: Type.String({ description: 'otpauth:// URI to render as a QR code' }),
+  backupCodes: Type.Array(Type.String(), { minItems: 10, maxItems: 10 }),
+});
+export const CodeBody = Body({ code: Type.String({ minLength: 6, maxLength: 6, pattern: '^[0-9]{6}$' }) });
+export const DisableTwoFactorBody = Body({ password: Password, code: TwoFactorCode });
+export const TwoFactorState = Type.Object({ twoFactorEnabled: Type.Boolean() });
+export const TwoFactorLoginBody = Body({ twoFactorToken: Token, code: TwoFactorCode });
+export const MagicLinkVerifyBody = Body({ token: Token, twoFactorCode: Type.Optional(TwoFactorCode) });
+export const ProviderParams = Type.Object({ provider: Type.String({ maxLength: 32 }) });
+export const CallbackQuery = Type.Object({
+  code: Type.Optional(Type.String({ maxLength: 2048 })),
+  state: Type.Optional(Type.String({ maxLength: 512 })),
+  error: Type.Optional(Type.String({ maxLength: 512 })),
+});

@@ -11,6 +11,7 @@ import { defaultPreferences, users, type UserRow } from '../users/tables.js';
 import { assertPasswordPolicy } from './passwords.js';
 import { consumeEmailToken, issueEmailToken } from './email-tokens.js';
 import { sessions } from './tables.js';
+import { consumeSecondFactor, invalidSecondFactor, twoFactorRequired } from './two-factor.service.js';
 
 export const MAX_FAILED_LOGINS = 5;
 export const LOCK_MS = 15 * 60 * 1000;
@@ -150,7 +151,18 @@ export async function login(deps: Deps, input: { email: string; password: string
     throw authenticationError(INVALID_CREDENTIALS);
   }
   assertCanSignIn(deps, user);
+  await assertSecondFactor(deps, user, input.twoFactorCode);
   return startSession(deps, user, meta);
+}
+
+/** The two-factor step of every sign-in method; a wrong code counts toward the lockout. */
+export async function assertSecondFactor(deps: Deps, user: UserRow, code: string | undefined) {
+  if (!user.twoFactorEnabled || !deps.config.auth.methods.twoFactor) return;
+  if (!code) throw twoFactorRequired();
+  if (!(await consumeSecondFactor(deps, user.id, code))) {
+    await recordLoginFailure(deps, user.id);
+    throw invalidSecondFactor();
+  }
 }
 
 export async function refresh(deps: Deps, refreshToken: string) {

@@ -1,4 +1,4 @@
-import { index, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, index, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { users } from '../users/tables.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date', precision: 3 });
@@ -31,7 +31,8 @@ export const sessions = pgTable(
 
 export type SessionRow = typeof sessions.$inferSelect;
 
-export type EmailTokenPurpose = 'verify_email' | 'reset_password' | 'magic_link';
+// two_factor_login is not mailed: it carries a social sign-in across its two-factor step.
+export type EmailTokenPurpose = 'verify_email' | 'reset_password' | 'magic_link' | 'two_factor_login';
 
 /** Single-use tokens sent by mail; only their SHA-256 is stored. */
 export const emailTokens = pgTable(
@@ -51,3 +52,56 @@ export const emailTokens = pgTable(
   },
   (t) => [uniqueIndex('email_tokens_token_hash_key').on(t.tokenHash), index('email_tokens_user_idx').on(t.userId, t.purpose)],
 );
+
+/** TOTP state of a user (spec §5.2.7). Secrets are AES-256-GCM ciphertexts, never plaintext. */
+export const twoFactor = pgTable('two_factor', {
+  userId: text('user_id')
+    .primaryKey()
+    .references(() => users.id, { onDelete: 'cascade' }),
+  // The secret in force once two-factor is enabled.
+  secretEnc: text('secret_enc'),
+  // A secret from a setup not yet confirmed by a code; replaces secretEnc when verified.
+  pendingSecretEnc: text('pending_secret_enc'),
+  // The last accepted TOTP time step: a code is never accepted twice (no replay in its window).
+  lastUsedStep: bigint('last_used_step', { mode: 'number' }),
+  updatedAt: ts('updated_at').notNull(),
+});
+
+export const backupCodes = pgTable(
+  'backup_codes',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    codeHash: text('code_hash').notNull(),
+    usedAt: ts('used_at'),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [uniqueIndex('backup_codes_user_code_key').on(t.userId, t.codeHash)],
+);
+
+/** A social identity linked to an account. */
+export const oauthAccounts = pgTable(
+  'oauth_accounts',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    provider: text('provider').notNull(),
+    providerAccountId: text('provider_account_id').notNull(),
+    email: text('email'),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [uniqueIndex('oauth_accounts_provider_account_key').on(t.provider, t.providerAccountId), index('oauth_accounts_user_idx').on(t.userId)],
+);
+
+/** Authorization requests in flight: state (hashed) → PKCE verifier; single use, 10 minutes. */
+export const oauthStates = pgTable('oauth_states', {
+  stateHash: text('state_hash').primaryKey(),
+  provider: text('provider').notNull(),
+  codeVerifier: text('code_verifier').notNull(),
+  expiresAt: ts('expires_at').notNull(),
+  createdAt: ts('created_at').notNull(),
+});

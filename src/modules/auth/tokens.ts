@@ -29,8 +29,10 @@ export interface RefreshClaims {
 export class TokenError extends Error {}
 
 export function createTokenService(config: Config, clock: Clock) {
-  const signAccessJwt = createSigner({ key: config.jwtSecret, algorithm: 'HS256', noTimestamp: true });
-  const signRefreshJwt = createSigner({ key: config.jwtRefreshSecret, algorithm: 'HS256', noTimestamp: true });
+  // No `noTimestamp`: with it fast-jwt drops the `iat` we pass, and checkTimes refuses every token.
+  // The `iat` in the payload (from the injected clock) is kept as is.
+  const signAccessJwt = createSigner({ key: config.jwtSecret, algorithm: 'HS256' });
+  const signRefreshJwt = createSigner({ key: config.jwtRefreshSecret, algorithm: 'HS256' });
   const verifierOptions = { algorithms: ['HS256' as const], allowedIss: ISSUER, ignoreExpiration: true, ignoreNotBefore: true };
   const verifyAccessJwt = createVerifier({ ...verifierOptions, key: config.jwtSecret, cache: 10_000 });
   const verifyRefreshJwt = createVerifier({ ...verifierOptions, key: config.jwtRefreshSecret });

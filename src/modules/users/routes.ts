@@ -19,16 +19,21 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
     handler: async (req) => users.updateMe(deps, requireUser(req), req.body),
   });
 
-  app.put('/users/me/password', {
-    schema: {
-      tags,
-      security,
-      summary: 'Change the password; every other session is signed out',
-      body: ChangePasswordBody,
-      response: { 200: Message, ...errors(401, 404) },
-    },
-    handler: async (req) => users.changePassword(deps, requireUser(req), req.body),
-  });
+  if (deps.config.auth.methods.password) {
+    app.put('/users/me/password', {
+      schema: {
+        tags,
+        security,
+        summary: 'Change the password; every other session is signed out',
+        body: ChangePasswordBody,
+        response: { 200: Message, ...errors(401, 404) },
+      },
+      handler: async (req) => users.changePassword(deps, requireUser(req), req.body),
+    });
+  }
+
+  // Session management can be switched off (spec §5.2.6); its routes then answer 404.
+  if (!deps.config.auth.methods.sessionManagement) return;
 
   app.get('/users/me/sessions', {
     schema: {

@@ -1,0 +1,178 @@
+// Social sign-in with Google and GitHub: OAuth 2.0 authorization code flow with PKCE and state, through
+// arctic's OAuth2Client (endpoints from configuration, so a local OAuth server can stand in).
+// The callback links by provider identity, else by *verified* email, else creates the account, and
+// then answers as login does (lockout, email verification, two-factor step, session cap).
+import { and, eq, gt, sql } from 'drizzle-orm';
+import { ArcticFetchError, CodeChallengeMethod, generateCodeVerifier, generateState, OAuth2Client, OAuth2RequestError } from 'arctic';
+import type { OAuthProviderConfig } from '../../config.js';
+import type { Deps } from '../../deps.js';
+import { isUniqueViolation } from '../../db/client.js';
+import { AppError, authenticationError, conflict, notFound, validationError } from '../../http/errors.js';
+import { newId } from '../../lib/ids.js';
+import { sha256 } from '../../lib/secrets.js';
+import { sendLater } from '../../providers/mail/mailer.js';
+import { verifyEmailMail } from '../../providers/mail/templates.js';
+import { defaultPreferences, users, type UserRow } from '../users/tables.js';
+import { issueEmailToken } from './email-tokens.js';
+import { assertCanSignIn, assertNotLocked, type ClientMeta, findUserByEmail, startSession } from './service.js';
+import { oauthAccounts, oauthStates } from './tables.js';
+import { startTwoFactorChallenge } from './two-factor-login.service.js';
+
+export type Provider = 'google' | 'github';
+export const PROVIDERS: Provider[] = ['google', 'github'];
+export const STATE_COOKIE = 'tenantry_oauth_state';
+const STATE_TTL_MS = 10 * 60 * 1000;
+const SCOPES: Record<Provider, string[]> = { google: ['openid', 'email', 'profile'], github: ['read:user', 'user:email'] };
+
+interface Profile {
+  id: string;
+  email: string | null;
+  emailVerified: boolean;
+  name: string | null;
+  avatarUrl: string | null;
+}
+
+function providerConfig(deps: Deps, provider: string): OAuthProviderConfig {
+  const cfg = PROVIDERS.includes(provider as Provider) ? deps.config.auth.oauth[provider as Provider] : null;
+  if (!cfg) throw notFound('Route not found', `Sign-in with ${provider} is not available`);
+  return cfg;
+}
+
+export const redirectUri = (deps: Deps, provider: string) => `${deps.config.publicApiUrl}/api/v1/auth/oauth/${provider}/callback`;
+
+const client = (deps: Deps, provider: string, cfg: OAuthProviderConfig) => new OAuth2Client(cfg.clientId, cfg.clientSecret, redirectUri(deps, provider));
+
+export async function startOAuth(deps: Deps, provider: string): Promise<{ url: string; state: string }> {
+  const cfg = providerConfig(deps, provider);
+  const state = generateState();
+  const verifier = generateCodeVerifier();
+  const now = deps.clock.now();
+  await deps.db.delete(oauthStates).where(sql`${oauthStates.expiresAt} < ${now.toISOString()}::timestamptz`);
+  await deps.db.insert(oauthStates).values({ stateHash: sha256(state), provider, codeVerifier: verifier, expiresAt: new Date(now.getTime() + STATE_TTL_MS), createdAt: now });
+  const url = client(deps, provider, cfg).createAuthorizationURLWithPKCE(cfg.authorizationUrl, state, CodeChallengeMethod.S256, verifier, SCOPES[provider as Provider]);
+  return { url: url.toString(), state };
+}
+
+async function fetchJson(url: string, accessToken: string): Promise<unknown> {
+  const res = await fetch(url, { headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json', 'user-agent': 'Tenantry' } });
+  if (!res.ok) throw new Error(`${url} answered ${res.status}`);
+  return res.json();
+}
+
+async function fetchProfile(provider: Provider, cfg: OAuthProviderConfig, accessToken: string): Promise<Profile> {
+  if (provider === 'google') {
+    const u = (await fetchJson(cfg.userInfoUrl, accessToken)) as Record<string, unknown>;
+    return {
+      id: String(u.sub),
+      email: typeof u.email === 'string' ? u.email : null,
+      emailVerified: u.email_verified === true || u.email_verified === 'true',
+      name: typeof u.name === 'string' ? u.name : null,
+      avatarUrl: typeof u.picture === 'string' ? u.picture : null,
+    };
+  }
+  const u = (await fetchJson(`${cfg.userInfoUrl}/user`, accessToken)) as Record<string, unknown>;
+  const emails = (await fetchJson(`${cfg.userInfoUrl}/user/emails`, accessToken)) as Array<{ email: string; primary: boolean; verified: boolean }>;
+  const primary = emails.find((e) => e.primary && e.verified) ?? emails.find((e) => e.verified) ?? emails.find((e) => e.primary) ?? null;
+  return {
+    id: String(u.id),
+    email: primary?.email ?? null,
+    emailVerified: primary?.verified === true,
+    name: typeof u.name === 'string' && u.name ? u.name.slice(0, 100) : null,
+    avatarUrl: typeof u.avatar_url === 'string' ? u.avatar_url : null,
+  };
+}
+
+/** The account for a provider identity: linked before, or linked now by verified email, or new. */
+async function resolveAccount(deps: Deps, provider: Provider, profile: Profile): Promise<{ user: UserRow; created: boolean }> {
+  const [linked] = await deps.db
+    .select({ user: users })
+    .from(oauthAccounts)
+    .innerJoin(users, eq(users.id, oauthAccounts.userId))
+    .where(and(eq(oauthAccounts.provider, provider), eq(oauthAccounts.providerAccountId, profile.id)));
+  if (linked) return { user: linked.user, created: false };
+  if (!profile.email) throw validationError('The provider did not share an email address', 'Allow access to your email address and try again');
+  const email = profile.email.trim().toLowerCase();
+  const now = deps.clock.now();
+  const existing = await findUserByEmail(deps, email);
+  if (existing) {
+    // An unverified provider email proves nothing about the existing account's owner.
+    if (!profile.emailVerified) {
+      throw conflict('An account with this email already exists', 'Sign in to it another way; the provider has not verified this email');
+    }
+    const user = await deps.db.transaction(async (tx) => {
+      await tx.insert(oauthAccounts).values({ id: newId('tok', now.getTime()), userId: existing.id, provider, providerAccountId: profile.id, email, createdAt: now });
+      const [u] = await tx
+        .update(users)
+        .set({ emailVerifiedAt: sql`coalesce(${users.emailVerifiedAt}, ${now.toISOString()}::timestamptz)`, updatedAt: now })
+        .where(eq(users.id, existing.id))
+        .returning();
+      return u!;
+    });
+    return { user, created: false };
+  }
+  try {
+    const result = await deps.db.transaction(async (tx) => {
+      const [u] = await tx
+        .insert(users)
+        .values({
+          id: newId('usr', now.getTime()),
+          email,
+          emailVerifiedAt: profile.emailVerified ? now : null,
+          passwordHash: null,
+          fullName: profile.name,
+          avatarUrl: profile.avatarUrl,
+          preferences: defaultPreferences,
+          createdAt: now,
+          updatedAt: now,
+        })
+        .returning();
+      await tx.insert(oauthAccounts).values({ id: newId('tok', now.getTime()), userId: u!.id, provider, providerAccountId: profile.id, email, createdAt: now });
+      const link = profile.emailVerified ? null : await issueEmailToken(deps, tx, u!.id, email, 'verify_email');
+      return { user: u!, link };
+    });
+    if (result.link) sendLater(deps.mailer, deps.logger, verifyEmailMail(email, result.link));
+    return { user: result.user, created: true };
+  } catch (err) {
+    // A parallel callback for the same identity or email won the race: use what it created.
+    if (isUniqueViolation(err)) return resolveAccount(deps, provider, profile);
+    throw err;
+  }
+}
+
+export async function finishOAuth(
+  deps: Deps,
+  provider: string,
+  input: { code?: string; state?: string; error?: string; cookieState?: string },
+  meta: ClientMeta,
+) {
+  const cfg = providerConfig(deps, provider);
+  if (input.error) throw authenticationError('Sign-in was not authorized by the provider', `The provider answered: ${input.error.slice(0, 100)}`);
+  if (!input.code || !input.state) throw validationError('Invalid request', 'code and state are required');
+  // The state must come back to the browser that started the flow (login CSRF) and be one we issued.
+  if (!input.cookieState || input.cookieState !== input.state) {
+    throw validationError('Invalid OAuth state', 'state: does not match this browser’s sign-in request');
+  }
+  const [pending] = await deps.db
+    .delete(oauthStates)
+    .where(and(eq(oauthStates.stateHash, sha256(input.state)), eq(oauthStates.provider, provider), gt(oauthStates.expiresAt, deps.clock.now())))
+    .returning({ codeVerifier: oauthStates.codeVerifier });
+  if (!pending) throw validationError('Invalid OAuth state', 'state: is unknown, already used or expired');
+
+  let profile: Profile;
+  try {
+    const tokens = await client(deps, provider, cfg).validateAuthorizationCode(cfg.tokenUrl, input.code, pending.codeVerifier);
+    profile = await fetchProfile(provider as Provider, cfg, tokens.accessToken());
+  } catch (err) {
+    if (err instanceof OAuth2RequestError) throw authenticationError('Sign-in with the provider failed', `The provider refused the authorization code (${err.code})`);
+    if (err instanceof ArcticFetchError) throw new AppError(503, 'SERVICE_UNAVAILABLE', 'The sign-in provider is unreachable', 'Try again shortly', { 'Retry-After': '5' });
+    deps.logger.warn({ err: { message: (err as Error).message }, provider }, 'oauth exchange failed');
+    throw authenticationError('Sign-in with the provider failed');
+  }
+
+  const { user } = await resolveAccount(deps, provider as Provider, profile);
+  if (!user.isActive) throw authenticationError('Invalid email or password');
+  assertNotLocked(deps, user);
+  assertCanSignIn(deps, user);
+  if (user.twoFactorEnabled && deps.config.auth.methods.twoFactor) throw await startTwoFactorChallenge(deps, user);
+  return startSession(deps, user, meta);
+}
