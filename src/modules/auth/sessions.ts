@@ -2,7 +2,7 @@
 // (DECISIONS §2), so every authenticated request asks `isActive`: the revocation list first (shared
 // through Redis when configured), then a short-lived in-process cache, then one prepared
 // primary-key select. `lastUsedAt` is batched: touches are kept in memory and written together.
-import { and, desc, eq, gt, inArray, isNull, sql } from 'drizzle-orm';
+import { and, eq, gt, inArray, isNull, ne, sql } from 'drizzle-orm';
 import type { Config } from '../../config.js';
 import type { Db, Tx } from '../../db/client.js';
 import type { Clock } from '../../lib/clock.js';
@@ -98,12 +98,15 @@ export function createSessionStore(db: Db, config: Config, clock: Clock, revocat
         expiresAt,
         createdAt: now,
       });
-      const surplus = await tx
-        .select({ id: sessions.id })
+      // Recency counts the touches not yet written (a session used since the last flush is not the
+      // least recently used), and the session being created is never the one to go, even on a tie.
+      const others = await tx
+        .select({ id: sessions.id, lastUsedAt: sessions.lastUsedAt, createdAt: sessions.createdAt })
         .from(sessions)
-        .where(and(eq(sessions.userId, userId), isNull(sessions.revokedAt), gt(sessions.expiresAt, now)))
-        .orderBy(desc(sessions.lastUsedAt), desc(sessions.createdAt), desc(sessions.id))
-        .offset(config.auth.maxSessions);
+        .where(and(eq(sessions.userId, userId), isNull(sessions.revokedAt), gt(sessions.expiresAt, now), ne(sessions.id, id)));
+      const usedAt = (s: (typeof others)[number]) => Math.max(s.lastUsedAt.getTime(), touches.get(s.id)?.getTime() ?? 0);
+      others.sort((a, b) => usedAt(b) - usedAt(a) || b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+      const surplus = others.slice(config.auth.maxSessions - 1);
       await this.revoke(tx, surplus.map((s) => s.id), 'session_cap');
     },
 
