@@ -13,18 +13,27 @@ import { registerRateLimit } from './http/rate-limit.js';
 import { ErrorBody, errors } from './http/schemas.js';
 import { validatorCompiler } from './http/validation.js';
 import { authRoutes } from './modules/auth/routes.js';
+import { organizationRoutes } from './modules/organizations/routes.js';
+import { projectRoutes } from './modules/projects/routes.js';
 import { userRoutes } from './modules/users/routes.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
+const trustHops = (hops: number) => (_address: string, i: number) => i < hops;
+
 export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
-    // A number means "trust that many hops" (proxy-addr); Fastify's types omit it.
-    trustProxy: deps.config.trustProxy as boolean | string,
+    // A number means "trust that many hops". Fastify 5 treats a bare number as trusting nothing,
+    // so it becomes proxy-addr's function form: address i (0 = the socket peer) is a trusted hop.
+    trustProxy: typeof deps.config.trustProxy === 'number' ? trustHops(deps.config.trustProxy) : deps.config.trustProxy,
     bodyLimit: deps.config.bodyLimitBytes,
     forceCloseConnections: 'idle',
-    requestIdHeader: 'x-request-id',
+    // A request arriving on a kept-alive connection while closing is served (with Connection: close)
+    // rather than answered by Fastify's own 503 body, which is not the error envelope.
+    return503OnClosing: false,
+    // false: Fastify would otherwise take the header as is and never call genReqId to check it.
+    requestIdHeader: false,
     // An incoming X-Request-Id is kept when it is sane, so logs correlate across services.
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];
@@ -36,8 +45,15 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler);
   // Only JSON bodies are accepted: other content types answer 415 (DECISIONS §1).
   app.removeContentTypeParser(['text/plain']);
+  // On close, responses still in flight say `Connection: close`: otherwise a keep-alive client
+  // (a browser, a proxy's pool) holds its socket open and the graceful shutdown never ends.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
   app.addHook('onSend', async (request, reply, payload) => {
     reply.header('x-request-id', request.id);
+    if (closing) reply.header('connection', 'close');
     return payload;
   });
   registerErrorHandler(app);
@@ -89,6 +105,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       // The route table.
       await api.register(authRoutes, { deps });
       await api.register(userRoutes, { deps });
+      await api.register(organizationRoutes, { deps });
+      await api.register(projectRoutes, { deps });
     },
     { prefix: '/api/v1' },
   );

@@ -5,6 +5,7 @@ import pino, { type Logger } from 'pino';
 import type { Config } from './config.js';
 import { type DbHandle, openPglite, openPostgres } from './db/client.js';
 import { runMigrations } from './db/migrate.js';
+import { type AuthorizeOrg, createAuthorizer } from './http/authorize.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { createPasswordHasher, type PasswordHasher } from './modules/auth/passwords.js';
 import { createSessionStore, type SessionStore } from './modules/auth/sessions.js';
@@ -26,6 +27,7 @@ export interface Deps {
   sessions: SessionStore;
   tokens: TokenService;
   passwords: PasswordHasher;
+  authorizeOrg: AuthorizeOrg;
   close(): Promise<void>;
 }
 
@@ -94,6 +96,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     sessions,
     tokens: createTokenService(config, clock),
     passwords: createPasswordHasher(config.auth.hashConcurrency, config.auth.hashQueueLimit),
+    authorizeOrg: createAuthorizer(dbHandle.db),
     async close() {
       await sessions.close().catch((err: Error) => logger.warn({ err: { message: err.message } }, 'flushing session touches failed'));
       await mailer.close();

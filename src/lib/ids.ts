@@ -32,8 +32,26 @@ function encodeRandom(bytes: Buffer): string {
   return out;
 }
 
+let lastTime = -1;
+let lastRandom = Buffer.alloc(10);
+
+/**
+ * Monotonic within this process: ids made in the same millisecond (or under a clock that stands
+ * still, as in tests) increment the random part, so ids sort in creation order.
+ */
 export function ulid(now = Date.now()): string {
-  return encodeTime(now) + encodeRandom(randomBytes(10));
+  if (now <= lastTime) {
+    for (let i = lastRandom.length - 1; i >= 0; i--) {
+      lastRandom[i] = (lastRandom[i]! + 1) & 0xff;
+      if (lastRandom[i] !== 0) break;
+    }
+    return encodeTime(lastTime) + encodeRandom(lastRandom);
+  }
+  lastTime = now;
+  lastRandom = randomBytes(10);
+  // Keep headroom so increments within a millisecond never wrap.
+  lastRandom[0]! &= 0x7f;
+  return encodeTime(now) + encodeRandom(lastRandom);
 }
 
 export function newId(prefix: IdPrefix, now?: number): string {

@@ -23,3 +23,13 @@ export const resetPasswordMail = (to: string, link: string) =>
 
 export const magicLinkMail = (to: string, link: string) =>
   build(to, 'Your sign-in link', 'Use this link to sign in to Tenantry.', 'Sign in', link, 'This link expires in 15 minutes and works once. If you did not ask for it, ignore this message.');
+
+export const invitationMail = (to: string, orgName: string, inviter: string, role: string, link: string) =>
+  build(
+    to,
+    `You are invited to join ${orgName} on Tenantry`,
+    `${inviter} invited you to join ${orgName} as ${role}.`,
+    'Accept the invitation',
+    link,
+    'This invitation expires in 7 days. If you did not expect it, ignore this message.',
+  );

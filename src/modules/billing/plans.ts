@@ -1,0 +1,34 @@
+// Plans and their limits, in one place (DECISIONS §6, §4, §5). null means unlimited.
+import { eq } from 'drizzle-orm';
+import type { Tx } from '../../db/client.js';
+import { AppError } from '../../http/errors.js';
+import { organizations, type PlanName } from '../organizations/tables.js';
+
+export interface PlanLimits {
+  members: number | null;
+  apiRequests: number | null;
+  storage: number | null;
+  apiKeys: number | null;
+  webhookEndpoints: number | null;
+}
+
+export const PLANS: Record<PlanName, { name: string; limits: PlanLimits }> = {
+  free: { name: 'Free', limits: { members: 3, apiRequests: 10_000, storage: 1_073_741_824, apiKeys: 1, webhookEndpoints: 1 } },
+  pro: { name: 'Pro', limits: { members: 25, apiRequests: 100_000, storage: 10_737_418_240, apiKeys: 10, webhookEndpoints: 10 } },
+  enterprise: { name: 'Enterprise', limits: { members: null, apiRequests: null, storage: null, apiKeys: 50, webhookEndpoints: null } },
+};
+
+/**
+ * Locks the organization row for the rest of the transaction and returns its plan's limits, so
+ * parallel requests that check a limit and then add a row are serialized and cannot overshoot.
+ */
+export async function lockPlanLimits(tx: Tx, organizationId: string): Promise<PlanLimits> {
+  const [org] = await tx.select({ plan: organizations.plan }).from(organizations).where(eq(organizations.id, organizationId)).for('update');
+  return PLANS[org?.plan ?? 'free'].limits;
+}
+
+export function assertWithinLimit(limit: number | null, current: number, what: string) {
+  if (limit !== null && current >= limit) {
+    throw new AppError(402, 'PLAN_LIMIT_EXCEEDED', `Plan limit reached: ${limit} ${what}`, `Upgrade the organization's plan to add more ${what}`);
+  }
+}

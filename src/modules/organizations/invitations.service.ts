@@ -1,0 +1,219 @@
+// Invitations (spec §4.4, DECISIONS §3): 7 days, token stored hashed, statuses pending, accepted,
+// declined, revoked and expired (a pending one past its time). Members plus pending invitations
+// count against the plan's member limit, checked under the organization's row lock.
+import { and, count, desc, eq, gt, lte, sql, type SQL } from 'drizzle-orm';
+import type { Deps } from '../../deps.js';
+import type { Tx } from '../../db/client.js';
+import type { UserActor } from '../../http/actor.js';
+import type { OrgAccess, RequestContext } from '../../http/authorize.js';
+import { AppError, authorizationError, conflict, notFound, validationError } from '../../http/errors.js';
+import { newId } from '../../lib/ids.js';
+import { randomToken, sha256 } from '../../lib/secrets.js';
+import { sendLater } from '../../providers/mail/mailer.js';
+import { invitationMail } from '../../providers/mail/templates.js';
+import { auditChange } from '../audit/service.js';
+import { assertWithinLimit, lockPlanLimits } from '../billing/plans.js';
+import { users } from '../users/tables.js';
+import { recordEvent } from '../webhooks/outbox.js';
+import { memberEventData, presentMember } from './service.js';
+import { invitations, memberships, organizations, type InvitationRow, type InvitationStatus, type Role } from './tables.js';
+
+const VALIDITY_MS = 7 * 24 * 60 * 60 * 1000;
+
+type Inviter = { id: string; email: string; fullName: string | null };
+
+function statusOf(inv: InvitationRow, now: Date): InvitationStatus {
+  return inv.status === 'pending' && inv.expiresAt <= now ? 'expired' : inv.status;
+}
+
+const present = (inv: InvitationRow, by: Inviter, now: Date) => ({
+  id: inv.id,
+  organizationId: inv.organizationId,
+  email: inv.email,
+  role: inv.role,
+  invitedBy: { id: by.id, email: by.email, fullName: by.fullName },
+  expiresAt: inv.expiresAt.toISOString(),
+  createdAt: inv.createdAt.toISOString(),
+  status: statusOf(inv, now),
+});
+
+const inviterColumns = { id: users.id, email: users.email, fullName: users.fullName };
+const inviteUrl = (deps: Deps, token: string) => `${deps.config.appOrigin}/invitations/accept?token=${encodeURIComponent(token)}`;
+
+/** Members plus live pending invitations must stay under the plan's limit. Call with the org locked. */
+async function assertSeatAvailable(tx: Tx, organizationId: string, now: Date) {
+  const limits = await lockPlanLimits(tx, organizationId);
+  const [m] = await tx.select({ n: count() }).from(memberships).where(eq(memberships.organizationId, organizationId));
+  const [i] = await tx
+    .select({ n: count() })
+    .from(invitations)
+    .where(and(eq(invitations.organizationId, organizationId), eq(invitations.status, 'pending'), gt(invitations.expiresAt, now)));
+  assertWithinLimit(limits.members, (m?.n ?? 0) + (i?.n ?? 0), 'members (members plus pending invitations)');
+}
+
+async function mailInvitation(deps: Deps, tx: Tx, inv: InvitationRow, inviter: Inviter, token: string) {
+  const [org] = await tx.select({ name: organizations.name }).from(organizations).where(eq(organizations.id, inv.organizationId));
+  return invitationMail(inv.email, org?.name ?? 'an organization', inviter.fullName ?? inviter.email, inv.role, inviteUrl(deps, token));
+}
+
+export async function createInvitation(deps: Deps, access: OrgAccess, input: { email: string; role: Exclude<Role, 'owner'> }) {
+  const email = input.email.trim().toLowerCase();
+  const now = deps.clock.now();
+  const token = randomToken(32);
+  const result = await deps.db.transaction(async (tx) => {
+    await assertSeatAvailable(tx, access.organizationId, now);
+    const [member] = await tx
+      .select({ id: memberships.id })
+      .from(memberships)
+      .innerJoin(users, eq(users.id, memberships.userId))
+      .where(and(eq(memberships.organizationId, access.organizationId), sql`lower(${users.email}) = ${email}`));
+    if (member) throw conflict('This person is already a member', 'email: belongs to a member of this organization');
+    const [pending] = await tx
+      .select({ id: invitations.id })
+      .from(invitations)
+      .where(and(eq(invitations.organizationId, access.organizationId), eq(invitations.email, email), eq(invitations.status, 'pending'), gt(invitations.expiresAt, now)));
+    if (pending) throw conflict('An invitation is already pending for this email', 'email: has a pending invitation');
+    const [inv] = await tx
+      .insert(invitations)
+      .values({
+        organizationId: access.organizationId,
+        id: newId('inv', now.getTime()),
+        email,
+        role: input.role,
+        tokenHash: sha256(token),
+        status: 'pending',
+        invitedBy: access.actor.id,
+        expiresAt: new Date(now.getTime() + VALIDITY_MS),
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning();
+    const [inviter] = await tx.select(inviterColumns).from(users).where(eq(users.id, access.actor.id));
+    await auditChange(deps, tx, access, 201);
+    return { inv: inv!, inviter: inviter!, mail: await mailInvitation(deps, tx, inv!, inviter!, token) };
+  });
+  sendLater(deps.mailer, deps.logger, result.mail);
+  return { invitation: present(result.inv, result.inviter, now), inviteUrl: inviteUrl(deps, token) };
+}
+
+export async function listInvitations(deps: Deps, access: OrgAccess, query: { page: number; pageSize: number; status?: InvitationStatus }) {
+  const now = deps.clock.now();
+  const filters: SQL[] = [eq(invitations.organizationId, access.organizationId)];
+  if (query.status === 'pending') filters.push(eq(invitations.status, 'pending'), gt(invitations.expiresAt, now));
+  else if (query.status === 'expired') filters.push(eq(invitations.status, 'pending'), lte(invitations.expiresAt, now));
+  else if (query.status) filters.push(eq(invitations.status, query.status));
+  const where = and(...filters);
+  const rows = await deps.db
+    .select({ inv: invitations, by: inviterColumns })
+    .from(invitations)
+    .innerJoin(users, eq(users.id, invitations.invitedBy))
+    .where(where)
+    .orderBy(desc(invitations.createdAt), desc(invitations.id))
+    .limit(query.pageSize)
+    .offset((query.page - 1) * query.pageSize);
+  const [totals] = await deps.db.select({ n: count() }).from(invitations).where(where);
+  const total = totals?.n ?? 0;
+  return { data: rows.map((r) => present(r.inv, r.by, now)), total, page: query.page, pageSize: query.pageSize, hasMore: query.page * query.pageSize < total };
+}
+
+async function loadInvitation(tx: Tx, organizationId: string, invitationId: string) {
+  const [row] = await tx
+    .select({ inv: invitations, by: inviterColumns })
+    .from(invitations)
+    .innerJoin(users, eq(users.id, invitations.invitedBy))
+    .where(and(eq(invitations.organizationId, organizationId), eq(invitations.id, invitationId)))
+    .for('update', { of: invitations });
+  if (!row) throw notFound('Invitation not found');
+  return row;
+}
+
+const notPending = (status: InvitationStatus) => conflict(`The invitation is ${status}`, 'Only a pending invitation can be changed this way');
+
+export async function revokeInvitation(deps: Deps, access: OrgAccess, invitationId: string) {
+  const now = deps.clock.now();
+  return deps.db.transaction(async (tx) => {
+    const { inv, by } = await loadInvitation(tx, access.organizationId, invitationId);
+    if (inv.status !== 'pending') throw notPending(statusOf(inv, now));
+    const [updated] = await tx
+      .update(invitations)
+      .set({ status: 'revoked', updatedAt: now })
+      .where(and(eq(invitations.organizationId, access.organizationId), eq(invitations.id, invitationId)))
+      .returning();
+    await auditChange(deps, tx, access, 200);
+    return present(updated!, by, now);
+  });
+}
+
+/** A new token and a new 7 days; the old link stops working. An expired invitation can be renewed too. */
+export async function resendInvitation(deps: Deps, access: OrgAccess, invitationId: string) {
+  const now = deps.clock.now();
+  const token = randomToken(32);
+  const result = await deps.db.transaction(async (tx) => {
+    const { inv, by } = await loadInvitation(tx, access.organizationId, invitationId);
+    if (inv.status !== 'pending') throw notPending(statusOf(inv, now));
+    // An expired invitation no longer holds a seat: renewing it takes one again.
+    if (inv.expiresAt <= now) await assertSeatAvailable(tx, access.organizationId, now);
+    const [updated] = await tx
+      .update(invitations)
+      .set({ tokenHash: sha256(token), expiresAt: new Date(now.getTime() + VALIDITY_MS), updatedAt: now })
+      .where(and(eq(invitations.organizationId, access.organizationId), eq(invitations.id, invitationId)))
+      .returning();
+    await auditChange(deps, tx, access, 200);
+    return { inv: updated!, by, mail: await mailInvitation(deps, tx, updated!, by, token) };
+  });
+  sendLater(deps.mailer, deps.logger, result.mail);
+  return { invitation: present(result.inv, result.by, now), inviteUrl: inviteUrl(deps, token) };
+}
+
+const invalidToken = () => validationError('Invalid or expired invitation', 'token: is unknown, expired, revoked or already used');
+
+async function findByToken(deps: Deps, token: string) {
+  const [inv] = await deps.db.select().from(invitations).where(eq(invitations.tokenHash, sha256(token)));
+  if (!inv || statusOf(inv, deps.clock.now()) !== 'pending') throw invalidToken();
+  return inv;
+}
+
+/**
+ * Joins the organization. The caller's verified email must be the invited one. The guarded
+ * pending → accepted update makes two concurrent accepts create one membership.
+ */
+export async function acceptInvitation(deps: Deps, actor: UserActor, token: string, request: RequestContext) {
+  const inv = await findByToken(deps, token);
+  const [user] = await deps.db.select().from(users).where(eq(users.id, actor.userId));
+  if (!user || user.email.toLowerCase() !== inv.email) {
+    throw authorizationError('This invitation was sent to another email address', 'Sign in with the invited email address to accept it');
+  }
+  if (!user.emailVerifiedAt) throw new AppError(403, 'EMAIL_NOT_VERIFIED', 'Email address not verified', 'Verify your email address before accepting the invitation');
+  const now = deps.clock.now();
+  return deps.db.transaction(async (tx) => {
+    const [claimed] = await tx
+      .update(invitations)
+      .set({ status: 'accepted', updatedAt: now })
+      .where(and(eq(invitations.organizationId, inv.organizationId), eq(invitations.id, inv.id), eq(invitations.status, 'pending'), gt(invitations.expiresAt, now)))
+      .returning({ id: invitations.id });
+    if (!claimed) throw invalidToken();
+    const [existing] = await tx
+      .select({ id: memberships.id })
+      .from(memberships)
+      .where(and(eq(memberships.organizationId, inv.organizationId), eq(memberships.userId, user.id)));
+    if (existing) throw conflict('You are already a member of this organization');
+    const [member] = await tx
+      .insert(memberships)
+      .values({ organizationId: inv.organizationId, id: newId('mbr', now.getTime()), userId: user.id, role: inv.role, joinedAt: now, updatedAt: now })
+      .returning();
+    await recordEvent(deps, tx, inv.organizationId, 'member.added', memberEventData(member!, user.email));
+    await auditChange(deps, tx, { organizationId: inv.organizationId, actor: { id: user.id }, request }, 200);
+    return presentMember(member!, user);
+  });
+}
+
+export async function declineInvitation(deps: Deps, token: string) {
+  const inv = await findByToken(deps, token);
+  const [done] = await deps.db
+    .update(invitations)
+    .set({ status: 'declined', updatedAt: deps.clock.now() })
+    .where(and(eq(invitations.organizationId, inv.organizationId), eq(invitations.id, inv.id), eq(invitations.status, 'pending')))
+    .returning({ id: invitations.id });
+  if (!done) throw invalidToken();
+  return { message: 'Invitation declined' };
+}

@@ -1,0 +1,72 @@
+// Members of an organization (spec §4.4, DECISIONS §3).
+import { and, asc, count, eq } from 'drizzle-orm';
+import type { Deps } from '../../deps.js';
+import type { OrgAccess } from '../../http/authorize.js';
+import { validationError } from '../../http/errors.js';
+import { auditChange } from '../audit/service.js';
+import { users } from '../users/tables.js';
+import { recordEvent } from '../webhooks/outbox.js';
+import { loadMember, memberEventData, memberUserColumns, presentMember } from './service.js';
+import { memberships, type Role } from './tables.js';
+
+export async function listMembers(deps: Deps, access: OrgAccess, page: number, pageSize: number) {
+  const inOrg = eq(memberships.organizationId, access.organizationId);
+  const rows = await deps.db
+    .select({ m: memberships, u: memberUserColumns })
+    .from(memberships)
+    .innerJoin(users, eq(users.id, memberships.userId))
+    .where(inOrg)
+    .orderBy(asc(memberships.joinedAt), asc(memberships.id))
+    .limit(pageSize)
+    .offset((page - 1) * pageSize);
+  const [totals] = await deps.db.select({ total: count() }).from(memberships).where(inOrg);
+  const total = totals?.total ?? 0;
+  return { members: rows.map((r) => presentMember(r.m, r.u)), total, page, pageSize, hasMore: page * pageSize < total };
+}
+
+/** Spec §4.4: the owner's role and the caller's own role cannot be changed; nobody becomes owner this way. */
+export async function updateMemberRole(deps: Deps, access: OrgAccess, memberId: string, role: Exclude<Role, 'owner'>) {
+  return deps.db.transaction(async (tx) => {
+    const target = await loadMember(tx, access.organizationId, memberId);
+    if (target.m.role === 'owner') throw validationError("The owner's role cannot be changed", 'memberId: is the owner; transfer ownership instead');
+    if (target.m.userId === access.actor.id) throw validationError('You cannot change your own role', 'memberId: is your own membership');
+    const [updated] = await tx
+      .update(memberships)
+      .set({ role, updatedAt: deps.clock.now() })
+      .where(and(eq(memberships.organizationId, access.organizationId), eq(memberships.id, memberId)))
+      .returning();
+    if (target.m.role !== role) {
+      await recordEvent(deps, tx, access.organizationId, 'member.updated', { ...memberEventData(updated!, target.u.email), previousRole: target.m.role });
+    }
+    await auditChange(deps, tx, access, 200);
+    return presentMember(updated!, target.u);
+  });
+}
+
+export async function removeMember(deps: Deps, access: OrgAccess, memberId: string) {
+  await deps.db.transaction(async (tx) => {
+    const target = await loadMember(tx, access.organizationId, memberId);
+    if (target.m.role === 'owner') throw validationError('The owner cannot be removed', 'memberId: is the owner; transfer ownership first');
+    await tx.delete(memberships).where(and(eq(memberships.organizationId, access.organizationId), eq(memberships.id, memberId)));
+    await recordEvent(deps, tx, access.organizationId, 'member.removed', memberEventData(target.m, target.u.email));
+    await auditChange(deps, tx, access, 200);
+  });
+  return { message: 'Member removed' };
+}
+
+export async function leaveOrganization(deps: Deps, access: OrgAccess) {
+  await deps.db.transaction(async (tx) => {
+    const [mine] = await tx
+      .select({ m: memberships, u: memberUserColumns })
+      .from(memberships)
+      .innerJoin(users, eq(users.id, memberships.userId))
+      .where(and(eq(memberships.organizationId, access.organizationId), eq(memberships.userId, access.actor.id)));
+    if (!mine) return;
+    if (mine.m.role === 'owner') throw validationError('The owner cannot leave the organization', 'Transfer ownership first, or delete the organization');
+    // The audit entry goes in before the membership leaves; it belongs to the organization, not the member.
+    await auditChange(deps, tx, access, 200);
+    await tx.delete(memberships).where(and(eq(memberships.organizationId, access.organizationId), eq(memberships.id, mine.m.id)));
+    await recordEvent(deps, tx, access.organizationId, 'member.removed', memberEventData(mine.m, mine.u.email));
+  });
+  return { message: 'You have left the organization' };
+}

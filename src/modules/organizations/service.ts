@@ -1,0 +1,203 @@
+// Organizations (spec §4.3, DECISIONS §3): create, read, update, delete, transfer, list mine.
+import { and, count, desc, eq } from 'drizzle-orm';
+import type { Deps } from '../../deps.js';
+import type { Tx } from '../../db/client.js';
+import { isUniqueViolation } from '../../db/client.js';
+import type { UserActor } from '../../http/actor.js';
+import type { OrgAccess } from '../../http/authorize.js';
+import { conflict, notFound, validationError } from '../../http/errors.js';
+import { newId } from '../../lib/ids.js';
+import { auditChange } from '../audit/service.js';
+import { users } from '../users/tables.js';
+import { recordEvent } from '../webhooks/outbox.js';
+import { memberships, organizations, type MembershipRow, type OrganizationRow, type OrgSettings } from './tables.js';
+
+export const presentOrg = (o: OrganizationRow) => ({
+  id: o.id,
+  name: o.name,
+  slug: o.slug,
+  description: o.description,
+  logoUrl: o.logoUrl,
+  settings: o.settings,
+  createdBy: o.createdBy,
+  createdAt: o.createdAt.toISOString(),
+  updatedAt: o.updatedAt.toISOString(),
+});
+
+type MemberUser = { id: string; email: string; fullName: string | null; avatarUrl: string | null };
+
+export const presentMember = (m: MembershipRow, u: MemberUser) => ({
+  id: m.id,
+  userId: m.userId,
+  organizationId: m.organizationId,
+  role: m.role,
+  user: { id: u.id, email: u.email, fullName: u.fullName, avatarUrl: u.avatarUrl },
+  joinedAt: m.joinedAt.toISOString(),
+});
+
+export const memberUserColumns = { id: users.id, email: users.email, fullName: users.fullName, avatarUrl: users.avatarUrl };
+
+/** A member of this organization with its user, or 404: another tenant's member is not found. */
+export async function loadMember(tx: Tx | Deps['db'], organizationId: string, memberId: string) {
+  const [row] = await tx
+    .select({ m: memberships, u: memberUserColumns })
+    .from(memberships)
+    .innerJoin(users, eq(users.id, memberships.userId))
+    .where(and(eq(memberships.organizationId, organizationId), eq(memberships.id, memberId)));
+  if (!row) throw notFound('Member not found');
+  return row;
+}
+
+export const memberEventData = (m: MembershipRow, email: string) => ({
+  memberId: m.id,
+  organizationId: m.organizationId,
+  userId: m.userId,
+  email,
+  role: m.role,
+});
+
+const slugTaken = () => conflict('An organization with this slug already exists', 'slug: is already taken');
+
+export async function createOrganization(
+  deps: Deps,
+  actor: UserActor,
+  input: { name: string; slug: string; description?: string | null; logoUrl?: string | null },
+) {
+  const now = deps.clock.now();
+  const org: OrganizationRow = {
+    id: newId('org', now.getTime()),
+    name: input.name.trim(),
+    slug: input.slug,
+    description: input.description ?? null,
+    logoUrl: input.logoUrl ?? null,
+    settings: {},
+    plan: 'free',
+    createdBy: actor.userId,
+    createdAt: now,
+    updatedAt: now,
+  };
+  if (!org.name) throw validationError('Invalid request body', 'name: must not be blank');
+  try {
+    await deps.db.transaction(async (tx) => {
+      await tx.insert(organizations).values(org);
+      await tx.insert(memberships).values({ organizationId: org.id, id: newId('mbr', now.getTime()), userId: actor.userId, role: 'owner', joinedAt: now, updatedAt: now });
+    });
+  } catch (err) {
+    // The unique index settles concurrent creation with the same slug: one wins, the others get 409.
+    if (isUniqueViolation(err)) throw slugTaken();
+    throw err;
+  }
+  return presentOrg(org);
+}
+
+async function loadOrg(tx: Tx | Deps['db'], organizationId: string) {
+  const [org] = await tx.select().from(organizations).where(eq(organizations.id, organizationId));
+  if (!org) throw notFound('Organization not found');
+  return org;
+}
+
+export async function getOrganization(deps: Deps, access: OrgAccess) {
+  return presentOrg(await loadOrg(deps.db, access.organizationId));
+}
+
+function mergeSettings(current: OrgSettings, patch: OrgSettings): OrgSettings {
+  const out: OrgSettings = { ...current };
+  for (const key of ['branding', 'features', 'billing'] as const) {
+    if (patch[key] !== undefined) (out as Record<string, unknown>)[key] = { ...current[key], ...patch[key] };
+  }
+  return out;
+}
+
+export async function updateOrganization(
+  deps: Deps,
+  access: OrgAccess,
+  input: { name?: string; description?: string | null; logoUrl?: string | null; settings?: OrgSettings },
+) {
+  if (input.name !== undefined && !input.name.trim()) throw validationError('Invalid request body', 'name: must not be blank');
+  return deps.db.transaction(async (tx) => {
+    const [org] = await tx.select().from(organizations).where(eq(organizations.id, access.organizationId)).for('update');
+    if (!org) throw notFound('Organization not found');
+    const [updated] = await tx
+      .update(organizations)
+      .set({
+        ...(input.name !== undefined ? { name: input.name.trim() } : {}),
+        ...(input.description !== undefined ? { description: input.description } : {}),
+        ...(input.logoUrl !== undefined ? { logoUrl: input.logoUrl } : {}),
+        ...(input.settings !== undefined ? { settings: mergeSettings(org.settings, input.settings) } : {}),
+        updatedAt: deps.clock.now(),
+      })
+      .where(eq(organizations.id, access.organizationId))
+      .returning();
+    await auditChange(deps, tx, access, 200);
+    return presentOrg(updated!);
+  });
+}
+
+/** Deletes the organization and, through the foreign keys, everything it owns. */
+export async function deleteOrganization(deps: Deps, access: OrgAccess, beforeDelete?: (tx: Tx) => Promise<void>) {
+  await deps.db.transaction(async (tx) => {
+    await loadOrg(tx, access.organizationId);
+    if (beforeDelete) await beforeDelete(tx);
+    await tx.delete(organizations).where(eq(organizations.id, access.organizationId));
+  });
+  return { message: 'Organization deleted' };
+}
+
+export async function transferOwnership(deps: Deps, access: OrgAccess, memberId: string) {
+  return deps.db.transaction(async (tx) => {
+    const target = await loadMember(tx, access.organizationId, memberId);
+    if (target.m.userId === access.actor.id) throw validationError('You already own this organization', 'memberId: is your own membership');
+    const [current] = await tx
+      .select({ m: memberships, u: memberUserColumns })
+      .from(memberships)
+      .innerJoin(users, eq(users.id, memberships.userId))
+      .where(and(eq(memberships.organizationId, access.organizationId), eq(memberships.userId, access.actor.id), eq(memberships.role, 'owner')))
+      .for('update', { of: memberships });
+    if (!current) throw validationError('Only the owner can transfer ownership');
+    const now = deps.clock.now();
+    // Demote first: the one-owner index holds at every statement.
+    const [oldOwner] = await tx
+      .update(memberships)
+      .set({ role: 'admin', updatedAt: now })
+      .where(and(eq(memberships.organizationId, access.organizationId), eq(memberships.id, current.m.id)))
+      .returning();
+    const [newOwner] = await tx
+      .update(memberships)
+      .set({ role: 'owner', updatedAt: now })
+      .where(and(eq(memberships.organizationId, access.organizationId), eq(memberships.id, target.m.id)))
+      .returning();
+    await recordEvent(deps, tx, access.organizationId, 'member.updated', { ...memberEventData(oldOwner!, current.u.email), previousRole: 'owner' });
+    await recordEvent(deps, tx, access.organizationId, 'member.updated', { ...memberEventData(newOwner!, target.u.email), previousRole: target.m.role });
+    await auditChange(deps, tx, access, 200);
+    return { message: 'Ownership transferred', owner: presentMember(newOwner!, target.u), previousOwner: presentMember(oldOwner!, current.u) };
+  });
+}
+
+export async function listMyOrganizations(deps: Deps, actor: UserActor, page: number, pageSize: number) {
+  const mine = eq(memberships.userId, actor.userId);
+  const rows = await deps.db
+    .select({ o: organizations, m: memberships })
+    .from(memberships)
+    .innerJoin(organizations, eq(organizations.id, memberships.organizationId))
+    .where(mine)
+    .orderBy(desc(memberships.joinedAt), desc(memberships.id))
+    .limit(pageSize)
+    .offset((page - 1) * pageSize);
+  const [totals] = await deps.db.select({ total: count() }).from(memberships).where(mine);
+  const total = totals?.total ?? 0;
+  return {
+    organizations: rows.map(({ o, m }) => ({
+      id: o.id,
+      name: o.name,
+      slug: o.slug,
+      logoUrl: o.logoUrl,
+      role: m.role,
+      membershipId: m.id,
+      joinedAt: m.joinedAt.toISOString(),
+    })),
+    total,
+    page,
+    pageSize,
+    hasMore: page * pageSize < total,
+  };
+}

@@ -1,0 +1,89 @@
+import { sql } from 'drizzle-orm';
+import { index, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { users } from '../users/tables.js';
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date', precision: 3 });
+
+export type Role = 'owner' | 'admin' | 'member' | 'viewer';
+export type PlanName = 'free' | 'pro' | 'enterprise';
+
+export interface OrgSettings {
+  branding?: { primaryColor?: string; accentColor?: string };
+  features?: { webhooks?: boolean; apiAccess?: boolean; customDomain?: boolean };
+  billing?: { email?: string; taxId?: string };
+}
+
+export const organizations = pgTable(
+  'organizations',
+  {
+    id: text('id').primaryKey(),
+    name: text('name').notNull(),
+    slug: text('slug').notNull(),
+    description: text('description'),
+    logoUrl: text('logo_url'),
+    settings: jsonb('settings').$type<OrgSettings>().notNull(),
+    // The plan in force; billing keeps it in sync with the subscription (Free until then).
+    plan: text('plan').$type<PlanName>().notNull().default('free'),
+    createdBy: text('created_by').notNull(),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [uniqueIndex('organizations_slug_key').on(t.slug)],
+);
+
+// Organization-owned tables carry organization_id in their keys so the schema can later be
+// distributed by organization without a rewrite (ARCHITECTURE.md).
+export const memberships = pgTable(
+  'memberships',
+  {
+    organizationId: text('organization_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    id: text('id').notNull(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    role: text('role').$type<Role>().notNull(),
+    joinedAt: ts('joined_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    uniqueIndex('memberships_org_user_key').on(t.organizationId, t.userId),
+    index('memberships_user_idx').on(t.userId),
+    // Exactly one owner per organization.
+    uniqueIndex('memberships_one_owner_key').on(t.organizationId).where(sql`role = 'owner'`),
+  ],
+);
+
+export type InvitationStatus = 'pending' | 'accepted' | 'declined' | 'revoked' | 'expired';
+
+export const invitations = pgTable(
+  'invitations',
+  {
+    organizationId: text('organization_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    id: text('id').notNull(),
+    email: text('email').notNull(),
+    role: text('role').$type<Exclude<Role, 'owner'>>().notNull(),
+    tokenHash: text('token_hash').notNull(),
+    // Stored: pending, accepted, declined, revoked. `expired` is a pending one past expiresAt.
+    status: text('status').$type<Exclude<InvitationStatus, 'expired'>>().notNull(),
+    invitedBy: text('invited_by')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    expiresAt: ts('expires_at').notNull(),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    uniqueIndex('invitations_token_hash_key').on(t.tokenHash),
+    index('invitations_org_status_idx').on(t.organizationId, t.status, t.createdAt),
+  ],
+);
+
+export type OrganizationRow = typeof organizations.$inferSelect;
+export type MembershipRow = typeof memberships.$inferSelect;
+export type InvitationRow = typeof invitations.$inferSelect;

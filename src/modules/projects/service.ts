@@ -1,0 +1,96 @@
+// Projects of an organization (DECISIONS §4): always read with the organization's id.
+import { and, count, desc, eq } from 'drizzle-orm';
+import type { Deps } from '../../deps.js';
+import type { Tx } from '../../db/client.js';
+import type { OrgAccess } from '../../http/authorize.js';
+import { notFound, validationError } from '../../http/errors.js';
+import { newId } from '../../lib/ids.js';
+import { auditChange } from '../audit/service.js';
+import { recordEvent } from '../webhooks/outbox.js';
+import { projects, type ProjectRow } from './tables.js';
+
+const present = (p: ProjectRow) => ({
+  id: p.id,
+  organizationId: p.organizationId,
+  name: p.name,
+  description: p.description,
+  createdBy: p.createdBy,
+  createdAt: p.createdAt.toISOString(),
+  updatedAt: p.updatedAt.toISOString(),
+});
+
+const eventData = (p: ProjectRow) => ({ projectId: p.id, organizationId: p.organizationId, name: p.name });
+const byId = (access: OrgAccess, projectId: string) => and(eq(projects.organizationId, access.organizationId), eq(projects.id, projectId));
+
+function cleanName(name: string): string {
+  const trimmed = name.trim();
+  if (!trimmed) throw validationError('Invalid request body', 'name: must not be blank');
+  return trimmed;
+}
+
+export async function listProjects(deps: Deps, access: OrgAccess, page: number, pageSize: number) {
+  const inOrg = eq(projects.organizationId, access.organizationId);
+  const rows = await deps.db.select().from(projects).where(inOrg).orderBy(desc(projects.createdAt), desc(projects.id)).limit(pageSize).offset((page - 1) * pageSize);
+  const [totals] = await deps.db.select({ n: count() }).from(projects).where(inOrg);
+  const total = totals?.n ?? 0;
+  return { data: rows.map(present), total, page, pageSize, hasMore: page * pageSize < total };
+}
+
+export async function createProject(deps: Deps, access: OrgAccess, input: { name: string; description?: string | null }) {
+  const now = deps.clock.now();
+  return deps.db.transaction(async (tx) => {
+    const [p] = await tx
+      .insert(projects)
+      .values({
+        organizationId: access.organizationId,
+        id: newId('prj', now.getTime()),
+        name: cleanName(input.name),
+        description: input.description ?? null,
+        createdBy: access.actor.id,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning();
+    await recordEvent(deps, tx, access.organizationId, 'project.created', eventData(p!));
+    await auditChange(deps, tx, access, 201);
+    return present(p!);
+  });
+}
+
+async function load(tx: Tx | Deps['db'], access: OrgAccess, projectId: string) {
+  const [p] = await tx.select().from(projects).where(byId(access, projectId));
+  if (!p) throw notFound('Project not found');
+  return p;
+}
+
+export async function getProject(deps: Deps, access: OrgAccess, projectId: string) {
+  return present(await load(deps.db, access, projectId));
+}
+
+export async function updateProject(deps: Deps, access: OrgAccess, projectId: string, input: { name?: string; description?: string | null }) {
+  return deps.db.transaction(async (tx) => {
+    await load(tx, access, projectId);
+    const [p] = await tx
+      .update(projects)
+      .set({
+        ...(input.name !== undefined ? { name: cleanName(input.name) } : {}),
+        ...(input.description !== undefined ? { description: input.description } : {}),
+        updatedAt: deps.clock.now(),
+      })
+      .where(byId(access, projectId))
+      .returning();
+    await recordEvent(deps, tx, access.organizationId, 'project.updated', eventData(p!));
+    await auditChange(deps, tx, access, 200);
+    return present(p!);
+  });
+}
+
+export async function deleteProject(deps: Deps, access: OrgAccess, projectId: string) {
+  await deps.db.transaction(async (tx) => {
+    const [p] = await tx.delete(projects).where(byId(access, projectId)).returning();
+    if (!p) throw notFound('Project not found');
+    await recordEvent(deps, tx, access.organizationId, 'project.deleted', eventData(p));
+    await auditChange(deps, tx, access, 200);
+  });
+  return { message: 'Project deleted' };
+}
