@@ -134,5 +134,4 @@ describe('POST /auth/password/reset', () => {
     expect((await reset(token, NEW_PASSWORD)).statusCode).toBe(200);
     expect((await loginRaw(t, email, NEW_PASSWORD)).statusCode).toBe(200);
   });
-
 });
