@@ -115,10 +115,15 @@ describe('POST /auth/refresh', () => {
     expectError(await refreshRaw(t, user.refreshToken), 401, 'AUTHENTICATION_ERROR');
   });
 
-  it('a refresh token just before 7 days still works', async () => {
+  it('a refresh token just before 7 days still works, and extends the session past its first expiry', async () => {
     const user = await signedInUser(t, 'late-refresh');
+    // The session is checked (and remembered) while it has its first expiry.
+    expect((await getMe(t, user.accessToken)).statusCode).toBe(200);
     t.clock.advance(7 * DAY - 2 * SECOND);
-    await refreshOk(user.refreshToken);
+    const next = await refreshOk(user.refreshToken);
+    t.clock.advance(5 * SECOND);
+    expect((await getMe(t, next.accessToken)).statusCode).toBe(200);
+    await refreshOk(next.refreshToken);
   });
 });
 

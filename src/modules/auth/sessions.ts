@@ -65,8 +65,9 @@ export function createSessionStore(db: Db, config: Config, clock: Clock, revocat
       if (revoked === true) return false;
       const now = clock.now().getTime();
       const hit = cache.get(sessionId);
-      if (hit && revoked === false && Date.now() - hit.cachedAt < CACHE_TTL_MS) {
-        return hit.userId === userId && hit.expiresAt > now;
+      // A cached expiry may be stale (a refresh extends it), so only a live entry is trusted.
+      if (hit && revoked === false && Date.now() - hit.cachedAt < CACHE_TTL_MS && hit.expiresAt > now) {
+        return hit.userId === userId;
       }
       const [row] = await byId.execute({ id: sessionId });
       if (!row || row.revokedAt) return false;
