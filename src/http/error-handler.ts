@@ -12,7 +12,7 @@ function isUnavailable(err: unknown): boolean {
   let e = err as { code?: unknown; cause?: unknown; message?: unknown } | undefined;
   for (let i = 0; e && i < 4; i++) {
     if (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
-    if (typeof e.message === 'string' && /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(e.message)) {
+    if (typeof e.message === 'string' && /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Cannot use a pool after calling end|PGlite is clos(?:ed|ing)/i.test(e.message)) {
       return true;
     }
     e = e.cause as typeof e;
