@@ -17,10 +17,10 @@ export function decodeJwt(token: string): { header: Record<string, unknown>; pay
   };
 }
 
-/** An HS256 JWT with the given payload, signed with `secret`. */
-export function signHs256(payload: Record<string, unknown>, secret: string): string {
-  const head = `${b64url({ alg: 'HS256', typ: 'JWT' })}.${b64url(payload)}`;
-  return `${head}.${createHmac('sha256', secret).update(head).digest('base64url')}`;
+/** A JWT with the given payload, signed with `secret` (HS256 unless told otherwise). */
+export function signHs256(payload: Record<string, unknown>, secret: string, alg: 'HS256' | 'HS512' = 'HS256'): string {
+  const head = `${b64url({ alg, typ: 'JWT' })}.${b64url(payload)}`;
+  return `${head}.${createHmac(alg === 'HS256' ? 'sha256' : 'sha512', secret).update(head).digest('base64url')}`;
 }
 
 /** The same payload with `alg: none` and no signature. */

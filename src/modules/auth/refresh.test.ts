@@ -146,6 +146,7 @@ describe('access tokens', () => {
     const cases: Array<[string, Record<string, string>]> = [
       ['other secret', bearer(signHs256(claims, 'another-secret-0123456789abcdefghijklmnop'))],
       ['refresh secret', bearer(signHs256(claims, t.deps.config.jwtRefreshSecret))],
+      ['HS512 with the right secret', bearer(signHs256(claims, t.deps.config.jwtSecret, 'HS512'))],
       ['alg none', bearer(unsignedJwt(claims))],
       ['alg none, signature kept', bearer(`${unsignedJwt(claims)}${user.accessToken.split('.')[2]}`)],
       ['refresh token', bearer(user.refreshToken)],
