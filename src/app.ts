@@ -12,6 +12,8 @@ import { AppError, notFound } from './http/errors.js';
 import { registerRateLimit } from './http/rate-limit.js';
 import { ErrorBody, errors } from './http/schemas.js';
 import { validatorCompiler } from './http/validation.js';
+import { apiKeyRoutes } from './modules/api-keys/routes.js';
+import { auditRoutes } from './modules/audit/routes.js';
 import { authRoutes } from './modules/auth/routes.js';
 import { organizationRoutes } from './modules/organizations/routes.js';
 import { projectRoutes } from './modules/projects/routes.js';
@@ -107,6 +109,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       await api.register(userRoutes, { deps });
       await api.register(organizationRoutes, { deps });
       await api.register(projectRoutes, { deps });
+      await api.register(apiKeyRoutes, { deps });
+      await api.register(auditRoutes, { deps });
     },
     { prefix: '/api/v1' },
   );

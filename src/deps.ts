@@ -7,6 +7,8 @@ import { type DbHandle, openPglite, openPostgres } from './db/client.js';
 import { runMigrations } from './db/migrate.js';
 import { type AuthorizeOrg, createAuthorizer } from './http/authorize.js';
 import { type Clock, systemClock } from './lib/clock.js';
+import { createKeyStore, type KeyStore } from './modules/api-keys/key-store.js';
+import { type AuditWriter, createAuditWriter } from './modules/audit/writer.js';
 import { createPasswordHasher, type PasswordHasher } from './modules/auth/passwords.js';
 import { createSessionStore, type SessionStore } from './modules/auth/sessions.js';
 import { createTokenService, type TokenService } from './modules/auth/tokens.js';
@@ -28,6 +30,8 @@ export interface Deps {
   tokens: TokenService;
   passwords: PasswordHasher;
   authorizeOrg: AuthorizeOrg;
+  apiKeys: KeyStore;
+  audit: AuditWriter;
   close(): Promise<void>;
 }
 
@@ -82,6 +86,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   const revocations = createRevocationList(redis, redisPrefix, logger);
   const mailer = overrides.mailer ?? (config.smtpUrl ? createSmtpMailer(config.smtpUrl, config.mailFrom) : createLogMailer(logger));
   const sessions = createSessionStore(dbHandle.db, config, clock, revocations);
+  const audit = createAuditWriter(dbHandle.db, logger);
 
   return {
     config,
@@ -97,7 +102,10 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     tokens: createTokenService(config, clock),
     passwords: createPasswordHasher(config.auth.hashConcurrency, config.auth.hashQueueLimit),
     authorizeOrg: createAuthorizer(dbHandle.db),
+    apiKeys: createKeyStore(dbHandle.db, config, clock, revocations),
+    audit,
     async close() {
+      await audit.close();
       await sessions.close().catch((err: Error) => logger.warn({ err: { message: err.message } }, 'flushing session touches failed'));
       await mailer.close();
       if (redis) await redis.quit().catch(() => redis!.disconnect());

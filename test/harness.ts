@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import type { SQL } from 'drizzle-orm';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
 import pino from 'pino';
@@ -119,3 +120,9 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
 }
 
 export const json = (res: LightMyRequestResponse) => res.json() as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** Rows of a raw query on the app's database (both drivers return `{rows}`). */
+export async function queryRows<T = Record<string, unknown>>(t: TestApp, query: SQL): Promise<T[]> {
+  const result = (await t.deps.db.execute(query)) as unknown as { rows: T[] };
+  return result.rows;
+}

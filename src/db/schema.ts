@@ -5,3 +5,4 @@ export * from '../modules/organizations/tables.js';
 export * from '../modules/projects/tables.js';
 export * from '../modules/audit/tables.js';
 export * from '../modules/webhooks/tables.js';
+export * from '../modules/api-keys/tables.js';

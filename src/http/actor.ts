@@ -4,11 +4,16 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
 import type { AccessClaims } from '../modules/auth/tokens.js';
-import { authenticationError } from './errors.js';
+import type { KeyCheck } from '../modules/api-keys/key-store.js';
+import { requestContext } from './authorize.js';
+import { authenticationError, authorizationError } from './errors.js';
 
-export type Credential = { kind: 'none' } | { kind: 'invalid' } | { kind: 'user'; claims: AccessClaims };
+export type Credential = { kind: 'none' } | { kind: 'invalid' } | { kind: 'user'; claims: AccessClaims } | { kind: 'apiKey'; check: KeyCheck };
 
-export type Actor = { kind: 'anonymous' } | { kind: 'user'; userId: string; email: string; sessionId: string };
+export type Actor =
+  | { kind: 'anonymous' }
+  | { kind: 'user'; userId: string; email: string; sessionId: string }
+  | { kind: 'apiKey'; keyId: string; organizationId: string; scopes: string[]; createdBy: string };
 
 export type UserActor = Extract<Actor, { kind: 'user' }>;
 
@@ -27,11 +32,14 @@ declare module 'fastify' {
 
 const ANONYMOUS: Actor = { kind: 'anonymous' };
 
-function readCredential(deps: Deps, request: FastifyRequest): Credential {
+async function readCredential(deps: Deps, request: FastifyRequest): Promise<Credential> {
+  const apiKey = request.headers['x-api-key'];
+  if (typeof apiKey === 'string' && apiKey !== '') return { kind: 'apiKey', check: await deps.apiKeys.check(apiKey.trim()) };
   const header = request.headers.authorization;
   if (header === undefined || header === '') return { kind: 'none' };
   const match = /^Bearer +(\S+)\s*$/i.exec(header);
   if (!match) return { kind: 'invalid' };
+  if (deps.apiKeys.looksLikeKey(match[1]!)) return { kind: 'apiKey', check: await deps.apiKeys.check(match[1]!) };
   try {
     return { kind: 'user', claims: deps.tokens.verifyAccess(match[1]!) };
   } catch {
@@ -44,8 +52,28 @@ export function registerActor(app: FastifyInstance, deps: Deps) {
   app.decorateRequest('actor', null as never);
 
   app.addHook('onRequest', async (request) => {
-    request.credential = readCredential(deps, request);
     request.actor = ANONYMOUS;
+    request.credential = await readCredential(deps, request);
+  });
+
+  // DECISIONS §4: every request made with a known API key, refused ones included, leaves an audit
+  // entry, committed (group commit) before the response goes out.
+  app.addHook('onSend', async (request, reply, payload) => {
+    const cred = request.credential;
+    if (cred?.kind !== 'apiKey' || !cred.check.key) return payload;
+    const ctx = requestContext(request);
+    await deps.audit.write({
+      organizationId: cred.check.key.organizationId,
+      keyId: cred.check.key.id,
+      action: `${ctx.method} ${ctx.route}`,
+      method: ctx.method,
+      path: ctx.path,
+      statusCode: reply.statusCode,
+      ipAddress: ctx.ipAddress,
+      userAgent: ctx.userAgent,
+      createdAt: deps.clock.now(),
+    });
+    return payload;
   });
 
   // Registered after the rate limiter, so its preParsing hook runs first and a refused request
@@ -60,6 +88,12 @@ export function registerActor(app: FastifyInstance, deps: Deps) {
         throw authenticationError('Authentication required', 'Send an access token as Authorization: Bearer <token>');
       }
       if (cred.kind === 'invalid') throw authenticationError('Invalid or expired token');
+      if (cred.kind === 'apiKey') {
+        if (!cred.check.ok) throw authenticationError(cred.check.message);
+        const { id, organizationId, scopes, createdBy } = cred.check.key;
+        request.actor = { kind: 'apiKey', keyId: id, organizationId, scopes, createdBy };
+        return;
+      }
       const { userId, email, sessionId } = cred.claims;
       if (!(await deps.sessions.isActive(sessionId, userId))) throw authenticationError('Session is no longer active');
       deps.sessions.touch(sessionId);
@@ -70,6 +104,7 @@ export function registerActor(app: FastifyInstance, deps: Deps) {
 }
 
 export function requireUser(request: FastifyRequest): UserActor {
+  if (request.actor.kind === 'apiKey') throw authorizationError('API keys cannot use this route', 'Sign in as a user and send an access token');
   if (request.actor.kind !== 'user') throw authenticationError();
   return request.actor;
 }

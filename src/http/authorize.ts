@@ -4,7 +4,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { FastifyRequest } from 'fastify';
 import type { Db } from '../db/client.js';
-import { type Permission, ROLE_PERMISSIONS } from '../modules/organizations/permissions.js';
+import { type Permission, permissionsOfScopes, ROLE_PERMISSIONS, SCOPE_PERMISSIONS, SCOPES } from '../modules/organizations/permissions.js';
 import { memberships, organizations, type Role } from '../modules/organizations/tables.js';
 import { authenticationError, authorizationError, notFound } from './errors.js';
 
@@ -17,9 +17,14 @@ export interface RequestContext {
   userAgent: string | null;
 }
 
+export type OrgActor =
+  | { type: 'user'; id: string; email: string; role: Role; userId: string }
+  // `userId` of a key is the user who created it: the person changes made with it are attributed to.
+  | { type: 'api_key'; id: string; scopes: string[]; userId: string };
+
 export interface OrgAccess {
   organizationId: string;
-  actor: { type: 'user'; id: string; email: string; role: Role };
+  actor: OrgActor;
   permissions: ReadonlySet<Permission>;
   request: RequestContext;
 }
@@ -45,13 +50,36 @@ export function createAuthorizer(db: Db) {
 
   return async function authorizeOrg(request: FastifyRequest, orgId: string, permission: Permission): Promise<OrgAccess> {
     const actor = request.actor;
+    if (actor.kind === 'apiKey') {
+      // A key reaches its own organization only, and only what its scopes map to (deny by default).
+      if (actor.organizationId !== orgId) throw authorizationError('This API key belongs to another organization');
+      const permissions = permissionsOfScopes(actor.scopes);
+      if (!permissions.has(permission)) {
+        const needed = SCOPES.filter((s) => (SCOPE_PERMISSIONS[s] as readonly Permission[]).includes(permission));
+        throw authorizationError(
+          'API key lacks the required scope',
+          needed.length ? `Requires one of the scopes: ${needed.join(', ')}` : `${permission} cannot be granted to an API key`,
+        );
+      }
+      return {
+        organizationId: orgId,
+        actor: { type: 'api_key', id: actor.keyId, scopes: actor.scopes, userId: actor.createdBy },
+        permissions,
+        request: requestContext(request),
+      };
+    }
     if (actor.kind !== 'user') throw authenticationError();
     const [row] = await lookup.execute({ orgId, userId: actor.userId });
     if (!row) throw notFound('Organization not found');
     if (!row.role) throw authorizationError('You are not a member of this organization');
     const permissions = ROLE_PERMISSIONS[row.role];
     if (!permissions.has(permission)) throw authorizationError(`Missing permission ${permission}`, `Your role (${row.role}) does not grant ${permission}`);
-    return { organizationId: row.id, actor: { type: 'user', id: actor.userId, email: actor.email, role: row.role }, permissions, request: requestContext(request) };
+    return {
+      organizationId: row.id,
+      actor: { type: 'user', id: actor.userId, email: actor.email, role: row.role, userId: actor.userId },
+      permissions,
+      request: requestContext(request),
+    };
   };
 }
 

@@ -1,5 +1,5 @@
 // Rate limits of DECISIONS §7 on every /api/v1 response: /auth/* per client IP, other Bearer requests
-// per user, anonymous ones per IP (API keys per key arrive with their module). Counters live in
+// per user, API-key requests per key (its own limit, else the default), anonymous ones per IP. Counters live in
 // memory, or in Redis when REDIS_URL is set so all instances share them.
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -18,8 +18,12 @@ export async function registerRateLimit(app: FastifyInstance, deps: Deps) {
   function classify(request: FastifyRequest) {
     const url = request.routeOptions.url ?? '';
     let bucket: { key: string; max: number; kind: string };
+    const cred = request.credential;
     if (url.startsWith('/api/v1/auth/')) bucket = { key: `auth:${request.ip}`, max: limits.authPerMin, kind: 'auth' };
-    else if (request.credential?.kind === 'user') bucket = { key: `user:${request.credential.claims.userId}`, max: limits.userPerMin, kind: 'user' };
+    else if (cred?.kind === 'apiKey' && cred.check.ok) {
+      bucket = { key: `key:${cred.check.key.id}`, max: cred.check.key.rateLimit ?? limits.keyDefaultPerMin, kind: 'key' };
+    }
+    else if (cred?.kind === 'user') bucket = { key: `user:${cred.claims.userId}`, max: limits.userPerMin, kind: 'user' };
     else bucket = { key: `ip:${request.ip}`, max: limits.anonPerMin, kind: 'ip' };
     (request as unknown as { rateBucket: typeof bucket }).rateBucket = bucket;
     return bucket;

@@ -1,4 +1,4 @@
-import { index, integer, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, index, integer, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 import { organizations } from '../organizations/tables.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date', precision: 3 });
@@ -31,3 +31,11 @@ export const auditLogs = pgTable(
     index('audit_logs_org_action_idx').on(t.organizationId, t.action, t.createdAt.desc()),
   ],
 );
+
+/** Entries per organization, kept with each audit insert, so the unfiltered list needs no count(*). */
+export const auditLogCounts = pgTable('audit_log_counts', {
+  organizationId: text('organization_id')
+    .primaryKey()
+    .references(() => organizations.id, { onDelete: 'cascade' }),
+  total: bigint('total', { mode: 'number' }).notNull().default(0),
+});

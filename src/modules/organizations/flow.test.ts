@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signedInUser } from '../../../test/factories.js';
-import { createTestApp, json, type TestApp } from '../../../test/harness.js';
+import { createTestApp, json, queryRows, type TestApp } from '../../../test/harness.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -37,10 +37,10 @@ describe('organization happy path', () => {
     const project = await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/projects`, headers: invitee.auth, payload: { name: 'Site' } });
     expect(project.statusCode, project.body).toBe(201);
 
-    const { rows: events } = await t.deps.db.execute(sql`select type from events where organization_id = ${org.id} order by created_at, id`);
-    expect(events.map((e) => (e as { type: string }).type)).toEqual(['member.added', 'project.created']);
-    const { rows: audit } = await t.deps.db.execute(sql`select action from audit_logs where organization_id = ${org.id} order by created_at, id`);
-    expect(audit.map((a) => (a as { action: string }).action)).toEqual([
+    const events = await queryRows<{ type: string }>(t, sql`select type from events where organization_id = ${org.id} order by created_at, id`);
+    expect(events.map((e) => e.type)).toEqual(['member.added', 'project.created']);
+    const audit = await queryRows<{ action: string }>(t, sql`select action from audit_logs where organization_id = ${org.id} order by created_at, id`);
+    expect(audit.map((a) => a.action)).toEqual([
       'POST /api/v1/organizations/:orgId/invitations',
       'POST /api/v1/invitations/accept',
       'POST /api/v1/organizations/:orgId/projects',

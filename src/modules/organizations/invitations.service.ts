@@ -82,13 +82,13 @@ export async function createInvitation(deps: Deps, access: OrgAccess, input: { e
         role: input.role,
         tokenHash: sha256(token),
         status: 'pending',
-        invitedBy: access.actor.id,
+        invitedBy: access.actor.userId,
         expiresAt: new Date(now.getTime() + VALIDITY_MS),
         createdAt: now,
         updatedAt: now,
       })
       .returning();
-    const [inviter] = await tx.select(inviterColumns).from(users).where(eq(users.id, access.actor.id));
+    const [inviter] = await tx.select(inviterColumns).from(users).where(eq(users.id, access.actor.userId));
     await auditChange(deps, tx, access, 201);
     return { inv: inv!, inviter: inviter!, mail: await mailInvitation(deps, tx, inv!, inviter!, token) };
   });
@@ -202,7 +202,7 @@ export async function acceptInvitation(deps: Deps, actor: UserActor, token: stri
       .values({ organizationId: inv.organizationId, id: newId('mbr', now.getTime()), userId: user.id, role: inv.role, joinedAt: now, updatedAt: now })
       .returning();
     await recordEvent(deps, tx, inv.organizationId, 'member.added', memberEventData(member!, user.email));
-    await auditChange(deps, tx, { organizationId: inv.organizationId, actor: { id: user.id }, request }, 200);
+    await auditChange(deps, tx, { organizationId: inv.organizationId, actor: { type: 'user', id: user.id }, request }, 200);
     return presentMember(member!, user);
   });
 }

@@ -1,0 +1,118 @@
+// Organization API keys (spec §2.6, §4.6, DECISIONS §4): `{prefix}_{mode}_` + 32 hex characters,
+// stored as SHA-256, shown once. Active keys per plan are checked under the organization lock.
+import { and, count, desc, eq, gt, isNull, or } from 'drizzle-orm';
+import type { Deps } from '../../deps.js';
+import type { OrgAccess } from '../../http/authorize.js';
+import { conflict, notFound, validationError } from '../../http/errors.js';
+import { newId } from '../../lib/ids.js';
+import { randomHex, sha256 } from '../../lib/secrets.js';
+import { auditChange } from '../audit/service.js';
+import { assertWithinLimit, lockPlanLimits } from '../billing/plans.js';
+import { recordEvent } from '../webhooks/outbox.js';
+import { apiKeys, type ApiKeyRow } from './tables.js';
+
+export const present = (k: ApiKeyRow) => ({
+  id: k.id,
+  name: k.name,
+  keyPrefix: k.keyPrefix,
+  scopes: k.scopes,
+  rateLimit: k.rateLimit,
+  isActive: k.isActive,
+  createdAt: k.createdAt.toISOString(),
+  expiresAt: k.expiresAt?.toISOString() ?? null,
+  lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
+});
+
+const eventData = (k: ApiKeyRow) => ({ apiKeyId: k.id, organizationId: k.organizationId, name: k.name, keyPrefix: k.keyPrefix, scopes: k.scopes });
+
+export interface CreateKeyInput {
+  name: string;
+  scopes?: string[];
+  rateLimit?: number | null;
+  expiresAt?: string | null;
+}
+
+export async function createApiKey(deps: Deps, access: OrgAccess, input: CreateKeyInput) {
+  const now = deps.clock.now();
+  const expiresAt = input.expiresAt ? new Date(input.expiresAt) : null;
+  if (expiresAt && expiresAt <= now) throw validationError('Invalid request body', 'expiresAt: must be in the future');
+  if (!input.name.trim()) throw validationError('Invalid request body', 'name: must not be blank');
+  const { prefix, mode } = deps.config.apiKey;
+  const random = randomHex(16);
+  const plainKey = `${prefix}_${mode}_${random}`;
+  return deps.db.transaction(async (tx) => {
+    const limits = await lockPlanLimits(tx, access.organizationId);
+    const [active] = await tx
+      .select({ n: count() })
+      .from(apiKeys)
+      .where(and(eq(apiKeys.organizationId, access.organizationId), eq(apiKeys.isActive, true), or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, now))));
+    assertWithinLimit(limits.apiKeys, active?.n ?? 0, 'active API keys');
+    const [key] = await tx
+      .insert(apiKeys)
+      .values({
+        organizationId: access.organizationId,
+        id: newId('key', now.getTime()),
+        name: input.name.trim(),
+        keyPrefix: `${prefix}_${mode}_${random.slice(0, 8)}`,
+        keyHash: sha256(plainKey),
+        scopes: input.scopes ?? [],
+        rateLimit: input.rateLimit ?? null,
+        createdBy: access.actor.userId,
+        createdAt: now,
+        expiresAt,
+      })
+      .returning();
+    await recordEvent(deps, tx, access.organizationId, 'api_key.created', eventData(key!));
+    await auditChange(deps, tx, access, 201);
+    return { apiKey: present(key!), plainKey };
+  });
+}
+
+export async function listApiKeys(deps: Deps, access: OrgAccess, page: number, pageSize: number) {
+  const inOrg = eq(apiKeys.organizationId, access.organizationId);
+  const rows = await deps.db.select().from(apiKeys).where(inOrg).orderBy(desc(apiKeys.createdAt), desc(apiKeys.id)).limit(pageSize).offset((page - 1) * pageSize);
+  const [totals] = await deps.db.select({ n: count() }).from(apiKeys).where(inOrg);
+  const total = totals?.n ?? 0;
+  return { data: rows.map(present), total, page, pageSize, hasMore: page * pageSize < total };
+}
+
+/** The organization of a key, for the flat `/api-keys/{keyId}` paths; 404 when there is none. */
+export async function organizationOfKey(deps: Deps, keyId: string): Promise<string> {
+  const [row] = await deps.db.select({ org: apiKeys.organizationId }).from(apiKeys).where(eq(apiKeys.id, keyId));
+  if (!row) throw notFound('API key not found');
+  return row.org;
+}
+
+export async function revokeApiKey(deps: Deps, access: OrgAccess, keyId: string) {
+  const now = deps.clock.now();
+  const key = await deps.db.transaction(async (tx) => {
+    const [k] = await tx
+      .update(apiKeys)
+      .set({ isActive: false, revokedAt: now })
+      .where(and(eq(apiKeys.organizationId, access.organizationId), eq(apiKeys.id, keyId), eq(apiKeys.isActive, true)))
+      .returning();
+    if (!k) {
+      const [exists] = await tx.select({ id: apiKeys.id }).from(apiKeys).where(and(eq(apiKeys.organizationId, access.organizationId), eq(apiKeys.id, keyId)));
+      if (!exists) throw notFound('API key not found');
+      throw conflict('API key is already revoked');
+    }
+    await recordEvent(deps, tx, access.organizationId, 'api_key.revoked', eventData(k));
+    await auditChange(deps, tx, access, 200);
+    return k;
+  });
+  await deps.apiKeys.revoked(key.id);
+  return { message: 'API key revoked', apiKey: present(key) };
+}
+
+export async function keyUsage(deps: Deps, access: OrgAccess, keyId: string) {
+  const [k] = await deps.db.select().from(apiKeys).where(and(eq(apiKeys.organizationId, access.organizationId), eq(apiKeys.id, keyId)));
+  if (!k) throw notFound('API key not found');
+  return {
+    keyId: k.id,
+    name: k.name,
+    prefix: k.keyPrefix,
+    lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
+    createdAt: k.createdAt.toISOString(),
+    usage: { requests: k.requestCount, rateLimit: k.rateLimit ?? deps.config.rateLimit.keyDefaultPerMin },
+  };
+}

@@ -1,0 +1,47 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { Deps } from '../../deps.js';
+import { errors, Nullable, Timestamp } from '../../http/schemas.js';
+import { OrgParams } from '../organizations/schemas.js';
+import { listAuditLogs } from './list.service.js';
+
+const AuditEntry = Type.Object({
+  id: Type.String(),
+  organizationId: Type.String(),
+  actorType: Type.Enum(['user', 'api_key']),
+  actorId: Type.String(),
+  action: Type.String(),
+  method: Type.String(),
+  path: Type.String(),
+  statusCode: Type.Integer(),
+  ipAddress: Nullable(Type.String()),
+  userAgent: Nullable(Type.String()),
+  createdAt: Timestamp,
+});
+
+const AuditQuery = Type.Object({
+  page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
+  pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+  actorType: Type.Optional(Type.Enum(['user', 'api_key'])),
+  actorId: Type.Optional(Type.String({ maxLength: 64 })),
+  action: Type.Optional(Type.String({ maxLength: 200, description: 'METHOD /route/pattern, e.g. GET /api/v1/organizations/:orgId/projects' })),
+  from: Type.Optional(Type.String({ format: 'date-time' })),
+  to: Type.Optional(Type.String({ format: 'date-time' })),
+});
+
+export const auditRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  app.get('/organizations/:orgId/audit-logs', {
+    schema: {
+      tags: ['audit'],
+      security: [{ bearerAuth: [] }, { apiKey: [] }],
+      summary: 'Audit log, newest first (audit-logs:read; scope read:audit-logs)',
+      params: OrgParams,
+      querystring: AuditQuery,
+      response: {
+        200: Type.Object({ data: Type.Array(AuditEntry), total: Type.Integer(), page: Type.Integer(), pageSize: Type.Integer(), hasMore: Type.Boolean() }),
+        ...errors(401, 403, 404),
+      },
+    },
+    handler: async (req) => listAuditLogs(deps, await deps.authorizeOrg(req, req.params.orgId, 'audit-logs:read'), { ...req.query, page: req.query.page ?? 1, pageSize: req.query.pageSize ?? 20 }),
+  });
+};
