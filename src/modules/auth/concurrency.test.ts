@@ -13,6 +13,9 @@ afterAll(async () => {
   await t?.close();
 });
 
+// Parallel Argon2 verifications: room for a loaded machine.
+const SLOW = 90_000;
+
 const statuses = (responses: Array<{ statusCode: number }>) => responses.map((r) => r.statusCode).sort();
 
 describe('concurrent requests', () => {
@@ -25,7 +28,7 @@ describe('concurrent requests', () => {
     // The losers were inside the reuse grace: nothing was revoked.
     expect((await getMe(t, winner.accessToken)).statusCode).toBe(200);
     expect((await refreshRaw(t, winner.refreshToken)).statusCode).toBe(200);
-  });
+  }, SLOW);
 
   it('six parallel logins under a cap of five leave exactly five active sessions', async () => {
     const { email } = await verifiedUser(t, 'race-login');
@@ -36,14 +39,14 @@ describe('concurrent requests', () => {
     for (const token of tokens) if ((await getMe(t, token)).statusCode === 200) alive.push(token);
     expect(alive).toHaveLength(5);
     expect(json(await listSessions(t, alive[0]!)).total).toBe(5);
-  });
+  }, SLOW);
 
   it('parallel failures are all counted: the account ends locked', async () => {
     const { email } = await verifiedUser(t, 'race-lock');
     const responses = await Promise.all(Array.from({ length: 6 }, () => loginRaw(t, email, 'Wrong-Password-1')));
     for (const r of responses) expect([401, 423]).toContain(r.statusCode);
     expectError(await loginRaw(t, email, PASSWORD), 423, 'ACCOUNT_LOCKED');
-  });
+  }, SLOW);
 
   it('a verification token used in parallel works once', async () => {
     const { email } = await registerUser(t, uniqueEmail('race-verify'));
@@ -52,7 +55,7 @@ describe('concurrent requests', () => {
       Array.from({ length: 4 }, () => t.request({ method: 'POST', url: '/api/v1/auth/verify-email', payload: { token } })),
     );
     expect(statuses(responses)).toEqual([200, 400, 400, 400]);
-  });
+  }, SLOW);
 
   it('a reset token used in parallel works once', async () => {
     const { email } = await verifiedUser(t, 'race-reset');
@@ -65,7 +68,7 @@ describe('concurrent requests', () => {
     expect(statuses(responses)).toEqual([200, 400, 400]);
     const winner = passwords[responses.findIndex((r) => r.statusCode === 200)]!;
     expect((await loginRaw(t, email, winner)).statusCode).toBe(200);
-  });
+  }, SLOW);
 
   it('parallel registrations of one email: one 201, the others 409', async () => {
     const email = uniqueEmail('race-register');
@@ -73,5 +76,5 @@ describe('concurrent requests', () => {
       [email, email.toUpperCase(), ` ${email} `].map((e) => t.request({ method: 'POST', url: '/api/v1/auth/register', payload: { email: e, password: PASSWORD } })),
     );
     expect(statuses(responses)).toEqual([201, 409, 409]);
-  });
+  }, SLOW);
 });

@@ -16,6 +16,8 @@ afterAll(async () => {
 
 const MINUTE = 60 * 1000;
 const WRONG = 'Wrong-Password-1';
+// Lockout tests verify up to a dozen passwords: room for a loaded machine.
+const SLOW = 90_000;
 
 async function fail(email: string, times: number) {
   for (let i = 0; i < times; i++) {
@@ -131,7 +133,7 @@ describe('login: lockout', () => {
     // The counter was reset: four more failures do not lock.
     await fail(email, 4);
     expect((await loginRaw(t, email, PASSWORD)).statusCode).toBe(200);
-  });
+  }, SLOW);
 
   it('the 4th failure does not lock; the 5th does', async () => {
     const { email } = await verifiedUser(t, 'lock4');
@@ -139,7 +141,7 @@ describe('login: lockout', () => {
     const fifth = expectError(await loginRaw(t, email, WRONG), 401, 'AUTHENTICATION_ERROR');
     expect(fifth.message).toBe('Invalid email or password');
     expectError(await loginRaw(t, email, PASSWORD), 423, 'ACCOUNT_LOCKED');
-  });
+  }, SLOW);
 
   it('a success in between resets the counter: 4 failures, success, 4 failures is not locked', async () => {
     const { email } = await verifiedUser(t, 'reset-count');
@@ -147,7 +149,7 @@ describe('login: lockout', () => {
     expect((await loginRaw(t, email, PASSWORD)).statusCode).toBe(200);
     await fail(email, 4);
     expect((await loginRaw(t, email, PASSWORD)).statusCode).toBe(200);
-  });
+  }, SLOW);
 
   it('after a lock expires, one failure does not lock again at once', async () => {
     const { email } = await verifiedUser(t, 'relock');
@@ -155,18 +157,18 @@ describe('login: lockout', () => {
     t.clock.advance(15 * MINUTE);
     expectError(await loginRaw(t, email, WRONG), 401, 'AUTHENTICATION_ERROR');
     expect((await loginRaw(t, email, PASSWORD)).statusCode).toBe(200);
-  });
+  }, SLOW);
 
   it('counts failures of an unverified account too', async () => {
     const { email } = await registerUser(t, uniqueEmail('lock-unverified'));
     await fail(email, 5);
     expectError(await loginRaw(t, email, PASSWORD), 423, 'ACCOUNT_LOCKED');
-  });
+  }, SLOW);
 
   it('a lock on one account does not touch another', async () => {
     const a = await verifiedUser(t, 'lock-a');
     const b = await verifiedUser(t, 'lock-b');
     await fail(a.email, 5);
     expect((await loginRaw(t, b.email, PASSWORD)).statusCode).toBe(200);
-  });
+  }, SLOW);
 });
