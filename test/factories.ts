@@ -1,4 +1,5 @@
 // Accounts made the way a user makes them: over HTTP, with the link from the real mail.
+import { sql } from 'drizzle-orm';
 import { expect } from 'vitest';
 import { json, type TestApp } from './harness.js';
 
@@ -32,4 +33,60 @@ export async function signedInUser(t: TestApp, label = 'user') {
   await verifyEmailOf(t, email);
   const tokens = await login(t, email, password);
   return { email, password, userId, ...tokens, auth: { authorization: `Bearer ${tokens.accessToken}` } };
+}
+
+// ---- organizations (issue 4) ----------------------------------------------------------------
+
+export type SignedInUser = Awaited<ReturnType<typeof signedInUser>>;
+export type OrgRole = 'owner' | 'admin' | 'member' | 'viewer';
+
+export const uniqueSlug = (label = 'org') => `${label}-${Date.now().toString(36)}-${++counter}`;
+
+/** An organization created over HTTP by `owner` (201 checked). */
+export async function createOrg(t: TestApp, owner: { auth: Record<string, string> }, body: Record<string, unknown> = {}) {
+  const res = await t.request({ method: 'POST', url: '/api/v1/organizations', headers: owner.auth, payload: { name: 'Test Org', slug: uniqueSlug(), ...body } });
+  expect(res.statusCode, res.body).toBe(201);
+  return json(res) as { id: string; name: string; slug: string } & Record<string, unknown>;
+}
+
+/** Billing does not exist yet: the plan column is set directly so an organization can hold more than 3 members. */
+export async function setPlan(t: TestApp, orgId: string, plan: 'free' | 'pro' | 'enterprise') {
+  await t.deps.db.execute(sql`update organizations set plan = ${plan} where id = ${orgId}`);
+}
+
+/** An invitation sent over HTTP (201 checked), with the token of its link. */
+export async function invite(t: TestApp, orgId: string, by: { auth: Record<string, string> }, email: string, role: Exclude<OrgRole, 'owner'>) {
+  const res = await t.request({ method: 'POST', url: `/api/v1/organizations/${orgId}/invitations`, headers: by.auth, payload: { email, role } });
+  expect(res.statusCode, res.body).toBe(201);
+  const body = json(res);
+  const token = new URL(body.inviteUrl as string).searchParams.get('token')!;
+  return { invitation: body.invitation as Record<string, any>, inviteUrl: body.inviteUrl as string, token }; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+/** `user` joins the organization with `role`: invited by `by`, accepted over HTTP. Returns the membership. */
+export async function addMember(t: TestApp, orgId: string, by: { auth: Record<string, string> }, user: SignedInUser, role: Exclude<OrgRole, 'owner'>) {
+  const { token } = await invite(t, orgId, by, user.email, role);
+  const res = await t.request({ method: 'POST', url: '/api/v1/invitations/accept', headers: user.auth, payload: { token } });
+  expect(res.statusCode, res.body).toBe(200);
+  return json(res) as { id: string; userId: string; role: OrgRole } & Record<string, unknown>;
+}
+
+type Row = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** The rows of a raw `db.execute` (both drivers answer `{rows}`). */
+export const rowsOf = (result: unknown): Row[] => (result as { rows: Row[] }).rows;
+
+/** The organization's outbox events, oldest first. */
+export async function eventsOf(t: TestApp, orgId: string): Promise<Row[]> {
+  return rowsOf(await t.deps.db.execute(sql`select id, type, data, created_at from events where organization_id = ${orgId} order by created_at, id`));
+}
+
+/** The organization's audit entries, oldest first, in the API's field names. */
+export async function auditOf(t: TestApp, orgId: string): Promise<Row[]> {
+  return rowsOf(
+    await t.deps.db.execute(sql`
+    select organization_id as "organizationId", actor_type as "actorType", actor_id as "actorId", action, method, path,
+           status_code as "statusCode", ip_address as "ipAddress", user_agent as "userAgent"
+    from audit_logs where organization_id = ${orgId} order by created_at, id`),
+  );
 }

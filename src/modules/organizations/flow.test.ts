@@ -41,6 +41,7 @@ describe('organization happy path', () => {
     expect(events.map((e) => e.type)).toEqual(['member.added', 'project.created']);
     const audit = await queryRows<{ action: string }>(t, sql`select action from audit_logs where organization_id = ${org.id} order by created_at, id`);
     expect(audit.map((a) => a.action)).toEqual([
+      'POST /api/v1/organizations',
       'POST /api/v1/organizations/:orgId/invitations',
       'POST /api/v1/invitations/accept',
       'POST /api/v1/organizations/:orgId/projects',

@@ -1,7 +1,7 @@
 // Invitations (spec §4.4, DECISIONS §3): 7 days, token stored hashed, statuses pending, accepted,
 // declined, revoked and expired (a pending one past its time). Members plus pending invitations
 // count against the plan's member limit, checked under the organization's row lock.
-import { and, count, desc, eq, gt, lte, sql, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, gt, lte, ne, sql, type SQL } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
 import type { Tx } from '../../db/client.js';
 import type { UserActor } from '../../http/actor.js';
@@ -12,7 +12,7 @@ import { randomToken, sha256 } from '../../lib/secrets.js';
 import { sendLater } from '../../providers/mail/mailer.js';
 import { invitationMail } from '../../providers/mail/templates.js';
 import { auditChange } from '../audit/service.js';
-import { assertWithinLimit, lockPlanLimits } from '../billing/plans.js';
+import { assertWithinLimit, lockPlanLimits, type PlanLimits } from '../billing/plans.js';
 import { users } from '../users/tables.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { memberEventData, presentMember } from './service.js';
@@ -40,15 +40,40 @@ const present = (inv: InvitationRow, by: Inviter, now: Date) => ({
 const inviterColumns = { id: users.id, email: users.email, fullName: users.fullName };
 const inviteUrl = (deps: Deps, token: string) => `${deps.config.appOrigin}/invitations/accept?token=${encodeURIComponent(token)}`;
 
-/** Members plus live pending invitations must stay under the plan's limit. Call with the org locked. */
-async function assertSeatAvailable(tx: Tx, organizationId: string, now: Date) {
-  const limits = await lockPlanLimits(tx, organizationId);
+/**
+ * Members plus live pending invitations must stay under the plan's limit. Call after
+ * lockPlanLimits: the organization's row lock serializes every check-then-insert of a seat.
+ */
+async function assertSeatAvailable(tx: Tx, organizationId: string, now: Date, limits: PlanLimits) {
   const [m] = await tx.select({ n: count() }).from(memberships).where(eq(memberships.organizationId, organizationId));
   const [i] = await tx
     .select({ n: count() })
     .from(invitations)
     .where(and(eq(invitations.organizationId, organizationId), eq(invitations.status, 'pending'), gt(invitations.expiresAt, now)));
   assertWithinLimit(limits.members, (m?.n ?? 0) + (i?.n ?? 0), 'members (members plus pending invitations)');
+}
+
+/** Spec §4.4: not to an existing member, not to an email with a live pending invitation (other than `exceptId`). */
+async function assertInvitable(tx: Tx, organizationId: string, email: string, now: Date, exceptId?: string) {
+  const [member] = await tx
+    .select({ id: memberships.id })
+    .from(memberships)
+    .innerJoin(users, eq(users.id, memberships.userId))
+    .where(and(eq(memberships.organizationId, organizationId), sql`lower(${users.email}) = ${email}`));
+  if (member) throw conflict('This person is already a member', 'email: belongs to a member of this organization');
+  const [pending] = await tx
+    .select({ id: invitations.id })
+    .from(invitations)
+    .where(
+      and(
+        eq(invitations.organizationId, organizationId),
+        eq(invitations.email, email),
+        eq(invitations.status, 'pending'),
+        gt(invitations.expiresAt, now),
+        exceptId ? ne(invitations.id, exceptId) : undefined,
+      ),
+    );
+  if (pending) throw conflict('An invitation is already pending for this email', 'email: has a pending invitation');
 }
 
 async function mailInvitation(deps: Deps, tx: Tx, inv: InvitationRow, inviter: Inviter, token: string) {
@@ -61,18 +86,10 @@ export async function createInvitation(deps: Deps, access: OrgAccess, input: { e
   const now = deps.clock.now();
   const token = randomToken(32);
   const result = await deps.db.transaction(async (tx) => {
-    await assertSeatAvailable(tx, access.organizationId, now);
-    const [member] = await tx
-      .select({ id: memberships.id })
-      .from(memberships)
-      .innerJoin(users, eq(users.id, memberships.userId))
-      .where(and(eq(memberships.organizationId, access.organizationId), sql`lower(${users.email}) = ${email}`));
-    if (member) throw conflict('This person is already a member', 'email: belongs to a member of this organization');
-    const [pending] = await tx
-      .select({ id: invitations.id })
-      .from(invitations)
-      .where(and(eq(invitations.organizationId, access.organizationId), eq(invitations.email, email), eq(invitations.status, 'pending'), gt(invitations.expiresAt, now)));
-    if (pending) throw conflict('An invitation is already pending for this email', 'email: has a pending invitation');
+    // Conflicts first (a 409 says more than a 402), all under the organization's row lock.
+    const limits = await lockPlanLimits(tx, access.organizationId);
+    await assertInvitable(tx, access.organizationId, email, now);
+    await assertSeatAvailable(tx, access.organizationId, now, limits);
     const [inv] = await tx
       .insert(invitations)
       .values({
@@ -151,8 +168,13 @@ export async function resendInvitation(deps: Deps, access: OrgAccess, invitation
   const result = await deps.db.transaction(async (tx) => {
     const { inv, by } = await loadInvitation(tx, access.organizationId, invitationId);
     if (inv.status !== 'pending') throw notPending(statusOf(inv, now));
-    // An expired invitation no longer holds a seat: renewing it takes one again.
-    if (inv.expiresAt <= now) await assertSeatAvailable(tx, access.organizationId, now);
+    // An expired invitation no longer holds a seat, nor blocks a new invitation to its email:
+    // renewing it takes a seat again and must not duplicate a newer invitation or a membership.
+    if (inv.expiresAt <= now) {
+      const limits = await lockPlanLimits(tx, access.organizationId);
+      await assertInvitable(tx, access.organizationId, inv.email, now, inv.id);
+      await assertSeatAvailable(tx, access.organizationId, now, limits);
+    }
     const [updated] = await tx
       .update(invitations)
       .set({ tokenHash: sha256(token), expiresAt: new Date(now.getTime() + VALIDITY_MS), updatedAt: now })

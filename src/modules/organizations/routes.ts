@@ -38,7 +38,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; onDelet
 
   app.post('/organizations', {
     schema: { tags, security, summary: 'Create an organization; the caller becomes its owner', body: CreateOrgBody, response: { 201: Organization, ...errors(401, 409) } },
-    handler: async (req, reply) => reply.status(201).send(await orgs.createOrganization(deps, requireUser(req), req.body)),
+    handler: async (req, reply) => reply.status(201).send(await orgs.createOrganization(deps, requireUser(req), req.body, requestContext(req))),
   });
 
   app.get('/users/me/organizations', {

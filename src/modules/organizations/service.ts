@@ -4,7 +4,7 @@ import type { Deps } from '../../deps.js';
 import type { Tx } from '../../db/client.js';
 import { isUniqueViolation } from '../../db/client.js';
 import type { UserActor } from '../../http/actor.js';
-import type { OrgAccess } from '../../http/authorize.js';
+import type { OrgAccess, RequestContext } from '../../http/authorize.js';
 import { conflict, notFound, validationError } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import { auditChange } from '../audit/service.js';
@@ -62,6 +62,7 @@ export async function createOrganization(
   deps: Deps,
   actor: UserActor,
   input: { name: string; slug: string; description?: string | null; logoUrl?: string | null },
+  request: RequestContext,
 ) {
   const now = deps.clock.now();
   const org: OrganizationRow = {
@@ -81,6 +82,8 @@ export async function createOrganization(
     await deps.db.transaction(async (tx) => {
       await tx.insert(organizations).values(org);
       await tx.insert(memberships).values({ organizationId: org.id, id: newId('mbr', now.getTime()), userId: actor.userId, role: 'owner', joinedAt: now, updatedAt: now });
+      // The organization's audit log starts with its creation (a change a user made in it).
+      await auditChange(deps, tx, { organizationId: org.id, actor: { type: 'user', id: actor.userId }, request }, 201);
     });
   } catch (err) {
     // The unique index settles concurrent creation with the same slug: one wins, the others get 409.
