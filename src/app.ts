@@ -7,7 +7,8 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from './deps.js';
 import { registerActor } from './http/actor.js';
-import { registerErrorHandler, sendError } from './http/error-handler.js';
+import { registerCors } from './http/cors.js';
+import { frameworkError, registerErrorHandler, sendError } from './http/error-handler.js';
 import { AppError, notFound } from './http/errors.js';
 import { registerRateLimit } from './http/rate-limit.js';
 import { ErrorBody, errors } from './http/schemas.js';
@@ -18,6 +19,7 @@ import { authRoutes } from './modules/auth/routes.js';
 import { organizationRoutes } from './modules/organizations/routes.js';
 import { projectRoutes } from './modules/projects/routes.js';
 import { userRoutes } from './modules/users/routes.js';
+import { webhookRoutes } from './modules/webhooks/routes.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -42,6 +44,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
     ajv: { customOptions: { removeAdditional: false } },
+    frameworkErrors: frameworkError,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
@@ -59,6 +62,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     return payload;
   });
   registerErrorHandler(app);
+  registerCors(app, deps.config.appOrigin);
   app.addSchema(ErrorBody);
 
   await app.register(swagger, {
@@ -111,6 +115,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       await api.register(projectRoutes, { deps });
       await api.register(apiKeyRoutes, { deps });
       await api.register(auditRoutes, { deps });
+      await api.register(webhookRoutes, { deps });
     },
     { prefix: '/api/v1' },
   );

@@ -3,6 +3,7 @@ import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { DataDirLockedError } from './db/client.js';
 import { createDeps, createLogger } from './deps.js';
+import { createDeliveryWorker } from './modules/webhooks/worker.js';
 
 async function main() {
   let config;
@@ -28,8 +29,10 @@ async function main() {
   }
   const app = await buildApp(deps);
   await app.listen({ port: config.port, host: config.host });
+  const worker = config.webhook.worker === 'inline' ? createDeliveryWorker(deps) : null;
+  await worker?.start();
   logger.info(
-    { database: deps.dbHandle.kind === 'pg' ? 'postgresql' : `embedded (${config.dataDir})`, redis: Boolean(deps.redis) },
+    { database: deps.dbHandle.kind === 'pg' ? 'postgresql' : `embedded (${config.dataDir})`, redis: Boolean(deps.redis), webhookWorker: config.webhook.worker },
     `Tenantry API on http://${config.host}:${config.port} (docs at /docs)`,
   );
 
@@ -45,6 +48,7 @@ async function main() {
     force.unref();
     try {
       await app.close();
+      await worker?.stop();
       await deps.close();
       process.exit(0);
     } catch (err) {

@@ -21,6 +21,8 @@ export interface DbHandle {
   /** The pool when on PostgreSQL (LISTEN/NOTIFY, health checks). */
   pool: pg.Pool | null;
   pglite: PGlite | null;
+  /** The connection string on PostgreSQL (a dedicated LISTEN connection needs it). */
+  url: string | null;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -88,6 +90,7 @@ export async function openPglite(opts: OpenPgliteOptions): Promise<DbHandle> {
       kind: 'pglite',
       pool: null,
       pglite: client,
+      url: null,
       ping: async () => {
         await client.query('select 1');
       },
@@ -116,6 +119,7 @@ export function openPostgres(url: string, logger: Logger, max = 10): DbHandle {
     kind: 'pg',
     pool,
     pglite: null,
+    url,
     ping: async () => {
       await pool.query('select 1');
     },

@@ -61,3 +61,5 @@ export const PageQuery = Type.Object(
 );
 
 export const bearerAuth = [{ bearerAuth: [] }];
+/** Routes an API key may call too (with the right scope). */
+export const bearerOrKey: Array<Record<string, string[]>> = [{ bearerAuth: [] }, { apiKey: [] }];

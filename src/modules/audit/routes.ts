@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Deps } from '../../deps.js';
-import { errors, Nullable, Timestamp } from '../../http/schemas.js';
+import { bearerOrKey, errors, Nullable, Timestamp } from '../../http/schemas.js';
 import { OrgParams } from '../organizations/schemas.js';
 import { listAuditLogs } from './list.service.js';
 
@@ -33,7 +33,7 @@ export const auditRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
   app.get('/organizations/:orgId/audit-logs', {
     schema: {
       tags: ['audit'],
-      security: [{ bearerAuth: [] }, { apiKey: [] }],
+      security: bearerOrKey,
       summary: 'Audit log, newest first (audit-logs:read; scope read:audit-logs)',
       params: OrgParams,
       querystring: AuditQuery,

@@ -1,0 +1,74 @@
+// Which webhook targets are refused (spec §6.4 plus DECISIONS §5): loopback, private, link-local,
+// CGNAT, unspecified and other non-public ranges, in IPv4 and IPv6 (IPv4-mapped included), the
+// `localhost` names, hostnames without a dot, and schemes other than http and https.
+import { BlockList, isIP } from 'node:net';
+
+const blocked = new BlockList();
+for (const [net, prefix] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const) {
+  blocked.addSubnet(net, prefix, 'ipv4');
+}
+for (const [net, prefix] of [
+  ['::', 128],
+  ['::1', 128],
+  ['fe80::', 10],
+  ['fc00::', 7],
+  ['ff00::', 8],
+  ['64:ff9b::', 96],
+  ['2001:db8::', 32],
+] as const) {
+  blocked.addSubnet(net, prefix, 'ipv6');
+}
+
+/** The IPv4 address inside an IPv4-mapped or -compatible IPv6 address (::ffff:7f00:1), if any. */
+function embeddedIPv4(ip: string): string | null {
+  const m = /^(?:0*:)*:?(?:ffff:)?(\d+\.\d+\.\d+\.\d+)$/i.exec(ip) ?? /^::ffff:(.+)$/i.exec(ip);
+  if (m && isIP(m[1]!) === 4) return m[1]!;
+  const hex = /^(?:0*:)*:?ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(ip);
+  if (hex) {
+    const hi = parseInt(hex[1]!, 16);
+    const lo = parseInt(hex[2]!, 16);
+    return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  }
+  return null;
+}
+
+export function isPrivateAddress(ip: string): boolean {
+  const family = isIP(ip);
+  if (family === 4) return blocked.check(ip, 'ipv4');
+  if (family === 6) {
+    const v4 = embeddedIPv4(ip);
+    if (v4) return blocked.check(v4, 'ipv4');
+    return blocked.check(ip, 'ipv6');
+  }
+  return true;
+}
+
+/** Null when the URL may be used as a webhook target, else the reason. */
+export function unsafeUrlReason(raw: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return 'is not a valid URL';
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must use http or https';
+  if (url.username || url.password) return 'must not contain credentials';
+  // The URL parser has already normalised decimal, octal and hex IPv4 forms (http://2130706433/).
+  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase().replace(/\.$/, '');
+  if (host === 'localhost' || host.endsWith('.localhost')) return 'must not point to localhost';
+  if (isIP(host)) return isPrivateAddress(host) ? 'must not point to a private, loopback or link-local address' : null;
+  if (!host.includes('.')) return 'must have a fully qualified hostname';
+  return null;
+}

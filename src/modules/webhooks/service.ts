@@ -1,0 +1,208 @@
+// Webhook endpoints of an organization (spec §2.7, §4.7, DECISIONS §5).
+import { and, count, desc, eq, isNull, sql } from 'drizzle-orm';
+import type { Deps } from '../../deps.js';
+import type { Tx } from '../../db/client.js';
+import type { OrgAccess } from '../../http/authorize.js';
+import { conflict, notFound, validationError } from '../../http/errors.js';
+import { newId } from '../../lib/ids.js';
+import { encrypt, randomHex } from '../../lib/secrets.js';
+import { unsafeUrlReason } from '../../lib/ssrf.js';
+import { auditChange } from '../audit/service.js';
+import { assertWithinLimit, lockPlanLimits } from '../billing/plans.js';
+import { validateEventTypes } from './catalogue.js';
+import { recordEvent, WAKE_CHANNEL } from './outbox.js';
+import { type DeliveryRow, type EndpointRow, webhookDeliveries, webhookEndpoints } from './tables.js';
+
+export const presentEndpoint = (e: EndpointRow) => ({
+  id: e.id,
+  organizationId: e.organizationId,
+  url: e.url,
+  description: e.description,
+  events: e.events,
+  isActive: e.isActive,
+  createdAt: e.createdAt.toISOString(),
+  updatedAt: e.updatedAt.toISOString(),
+});
+
+export const presentDelivery = (d: DeliveryRow) => ({
+  id: d.id,
+  endpointId: d.endpointId,
+  eventType: d.eventType,
+  payload: d.payload,
+  status: d.status,
+  attempts: d.attempts,
+  responseStatus: d.responseStatus,
+  responseBody: d.responseBody,
+  lastError: d.lastError,
+  deliveredAt: d.deliveredAt?.toISOString() ?? null,
+  nextRetryAt: d.status === 'pending' ? (d.nextRetryAt?.toISOString() ?? null) : null,
+  createdAt: d.createdAt.toISOString(),
+  updatedAt: d.updatedAt.toISOString(),
+});
+
+const newSecret = () => `whsec_${randomHex(32)}`;
+
+function checkUrl(deps: Deps, url: string) {
+  if (deps.config.webhook.allowPrivateUrls) {
+    if (!/^https?:\/\//i.test(url)) throw validationError('Invalid webhook URL', 'url: must use http or https');
+    return;
+  }
+  const reason = unsafeUrlReason(url);
+  if (reason) throw validationError('Invalid webhook URL', `url: ${reason}`);
+}
+
+const live = (access: OrgAccess, id: string) =>
+  and(eq(webhookEndpoints.organizationId, access.organizationId), eq(webhookEndpoints.id, id), isNull(webhookEndpoints.deletedAt));
+
+async function load(tx: Tx | Deps['db'], access: OrgAccess, id: string) {
+  const [e] = await tx.select().from(webhookEndpoints).where(live(access, id));
+  if (!e) throw notFound('Webhook endpoint not found');
+  return e;
+}
+
+export async function listEndpoints(deps: Deps, access: OrgAccess) {
+  const rows = await deps.db
+    .select()
+    .from(webhookEndpoints)
+    .where(and(eq(webhookEndpoints.organizationId, access.organizationId), isNull(webhookEndpoints.deletedAt)))
+    .orderBy(desc(webhookEndpoints.createdAt), desc(webhookEndpoints.id));
+  return { success: true as const, data: rows.map(presentEndpoint) };
+}
+
+export async function createEndpoint(deps: Deps, access: OrgAccess, input: { url: string; description?: string | null; events?: string[] }) {
+  checkUrl(deps, input.url);
+  const eventTypes = validateEventTypes(input.events ?? []);
+  const now = deps.clock.now();
+  const secret = newSecret();
+  return deps.db.transaction(async (tx) => {
+    const limits = await lockPlanLimits(tx, access.organizationId);
+    const [n] = await tx
+      .select({ n: count() })
+      .from(webhookEndpoints)
+      .where(and(eq(webhookEndpoints.organizationId, access.organizationId), isNull(webhookEndpoints.deletedAt)));
+    assertWithinLimit(limits.webhookEndpoints, n?.n ?? 0, 'webhook endpoints');
+    const [e] = await tx
+      .insert(webhookEndpoints)
+      .values({
+        organizationId: access.organizationId,
+        id: newId('wh', now.getTime()),
+        url: input.url,
+        description: input.description ?? null,
+        events: eventTypes,
+        secretEnc: encrypt(deps.config.encryptionKey, secret),
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning();
+    await auditChange(deps, tx, access, 201);
+    return { success: true as const, data: { ...presentEndpoint(e!), secret } };
+  });
+}
+
+export async function getEndpoint(deps: Deps, access: OrgAccess, id: string) {
+  return { success: true as const, data: presentEndpoint(await load(deps.db, access, id)) };
+}
+
+export async function updateEndpoint(
+  deps: Deps,
+  access: OrgAccess,
+  id: string,
+  input: { url?: string; description?: string | null; events?: string[]; isActive?: boolean },
+) {
+  if (input.url !== undefined) checkUrl(deps, input.url);
+  const eventTypes = input.events !== undefined ? validateEventTypes(input.events) : undefined;
+  return deps.db.transaction(async (tx) => {
+    await load(tx, access, id);
+    const [e] = await tx
+      .update(webhookEndpoints)
+      .set({
+        ...(input.url !== undefined ? { url: input.url } : {}),
+        ...(input.description !== undefined ? { description: input.description } : {}),
+        ...(eventTypes !== undefined ? { events: eventTypes } : {}),
+        ...(input.isActive !== undefined ? { isActive: input.isActive } : {}),
+        updatedAt: deps.clock.now(),
+      })
+      .where(live(access, id))
+      .returning();
+    await auditChange(deps, tx, access, 200);
+    return { success: true as const, data: presentEndpoint(e!) };
+  });
+}
+
+/** Removes the endpoint (its history stays readable) and cancels its pending deliveries. */
+export async function deleteEndpoint(deps: Deps, access: OrgAccess, id: string) {
+  const now = deps.clock.now();
+  await deps.db.transaction(async (tx) => {
+    await load(tx, access, id);
+    await tx.update(webhookEndpoints).set({ deletedAt: now, isActive: false, updatedAt: now }).where(live(access, id));
+    await tx
+      .update(webhookDeliveries)
+      .set({ status: 'canceled', nextRetryAt: null, lastError: 'endpoint deleted', updatedAt: now })
+      .where(and(eq(webhookDeliveries.organizationId, access.organizationId), eq(webhookDeliveries.endpointId, id), eq(webhookDeliveries.status, 'pending')));
+    await auditChange(deps, tx, access, 200);
+  });
+  return { success: true as const, message: 'Webhook endpoint deleted' };
+}
+
+export async function listDeliveries(deps: Deps, access: OrgAccess, id: string, page: number, pageSize: number) {
+  await load(deps.db, access, id);
+  const where = and(eq(webhookDeliveries.organizationId, access.organizationId), eq(webhookDeliveries.endpointId, id));
+  const rows = await deps.db
+    .select()
+    .from(webhookDeliveries)
+    .where(where)
+    .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
+    .limit(pageSize)
+    .offset((page - 1) * pageSize);
+  const [n] = await deps.db.select({ n: count() }).from(webhookDeliveries).where(where);
+  const total = n?.n ?? 0;
+  return { success: true as const, data: rows.map(presentDelivery), total, page, pageSize, hasMore: page * pageSize < total };
+}
+
+export async function sendTestEvent(deps: Deps, access: OrgAccess, id: string) {
+  return deps.db.transaction(async (tx) => {
+    const e = await load(tx, access, id);
+    if (!e.isActive) throw conflict('The endpoint is disabled', 'Enable it (isActive: true) to send a test event');
+    const { eventId, deliveryIds } = await recordEvent(deps, tx, access.organizationId, 'test', { message: 'This is a test event from Tenantry', webhookId: id }, id);
+    await auditChange(deps, tx, access, 200);
+    return { success: true as const, data: { eventId, deliveryId: deliveryIds[0]! } };
+  });
+}
+
+export async function rotateSecret(deps: Deps, access: OrgAccess, id: string) {
+  const secret = newSecret();
+  return deps.db.transaction(async (tx) => {
+    await load(tx, access, id);
+    const [e] = await tx
+      .update(webhookEndpoints)
+      .set({ secretEnc: encrypt(deps.config.encryptionKey, secret), updatedAt: deps.clock.now() })
+      .where(live(access, id))
+      .returning();
+    await auditChange(deps, tx, access, 200);
+    return { success: true as const, data: { ...presentEndpoint(e!), secret } };
+  });
+}
+
+/** Queues one more attempt of a delivery that failed (or is waiting for a retry) now. */
+export async function retryDelivery(deps: Deps, access: OrgAccess, id: string, deliveryId: string) {
+  const now = deps.clock.now();
+  return deps.db.transaction(async (tx) => {
+    const e = await load(tx, access, id);
+    if (!e.isActive) throw conflict('The endpoint is disabled', 'Enable it to retry deliveries');
+    const [d] = await tx
+      .select()
+      .from(webhookDeliveries)
+      .where(and(eq(webhookDeliveries.organizationId, access.organizationId), eq(webhookDeliveries.endpointId, id), eq(webhookDeliveries.id, deliveryId)))
+      .for('update');
+    if (!d) throw notFound('Delivery not found');
+    if (d.status === 'delivered' || d.status === 'canceled') throw conflict(`The delivery is ${d.status}`, 'Only a failed or pending delivery can be retried');
+    const [updated] = await tx
+      .update(webhookDeliveries)
+      .set({ status: 'pending', nextRetryAt: now, updatedAt: now })
+      .where(and(eq(webhookDeliveries.organizationId, access.organizationId), eq(webhookDeliveries.id, deliveryId)))
+      .returning();
+    await tx.execute(sql`select pg_notify(${WAKE_CHANNEL}, '')`);
+    await auditChange(deps, tx, access, 200);
+    return { success: true as const, data: presentDelivery(updated!) };
+  });
+}
