@@ -1,0 +1,75 @@
+// Child-process entry of the benchmarks: starts one server on 127.0.0.1 with an ephemeral port and
+// reports it. bench/lib.ts forks it with the environment to use (the config is read from it exactly
+// as src/main.ts reads it) and talks to it over the IPC channel:
+//   child → parent  { type: 'ready', port }  { type: 'mail', mail }  { type: 'rss', rss }
+//   parent → child  { type: 'stop' }  { type: 'rss' }
+// BENCH_SERVER_MODE=app (default) is the real Tenantry app (config → deps with migrations → app →
+// listen), with a mailer that hands each mail to the parent so accounts are verified through the API.
+// BENCH_SERVER_MODE=bare is a bare Fastify 5 with one route returning a small JSON object: the
+// baseline of what this machine can serve, started the same way.
+// Run by hand: `BENCH_SERVER_MODE=bare npx tsx bench/server.ts` prints the port and serves until ^C.
+import Fastify, { type FastifyInstance } from 'fastify';
+import { buildApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { createDeps, createLogger, type Deps } from '../src/deps.js';
+import type { Mail, Mailer } from '../src/providers/mail/mailer.js';
+
+type ToParent = { type: 'ready'; port: number } | { type: 'mail'; mail: Pick<Mail, 'to' | 'subject' | 'text'> } | { type: 'rss'; rss: number };
+type FromParent = { type: 'stop' } | { type: 'rss' };
+
+const send = (msg: ToParent) => {
+  if (process.send && process.connected) process.send(msg);
+};
+
+const mode = process.env.BENCH_SERVER_MODE ?? 'app';
+let app: FastifyInstance;
+let deps: Deps | null = null;
+
+if (mode === 'bare') {
+  app = Fastify();
+  app.get('/hello', async () => ({ hello: 'world' }));
+} else if (mode === 'app') {
+  const config = loadConfig();
+  const mailer: Mailer = {
+    async send(mail) {
+      send({ type: 'mail', mail: { to: mail.to, subject: mail.subject, text: mail.text } });
+    },
+    async close() {},
+  };
+  deps = await createDeps(config, { logger: createLogger(config), mailer });
+  app = await buildApp(deps);
+} else {
+  console.error(`bench/server.ts: unknown BENCH_SERVER_MODE "${mode}" (app or bare)`);
+  process.exit(2);
+}
+
+await app.listen({ host: '127.0.0.1', port: 0 });
+const address = app.server.address();
+const port = typeof address === 'object' && address ? address.port : 0;
+console.log(`bench server (${mode}) pid ${process.pid} listening on http://127.0.0.1:${port}`);
+send({ type: 'ready', port });
+
+let stopping = false;
+async function stop(code: number) {
+  if (stopping) return;
+  stopping = true;
+  const force = setTimeout(() => process.exit(1), 10_000);
+  force.unref();
+  try {
+    await app.close();
+    await deps?.close();
+  } catch (err) {
+    console.error('bench server: error while stopping', err);
+    code = 1;
+  }
+  process.exit(code);
+}
+
+process.on('message', (msg: FromParent) => {
+  if (msg.type === 'stop') void stop(0);
+  else if (msg.type === 'rss') send({ type: 'rss', rss: process.memoryUsage.rss() });
+});
+// The parent went away (crashed or killed): do not outlive it.
+process.on('disconnect', () => void stop(0));
+process.on('SIGTERM', () => void stop(0));
+process.on('SIGINT', () => void stop(0));
