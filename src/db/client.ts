@@ -113,6 +113,12 @@ export function openPostgres(url: string, logger: Logger, max = 10): DbHandle {
   // An idle client losing its server (restart, failover) emits here; unhandled it would kill the
   // process (STACK.md pitfall 11). The pool drops the client and reconnects on the next query.
   pool.on('error', (err) => logger.warn({ err: { message: err.message, code: (err as { code?: string }).code } }, 'database connection lost'));
+  // A client checked out of the pool (inside a transaction, between two statements) emits on itself,
+  // where the pool's listener is not attached: without this listener that also kills the process. The
+  // statement that follows fails (503) and the pool discards the broken client on release.
+  pool.on('connect', (client) => {
+    client.on('error', (err) => logger.warn({ err: { message: err.message, code: (err as { code?: string }).code } }, 'database connection lost (client in use)'));
+  });
   const db = drizzlePg(pool, { schema }) as unknown as Db;
   return {
     db,

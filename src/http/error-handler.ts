@@ -12,7 +12,9 @@ function isUnavailable(err: unknown): boolean {
   let e = err as { code?: unknown; cause?: unknown; message?: unknown } | undefined;
   for (let i = 0; e && i < 4; i++) {
     if (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
-    if (typeof e.message === 'string' && /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Cannot use a pool after calling end|PGlite is clos(?:ed|ing)/i.test(e.message)) {
+    // ioredis gives up on a command after its reconnect attempts (Redis down or unreachable).
+    if ((e as { name?: unknown }).name === 'MaxRetriesPerRequestError') return true;
+    if (typeof e.message === 'string' && /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Cannot use a pool after calling end|PGlite is clos(?:ed|ing)|^Connection is closed\.?$/i.test(e.message)) {
       return true;
     }
     e = e.cause as typeof e;
@@ -65,6 +67,23 @@ export function sendError(reply: FastifyReply, e: AppError) {
     error: { code: e.code, message: e.message, details: e.details },
     ...e.extra,
   });
+}
+
+/**
+ * Errors Fastify raises before routing (a path that is not valid percent-encoding, a path parameter
+ * over the length limit): otherwise answered with Fastify's own body, outside the envelope.
+ */
+export function frameworkError(err: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  reply.header('x-request-id', request.id);
+  switch (err.code) {
+    case 'FST_ERR_BAD_URL':
+      return sendError(reply, new AppError(400, 'VALIDATION_ERROR', 'Invalid path', 'The URL path is not valid percent-encoding'));
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return sendError(reply, new AppError(400, 'VALIDATION_ERROR', 'Invalid path', 'A path parameter is too long'));
+    default:
+      request.log.error({ err }, 'framework error');
+      return sendError(reply, new AppError(500, 'INTERNAL_ERROR', 'An unexpected error occurred', `Reference: ${request.id}`));
+  }
 }
 
 export function registerErrorHandler(app: FastifyInstance) {

@@ -153,6 +153,14 @@ describe('unknown routes', () => {
     }
   });
 
+  it('answers a path that is not valid percent-encoding, or an over-long path parameter, in the envelope', async () => {
+    for (const url of ['/api/v1/users/me/sessions/%zz', '/api/v1/users/%E0%A4%A', `/api/v1/users/me/sessions/${'a'.repeat(300)}`]) {
+      const res = await t.request({ method: 'DELETE', url });
+      expectEnvelope(res, 400, 'VALIDATION_ERROR');
+      expect(res.headers['x-request-id']).toEqual(expect.any(String));
+    }
+  });
+
   it('does not echo the query string of an unknown route', async () => {
     const res = await t.request({ method: 'GET', url: '/api/v1/nope?token=secret-value' });
     expect(expectEnvelope(res, 404, 'NOT_FOUND').details).not.toContain('secret-value');

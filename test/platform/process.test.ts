@@ -10,7 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const START_TIMEOUT_MS = 45_000;
+// A start is ~3 s on an idle machine (tsx, then PGlite's initdb) but a minute or more on a loaded one.
+const START_TIMEOUT_MS = 180_000;
 
 interface Proc {
   child: ChildProcess;
@@ -82,7 +83,7 @@ async function waitHealthy(p: Proc): Promise<void> {
   throw new Error(`the service did not become healthy in ${START_TIMEOUT_MS} ms:\n${p.output()}`);
 }
 
-async function waitFor(cond: () => boolean, what: string, timeoutMs = 20_000) {
+async function waitFor(cond: () => boolean, what: string, timeoutMs = 60_000) {
   const deadline = Date.now() + timeoutMs;
   while (!cond()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -196,7 +197,7 @@ describe('the service process', () => {
     expect(log).not.toContain(PASSWORD);
     // The log mailer printed the verification link (DECISIONS §0: no SMTP_URL).
     expect(log).toMatch(/verify-email\?token=/);
-  });
+  }, 120_000);
 
   it('answers 404 in the envelope over real HTTP, with a request id', async () => {
     const res = await fetch(`${main.base}/api/v1/does-not-exist`);
@@ -224,21 +225,19 @@ describe('the service process', () => {
       post(main, '/api/v1/auth/register', { email: `inflight-${i}-${EMAIL}`, password: PASSWORD }).then((r) => r.status),
     );
     await waitFor(() => seen() >= before + count, 'the requests to reach the server');
-    const signalledAt = Date.now();
     main.child.kill('SIGTERM');
 
     expect(await Promise.all(inFlight)).toEqual(Array(count).fill(201));
     // fetch keeps its connections alive: the shutdown must not wait for the client to drop them
-    // (the process gives up after 25 s with exit code 1).
-    const { code, signal } = await withTimeout(main.exited, 30_000, 'the process to exit after SIGTERM');
+    // (the process would give up after 25 s with exit code 1).
+    const { code, signal } = await withTimeout(main.exited, 60_000, 'the process to exit after SIGTERM');
     expect(signal).toBeNull();
     expect(code).toBe(0);
-    expect(Date.now() - signalledAt).toBeLessThan(20_000);
     expect(main.output()).toMatch(/shutting down/);
     expect(main.output()).not.toContain(PASSWORD);
     expect(fs.existsSync(path.join(dataDir, 'tenantry.lock'))).toBe(false);
     await expect(fetch(`${main.base}/health`)).rejects.toThrow();
-  }, 60_000);
+  }, 120_000);
 
   it('restarts on the same DATA_DIR with the same secrets and data, and takes over a lock left by a killed process', async () => {
     const again = await start({ DATA_DIR: dataDir });
@@ -256,7 +255,7 @@ describe('the service process', () => {
     expect(fs.readFileSync(path.join(dataDir, 'tenantry.lock'), 'utf8')).toBe(String(third.child.pid));
     expect((await post(third, '/api/v1/auth/login', { email: EMAIL, password: PASSWORD })).status).toBe(200);
     third.child.kill('SIGTERM');
-    expect((await withTimeout(third.exited, 30_000, 'the third process to exit')).code).toBe(0);
+    expect((await withTimeout(third.exited, 60_000, 'the third process to exit')).code).toBe(0);
   }, 3 * START_TIMEOUT_MS);
 });
 
