@@ -14,9 +14,14 @@ import { emailTokens } from './tables.js';
 export async function requestMagicLink(deps: Deps, email: string) {
   const user = await findUserByEmail(deps, email);
   if (user && user.isActive) {
-    const link = await deps.db.transaction((tx) => issueEmailToken(deps, tx, user.id, user.email, 'magic_link'));
-    // Sent after the response path is decided, so known and unknown emails take the same time.
-    sendLater(deps.mailer, deps.logger, magicLinkMail(user.email, link));
+    // Issued and mailed after the answer, not awaited: known and unknown emails answer after the
+    // same single lookup, so the response time does not tell whether the account exists.
+    setImmediate(() => {
+      deps.db
+        .transaction((tx) => issueEmailToken(deps, tx, user.id, user.email, 'magic_link'))
+        .then((link) => sendLater(deps.mailer, deps.logger, magicLinkMail(user.email, link)))
+        .catch((err: Error) => deps.logger.error({ err: { message: err.message }, userId: user.id }, 'magic link not issued'));
+    });
   }
   return { message: 'If an account exists for this email, a sign-in link has been sent' };
 }

@@ -2,7 +2,7 @@
 // arctic's OAuth2Client (endpoints from configuration, so a local OAuth server can stand in).
 // The callback links by provider identity, else by *verified* email, else creates the account, and
 // then answers as login does (lockout, email verification, two-factor step, session cap).
-import { and, eq, gt, sql } from 'drizzle-orm';
+import { and, eq, gt, isNull, sql } from 'drizzle-orm';
 import { ArcticFetchError, CodeChallengeMethod, generateCodeVerifier, generateState, OAuth2Client, OAuth2RequestError } from 'arctic';
 import type { OAuthProviderConfig } from '../../config.js';
 import type { Deps } from '../../deps.js';
@@ -15,7 +15,7 @@ import { verifyEmailMail } from '../../providers/mail/templates.js';
 import { defaultPreferences, users, type UserRow } from '../users/tables.js';
 import { issueEmailToken } from './email-tokens.js';
 import { assertCanSignIn, assertNotLocked, type ClientMeta, findUserByEmail, startSession } from './service.js';
-import { oauthAccounts, oauthStates } from './tables.js';
+import { backupCodes, oauthAccounts, oauthStates, twoFactor } from './tables.js';
 import { startTwoFactorChallenge } from './two-factor-login.service.js';
 
 export type Provider = 'google' | 'github';
@@ -92,51 +92,69 @@ async function resolveAccount(deps: Deps, provider: Provider, profile: Profile):
   if (linked) return { user: linked.user, created: false };
   if (!profile.email) throw validationError('The provider did not share an email address', 'Allow access to your email address and try again');
   const email = profile.email.trim().toLowerCase();
-  const now = deps.clock.now();
   const existing = await findUserByEmail(deps, email);
-  if (existing) {
+  if (existing && !profile.emailVerified) {
     // An unverified provider email proves nothing about the existing account's owner.
-    if (!profile.emailVerified) {
-      throw conflict('An account with this email already exists', 'Sign in to it another way; the provider has not verified this email');
-    }
-    const user = await deps.db.transaction(async (tx) => {
-      await tx.insert(oauthAccounts).values({ id: newId('tok', now.getTime()), userId: existing.id, provider, providerAccountId: profile.id, email, createdAt: now });
-      const [u] = await tx
-        .update(users)
-        .set({ emailVerifiedAt: sql`coalesce(${users.emailVerifiedAt}, ${now.toISOString()}::timestamptz)`, updatedAt: now })
-        .where(eq(users.id, existing.id))
-        .returning();
-      return u!;
-    });
-    return { user, created: false };
+    throw conflict('An account with this email already exists', 'Sign in to it another way; the provider has not verified this email');
   }
   try {
-    const result = await deps.db.transaction(async (tx) => {
-      const [u] = await tx
-        .insert(users)
-        .values({
-          id: newId('usr', now.getTime()),
-          email,
-          emailVerifiedAt: profile.emailVerified ? now : null,
-          passwordHash: null,
-          fullName: profile.name,
-          avatarUrl: profile.avatarUrl,
-          preferences: defaultPreferences,
-          createdAt: now,
-          updatedAt: now,
-        })
-        .returning();
-      await tx.insert(oauthAccounts).values({ id: newId('tok', now.getTime()), userId: u!.id, provider, providerAccountId: profile.id, email, createdAt: now });
-      const link = profile.emailVerified ? null : await issueEmailToken(deps, tx, u!.id, email, 'verify_email');
-      return { user: u!, link };
-    });
-    if (result.link) sendLater(deps.mailer, deps.logger, verifyEmailMail(email, result.link));
-    return { user: result.user, created: true };
+    return existing ? { user: await linkExisting(deps, existing.id, provider, profile.id, email), created: false } : await createAccount(deps, provider, profile, email);
   } catch (err) {
-    // A parallel callback for the same identity or email won the race: use what it created.
+    // A parallel callback for the same identity or email won the race: use what it made.
     if (isUniqueViolation(err)) return resolveAccount(deps, provider, profile);
     throw err;
   }
+}
+
+/**
+ * Links a provider identity whose verified email is the account's. An account whose email was never
+ * verified may have been registered by someone else ahead of the address's owner (pre-account
+ * takeover): the provider has now proven the address, so what was set up without that proof
+ * (password, other linked identities, two-factor, sessions) is dropped.
+ */
+async function linkExisting(deps: Deps, userId: string, provider: Provider, providerAccountId: string, email: string): Promise<UserRow> {
+  const now = deps.clock.now();
+  return deps.db.transaction(async (tx) => {
+    const [claimed] = await tx
+      .update(users)
+      .set({ emailVerifiedAt: now, passwordHash: null, twoFactorEnabled: false, updatedAt: now })
+      .where(and(eq(users.id, userId), isNull(users.emailVerifiedAt)))
+      .returning();
+    if (claimed) {
+      await tx.delete(oauthAccounts).where(eq(oauthAccounts.userId, userId));
+      await tx.delete(twoFactor).where(eq(twoFactor.userId, userId));
+      await tx.delete(backupCodes).where(eq(backupCodes.userId, userId));
+      await deps.sessions.revokeAllOfUser(tx, userId, 'revoked_all');
+    }
+    await tx.insert(oauthAccounts).values({ id: newId('tok', now.getTime()), userId, provider, providerAccountId, email, createdAt: now });
+    const [user] = claimed ? [claimed] : await tx.select().from(users).where(eq(users.id, userId));
+    return user!;
+  });
+}
+
+async function createAccount(deps: Deps, provider: Provider, profile: Profile, email: string): Promise<{ user: UserRow; created: boolean }> {
+  const now = deps.clock.now();
+  const result = await deps.db.transaction(async (tx) => {
+    const [u] = await tx
+      .insert(users)
+      .values({
+        id: newId('usr', now.getTime()),
+        email,
+        emailVerifiedAt: profile.emailVerified ? now : null,
+        passwordHash: null,
+        fullName: profile.name,
+        avatarUrl: profile.avatarUrl,
+        preferences: defaultPreferences,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning();
+    await tx.insert(oauthAccounts).values({ id: newId('tok', now.getTime()), userId: u!.id, provider, providerAccountId: profile.id, email, createdAt: now });
+    const link = profile.emailVerified ? null : await issueEmailToken(deps, tx, u!.id, email, 'verify_email');
+    return { user: u!, link };
+  });
+  if (result.link) sendLater(deps.mailer, deps.logger, verifyEmailMail(email, result.link));
+  return { user: result.user, created: true };
 }
 
 export async function finishOAuth(

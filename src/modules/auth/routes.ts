@@ -13,7 +13,6 @@ import {
   LoginResponse,
   MagicLinkVerifyBody,
   PasswordBody,
-  ProviderParams,
   RefreshBody,
   RegisterBody,
   RegisterResponse,
@@ -173,6 +172,10 @@ function readCookie(header: string | undefined, name: string): string | undefine
 }
 
 const oauthRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+  // With no provider configured (or all switched off) social sign-in is not routed nor documented.
+  const enabled = oauth.PROVIDERS.filter((p) => deps.config.auth.oauth[p]);
+  if (enabled.length === 0) return;
+  const ProviderParams = Type.Object({ provider: Type.String({ maxLength: 32, description: `A configured provider: ${enabled.join(', ')}`, examples: enabled }) });
   const secure = deps.config.publicApiUrl.startsWith('https:') ? '; Secure' : '';
   const cookiePath = '/api/v1/auth/oauth';
 

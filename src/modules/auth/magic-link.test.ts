@@ -1,0 +1,236 @@
+// Magic links (DECISIONS §2): 200 whatever the email, a mailed {APP_ORIGIN}/magic-link?token=… link,
+// 15 minutes, single use; verifying answers as login does (lockout, two-factor step, session cap)
+// and marks the address verified.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, json, type TestApp } from '../../../test/harness.js';
+import { PASSWORD, registerUser, uniqueEmail } from '../../../test/factories.js';
+import { bearer, decodeJwt, expectError, getMe, listSessions, loginRaw, verifiedUser } from '../../../test/auth-helpers.js';
+import { totpCode, wrongCode } from '../../../test/totp.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+const MINUTE = 60 * 1000;
+const SUBJECT = /sign-in link/i;
+
+const post = (url: string, payload: Record<string, unknown>, headers: Record<string, string> = {}) =>
+  t.request({ method: 'POST', url: `/api/v1${url}`, payload, headers });
+
+const mailsTo = (email: string) => t.mail.mails.filter((m) => m.to.includes(email.toLowerCase()) && SUBJECT.test(m.subject));
+
+/** Asks for a link and returns the token of the new mail (waits for that very mail). */
+async function requestLink(email: string): Promise<{ token: string; mail: string }> {
+  const before = mailsTo(email).length;
+  const res = await post('/auth/magic-link', { email });
+  expect(res.statusCode, res.body).toBe(200);
+  const deadline = Date.now() + 5000;
+  while (mailsTo(email).length <= before) {
+    if (Date.now() > deadline) throw new Error(`no sign-in mail to ${email}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const mail = mailsTo(email)[before]!.decoded;
+  const m = /http:\/\/app\.test\/magic-link\?token=([A-Za-z0-9_%-]+)/.exec(mail);
+  if (!m) throw new Error(`no magic link in: ${mail}`);
+  return { token: decodeURIComponent(m[1]!), mail };
+}
+
+const verify = (token: string, twoFactorCode?: string) => post('/auth/magic-link/verify', { token, ...(twoFactorCode ? { twoFactorCode } : {}) });
+
+describe('requesting a magic link', () => {
+  it('answers 200 with the same body for known and unknown emails, and mails only the known one', async () => {
+    const { email } = await verifiedUser(t, 'ml-known');
+    const unknown = uniqueEmail('ml-unknown');
+    const a = await post('/auth/magic-link', { email: unknown });
+    const b = await post('/auth/magic-link', { email });
+    expect(a.statusCode).toBe(200);
+    expect(b.statusCode).toBe(200);
+    expect(json(a)).toEqual(json(b));
+    expect(Object.keys(json(a))).toEqual(['message']);
+
+    await t.mail.waitFor(email, SUBJECT);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(t.mail.mails.filter((m) => m.to.includes(unknown))).toEqual([]);
+  });
+
+  it('takes the same time for known and unknown emails (the link is issued after the answer)', async () => {
+    const { email } = await verifiedUser(t, 'ml-timing');
+    const known: number[] = [];
+    const unknown: number[] = [];
+    for (let i = 0; i < 25; i++) {
+      const sent = mailsTo(email).length;
+      let start = performance.now();
+      expect((await post('/auth/magic-link', { email })).statusCode).toBe(200);
+      known.push(performance.now() - start);
+      // Let the background issuance and mail finish before the next measurement.
+      while (mailsTo(email).length === sent) await new Promise((r) => setTimeout(r, 5));
+      start = performance.now();
+      expect((await post('/auth/magic-link', { email: uniqueEmail('ml-timing-nobody') })).statusCode).toBe(200);
+      unknown.push(performance.now() - start);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+    // Issuing the token inside the request roughly doubles its time; allow only noise.
+    expect(median(known), `known ${median(known).toFixed(1)} ms, unknown ${median(unknown).toFixed(1)} ms`).toBeLessThan(median(unknown) * 1.5 + 3);
+  });
+
+  it('mails {APP_ORIGIN}/magic-link?token=… to the account, whatever the case of the email asked for', async () => {
+    const { email } = await verifiedUser(t, 'ml-mail');
+    const res = await post('/auth/magic-link', { email: `  ${email.toUpperCase()} ` });
+    expect(res.statusCode).toBe(200);
+    const mail = await t.mail.waitFor(email, SUBJECT);
+    expect(mail.decoded).toContain('http://app.test/magic-link?token=');
+  });
+
+  it('refuses a malformed email with 400', async () => {
+    expectError(await post('/auth/magic-link', { email: 'not-an-email' }), 400, 'VALIDATION_ERROR');
+  });
+});
+
+describe('signing in with a magic link', () => {
+  it('answers as login does: a token pair and the user; the access token works', async () => {
+    const { email, userId } = await verifiedUser(t, 'ml-login');
+    const { token } = await requestLink(email);
+    const res = await verify(token);
+    expect(res.statusCode, res.body).toBe(200);
+    const body = json(res);
+    expect(Object.keys(body).sort()).toEqual(['accessToken', 'expiresIn', 'refreshToken', 'user']);
+    expect(body.expiresIn).toBe(900);
+    expect(body.user).toEqual({ id: userId, email, fullName: 'Test User', emailVerified: expect.any(String), twoFactorEnabled: false });
+    expect(decodeJwt(body.accessToken).payload).toMatchObject({ userId, email, sessionId: expect.stringMatching(/^ses_/) });
+    const me = await getMe(t, body.accessToken);
+    expect(me.statusCode).toBe(200);
+    expect(json(me).id).toBe(userId);
+    const refreshed = await post('/auth/refresh', { refreshToken: body.refreshToken });
+    expect(refreshed.statusCode, refreshed.body).toBe(200);
+  });
+
+  it('works once: a second use is 400', async () => {
+    const { email } = await verifiedUser(t, 'ml-once');
+    const { token } = await requestLink(email);
+    expect((await verify(token)).statusCode).toBe(200);
+    expectError(await verify(token), 400, 'VALIDATION_ERROR');
+  });
+
+  it('of parallel uses of one link, exactly one signs in', async () => {
+    const { email } = await verifiedUser(t, 'ml-race');
+    const { token } = await requestLink(email);
+    const results = await Promise.all(Array.from({ length: 4 }, () => verify(token)));
+    expect(results.map((r) => r.statusCode).sort()).toEqual([200, 400, 400, 400]);
+    const signedIn = results.find((r) => r.statusCode === 200)!;
+    expect(json(await listSessions(t, json(signedIn).accessToken)).total).toBe(1);
+  });
+
+  it('expires after 15 minutes', async () => {
+    const { email } = await verifiedUser(t, 'ml-expiry');
+    const early = await requestLink(email);
+    t.clock.advance(14 * MINUTE + 59 * 1000);
+    expect((await verify(early.token)).statusCode).toBe(200);
+
+    const late = await requestLink(email);
+    t.clock.advance(15 * MINUTE + 1000);
+    expectError(await verify(late.token), 400, 'VALIDATION_ERROR');
+  });
+
+  it('refuses an unknown token and a token of another purpose', async () => {
+    expectError(await verify('not-a-real-token'), 400, 'VALIDATION_ERROR');
+    const { email } = await registerUser(t, uniqueEmail('ml-purpose'));
+    const verifyToken = await t.mail.tokenFrom(email, /Verify your email/, '/verify-email');
+    expectError(await verify(verifyToken), 400, 'VALIDATION_ERROR');
+  });
+
+  it('a newer link replaces the unused older one', async () => {
+    const { email } = await verifiedUser(t, 'ml-newer');
+    const first = await requestLink(email);
+    const second = await requestLink(email);
+    expectError(await verify(first.token), 400, 'VALIDATION_ERROR');
+    expect((await verify(second.token)).statusCode).toBe(200);
+  });
+
+  it('verifies an unverified account’s email, which can then sign in by link and by password', async () => {
+    const { email } = await registerUser(t, uniqueEmail('ml-unverified'));
+    expectError(await loginRaw(t, email, PASSWORD), 403, 'EMAIL_NOT_VERIFIED');
+    const { token } = await requestLink(email);
+    const res = await verify(token);
+    expect(res.statusCode, res.body).toBe(200);
+    const body = json(res);
+    expect(body.user.emailVerified).toBe(t.clock.now().toISOString());
+    expect(json(await getMe(t, body.accessToken)).emailVerified).toBe(t.clock.now().toISOString());
+    expect((await loginRaw(t, email, PASSWORD)).statusCode).toBe(200);
+  });
+
+  it('answers 423 for a locked account, and the link works once the lock is over', async () => {
+    const { email } = await verifiedUser(t, 'ml-locked');
+    for (let i = 0; i < 5; i++) expect((await loginRaw(t, email, 'Wrong-Password-1')).statusCode).toBe(401);
+    const { token } = await requestLink(email);
+    const locked = await verify(token);
+    expectError(locked, 423, 'ACCOUNT_LOCKED');
+    expect(Number(locked.headers['retry-after'])).toBeGreaterThan(0);
+
+    t.clock.advance(15 * MINUTE - 1000);
+    expectError(await verify(token), 423, 'ACCOUNT_LOCKED');
+    t.clock.advance(2000);
+    const fresh = await requestLink(email);
+    expect((await verify(fresh.token)).statusCode).toBe(200);
+  });
+
+  it('caps sessions: six sign-ins by link leave five sessions, the oldest revoked', async () => {
+    const { email } = await verifiedUser(t, 'ml-cap');
+    const tokens: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const { token } = await requestLink(email);
+      const res = await verify(token);
+      expect(res.statusCode, res.body).toBe(200);
+      tokens.push(json(res).accessToken as string);
+      t.clock.advance(1000);
+    }
+    const list = json(await listSessions(t, tokens[5]!));
+    expect(list.total).toBe(5);
+    expectError(await getMe(t, tokens[0]!), 401, 'AUTHENTICATION_ERROR');
+    expect((await getMe(t, tokens[1]!)).statusCode).toBe(200);
+  });
+});
+
+describe('magic link with two-factor enabled', () => {
+  async function twoFactorAccount(label: string) {
+    const { email, userId } = await verifiedUser(t, label);
+    const login = json(await loginRaw(t, email, PASSWORD));
+    const setup = json(await post('/auth/two-factor/setup', { password: PASSWORD }, bearer(login.accessToken)));
+    const ok = await post('/auth/two-factor/verify', { code: totpCode(setup.secret, t.clock.now()) }, bearer(login.accessToken));
+    expect(ok.statusCode, ok.body).toBe(200);
+    t.clock.advance(30 * 1000);
+    return { email, userId, secret: setup.secret as string, backupCodes: setup.backupCodes as string[] };
+  }
+
+  it('asks for the code without burning the link; the link then works with a code', async () => {
+    const user = await twoFactorAccount('ml-2fa');
+    const { token } = await requestLink(user.email);
+    const ask = await verify(token);
+    expect(ask.statusCode, ask.body).toBe(401);
+    expect(json(ask)).toMatchObject({ success: false, error: { code: 'AUTHENTICATION_ERROR', message: 'Two-factor code required' }, requiresTwoFactor: true });
+
+    const wrong = await verify(token, wrongCode(user.secret, t.clock.now()));
+    expect(expectError(wrong, 401, 'AUTHENTICATION_ERROR').message).toBe('Invalid two-factor code');
+
+    const ok = await verify(token, totpCode(user.secret, t.clock.now()));
+    expect(ok.statusCode, ok.body).toBe(200);
+    expect(json(ok).user).toMatchObject({ id: user.userId, twoFactorEnabled: true });
+    expectError(await verify(token, totpCode(user.secret, t.clock.now(), 1)), 400, 'VALIDATION_ERROR');
+  });
+
+  it('takes a backup code; wrong codes count toward the lockout', async () => {
+    const user = await twoFactorAccount('ml-2fa-lock');
+    const { token } = await requestLink(user.email);
+    for (let i = 0; i < 5; i++) expect((await verify(token, wrongCode(user.secret, t.clock.now()))).statusCode).toBe(401);
+    expectError(await verify(token, user.backupCodes[0]), 423, 'ACCOUNT_LOCKED');
+
+    t.clock.advance(15 * MINUTE);
+    const fresh = await requestLink(user.email);
+    const ok = await verify(fresh.token, user.backupCodes[0]);
+    expect(ok.statusCode, ok.body).toBe(200);
+  });
+});
