@@ -28,7 +28,18 @@ async function main() {
     throw err;
   }
   const app = await buildApp(deps);
-  await app.listen({ port: config.port, host: config.host });
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'EADDRINUSE' && code !== 'EACCES' && code !== 'EADDRNOTAVAIL') throw err;
+    const why = code === 'EADDRINUSE' ? 'the port is already in use' : code === 'EACCES' ? 'permission denied' : 'no such address here';
+    console.error(`Cannot listen on ${config.host}:${config.port}: ${why}. Set PORT (and HOST) to a free address.`);
+    // Release the embedded database's lock and connections before leaving.
+    await app.close().catch(() => {});
+    await deps.close().catch(() => {});
+    process.exit(1);
+  }
   const worker = config.webhook.worker === 'inline' ? createDeliveryWorker(deps) : null;
   await worker?.start();
   logger.info(

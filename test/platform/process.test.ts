@@ -257,6 +257,24 @@ describe('the service process', () => {
     third.child.kill('SIGTERM');
     expect((await withTimeout(third.exited, 60_000, 'the third process to exit')).code).toBe(0);
   }, 3 * START_TIMEOUT_MS);
+
+  it('exits non-zero with a clear message when its port is taken, leaving no lock behind', async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    try {
+      const port = (blocker.address() as net.AddressInfo).port;
+      const p = await start({ DATA_DIR: dataDir, PORT: String(port) });
+      const { code } = await withTimeout(p.exited, START_TIMEOUT_MS, 'the process to exit');
+      expect(code).not.toBe(0);
+      expect(code).not.toBeNull();
+      expect(p.output()).toContain(`127.0.0.1:${port}`);
+      expect(p.output()).toMatch(/already in use/);
+      expect(p.output()).not.toMatch(/^\s+at /m);
+      expect(fs.existsSync(path.join(dataDir, 'tenantry.lock'))).toBe(false);
+    } finally {
+      await new Promise((r) => blocker.close(r));
+    }
+  }, START_TIMEOUT_MS + 5000);
 });
 
 describe('production without secrets', () => {
