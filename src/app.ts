@@ -16,6 +16,7 @@ import { validatorCompiler } from './http/validation.js';
 import { apiKeyRoutes } from './modules/api-keys/routes.js';
 import { auditRoutes } from './modules/audit/routes.js';
 import { authRoutes } from './modules/auth/routes.js';
+import { billingRoutes } from './modules/billing/routes.js';
 import { organizationRoutes } from './modules/organizations/routes.js';
 import { projectRoutes } from './modules/projects/routes.js';
 import { userRoutes } from './modules/users/routes.js';
@@ -116,6 +117,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       await api.register(apiKeyRoutes, { deps });
       await api.register(auditRoutes, { deps });
       await api.register(webhookRoutes, { deps });
+      await api.register(billingRoutes, { deps });
     },
     { prefix: '/api/v1' },
   );

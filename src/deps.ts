@@ -9,10 +9,14 @@ import { type AuthorizeOrg, createAuthorizer } from './http/authorize.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { createKeyStore, type KeyStore } from './modules/api-keys/key-store.js';
 import { type AuditWriter, createAuditWriter } from './modules/audit/writer.js';
+import { createQuotaGuard, type QuotaGuard } from './modules/billing/quota.js';
 import { createPasswordHasher, type PasswordHasher } from './modules/auth/passwords.js';
 import { createSessionStore, type SessionStore } from './modules/auth/sessions.js';
 import { createTokenService, type TokenService } from './modules/auth/tokens.js';
 import { createRevocationList, type RevocationList } from './providers/cache/revocations.js';
+import type { PaymentProvider } from './providers/payments/provider.js';
+import { createStripeProvider } from './providers/payments/stripe.js';
+import { createTestProvider } from './providers/payments/test-provider.js';
 import { createLogMailer, createSmtpMailer, type Mailer } from './providers/mail/mailer.js';
 
 export interface Deps {
@@ -32,6 +36,8 @@ export interface Deps {
   authorizeOrg: AuthorizeOrg;
   apiKeys: KeyStore;
   audit: AuditWriter;
+  payments: PaymentProvider;
+  quota: QuotaGuard;
   close(): Promise<void>;
 }
 
@@ -62,6 +68,7 @@ export interface DepsOverrides {
   mailer?: Mailer;
   redisPrefix?: string;
   migrate?: boolean;
+  payments?: PaymentProvider;
 }
 
 export async function createDeps(config: Config, overrides: DepsOverrides = {}): Promise<Deps> {
@@ -104,6 +111,8 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     authorizeOrg: createAuthorizer(dbHandle.db),
     apiKeys: createKeyStore(dbHandle.db, config, clock, revocations),
     audit,
+    quota: createQuotaGuard(dbHandle.db, clock),
+    payments: overrides.payments ?? (config.stripe.secretKey ? createStripeProvider(config) : createTestProvider(config.publicApiUrl, clock)),
     async close() {
       await audit.close();
       await sessions.close().catch((err: Error) => logger.warn({ err: { message: err.message } }, 'flushing session touches failed'));

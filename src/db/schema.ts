@@ -6,3 +6,4 @@ export * from '../modules/projects/tables.js';
 export * from '../modules/audit/tables.js';
 export * from '../modules/webhooks/tables.js';
 export * from '../modules/api-keys/tables.js';
+export * from '../modules/billing/tables.js';

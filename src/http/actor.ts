@@ -6,7 +6,8 @@ import type { Deps } from '../deps.js';
 import type { AccessClaims } from '../modules/auth/tokens.js';
 import type { KeyCheck } from '../modules/api-keys/key-store.js';
 import { requestContext } from './authorize.js';
-import { authenticationError, authorizationError } from './errors.js';
+import { toAppError } from './error-handler.js';
+import { AppError, authenticationError, authorizationError } from './errors.js';
 
 export type Credential = { kind: 'none' } | { kind: 'invalid' } | { kind: 'user'; claims: AccessClaims } | { kind: 'apiKey'; check: KeyCheck };
 
@@ -62,17 +63,28 @@ export function registerActor(app: FastifyInstance, deps: Deps) {
     const cred = request.credential;
     if (cred?.kind !== 'apiKey' || !cred.check.key) return payload;
     const ctx = requestContext(request);
-    await deps.audit.write({
-      organizationId: cred.check.key.organizationId,
-      keyId: cred.check.key.id,
-      action: `${ctx.method} ${ctx.route}`,
-      method: ctx.method,
-      path: ctx.path,
-      statusCode: reply.statusCode,
-      ipAddress: ctx.ipAddress,
-      userAgent: ctx.userAgent,
-      createdAt: deps.clock.now(),
-    });
+    try {
+      await deps.audit.write({
+        organizationId: cred.check.key.organizationId,
+        keyId: cred.check.key.id,
+        action: `${ctx.method} ${ctx.route}`,
+        method: ctx.method,
+        path: ctx.path,
+        statusCode: reply.statusCode,
+        ipAddress: ctx.ipAddress,
+        userAgent: ctx.userAgent,
+        createdAt: deps.clock.now(),
+      });
+    } catch (err) {
+      // Not committed, so not acknowledged: the response becomes the error, in the envelope. (Thrown
+      // from here, a failure while sending an error response would reach Fastify's own handler,
+      // whose body carries the SQL.)
+      request.log.error({ err }, 'audit entry of an API-key request could not be committed');
+      const e = toAppError(err as Error) ?? new AppError(500, 'INTERNAL_ERROR', 'An unexpected error occurred', `Reference: ${request.id}`);
+      for (const [k, v] of Object.entries(e.headers)) reply.header(k, v);
+      reply.code(e.statusCode).header('content-type', 'application/json; charset=utf-8');
+      return JSON.stringify({ success: false, error: { code: e.code, message: e.message, details: e.details } });
+    }
     return payload;
   });
 
@@ -91,6 +103,7 @@ export function registerActor(app: FastifyInstance, deps: Deps) {
       if (cred.kind === 'apiKey') {
         if (!cred.check.ok) throw authenticationError(cred.check.message);
         const { id, organizationId, scopes, createdBy } = cred.check.key;
+        await deps.quota.take(organizationId);
         request.actor = { kind: 'apiKey', keyId: id, organizationId, scopes, createdBy };
         return;
       }

@@ -29,6 +29,8 @@ interface Pending {
 
 const MAX_BATCH = 500;
 
+const byId = ([a]: [string, unknown], [b]: [string, unknown]) => (a < b ? -1 : a > b ? 1 : 0);
+
 export function createAuditWriter(db: Db, logger: Logger) {
   let queue: Pending[] = [];
   let flushing: Promise<void> | null = null;
@@ -59,14 +61,28 @@ export function createAuditWriter(db: Db, logger: Logger) {
     }
     await db.transaction(async (tx) => {
       await tx.insert(auditLogs).values(rows);
+      // Rows are touched in one order (by id) in every batch on every instance, so two concurrent
+      // batches wait for each other instead of deadlocking.
       const keyValues = sql.join(
-        [...perKey].map(([id, v]) => sql`(${v.org}, ${id}, ${v.n}::bigint, ${v.last.toISOString()}::timestamptz)`),
+        [...perKey].sort(byId).map(([id, v]) => sql`(${v.org}, ${id}, ${v.n}::bigint, ${v.last.toISOString()}::timestamptz)`),
         sql`, `,
       );
       await tx.execute(sql`update api_keys as k set request_count = k.request_count + v.n,
         last_used_at = greatest(k.last_used_at, v.at)
         from (values ${keyValues}) as v(org, id, n, at) where k.organization_id = v.org and k.id = v.id`);
-      const orgValues = sql.join([...perOrg].map(([org, n]) => sql`(${org}, ${n}::bigint)`), sql`, `);
+      // The month's API usage (the apiRequests quota), per organization and period.
+      const perPeriod = new Map<string, { org: string; period: string; n: number }>();
+      for (const { entry } of batch) {
+        const period = entry.createdAt.toISOString().slice(0, 7);
+        const k = `${entry.organizationId}|${period}`;
+        const v = perPeriod.get(k);
+        if (v) v.n++;
+        else perPeriod.set(k, { org: entry.organizationId, period, n: 1 });
+      }
+      const usageValues = sql.join([...perPeriod.values()].map((v) => sql`(${v.org}, ${v.period}, ${v.n}::bigint)`), sql`, `);
+      await tx.execute(sql`insert into api_usage (organization_id, period, requests) values ${usageValues}
+        on conflict (organization_id, period) do update set requests = api_usage.requests + excluded.requests`);
+      const orgValues = sql.join([...perOrg].sort(byId).map(([org, n]) => sql`(${org}, ${n}::bigint)`), sql`, `);
       await tx.execute(sql`insert into audit_log_counts (organization_id, total) values ${orgValues}
         on conflict (organization_id) do update set total = audit_log_counts.total + excluded.total`);
     });
@@ -80,8 +96,23 @@ export function createAuditWriter(db: Db, logger: Logger) {
         await commit(batch);
         for (const p of batch) p.resolve();
       } catch (err) {
-        logger.error({ err }, 'audit batch failed');
-        for (const p of batch) p.reject(err);
+        if (batch.length === 1) {
+          logger.error({ err }, 'audit entry could not be committed');
+          batch[0]!.reject(err);
+          continue;
+        }
+        // One entry the database refuses must not fail the requests batched with it: the batch was
+        // rolled back as a whole, so each entry is committed on its own and only the bad ones fail.
+        logger.warn({ err }, 'audit batch failed; committing its entries one by one');
+        for (const p of batch) {
+          try {
+            await commit([p]);
+            p.resolve();
+          } catch (one) {
+            logger.error({ err: one }, 'audit entry could not be committed');
+            p.reject(one);
+          }
+        }
       }
     }
   }

@@ -5,6 +5,7 @@ import { requireUser } from '../../http/actor.js';
 import { requestContext } from '../../http/authorize.js';
 import { bearerAuth as security, Body, errors, Message, PageQuery } from '../../http/schemas.js';
 import { Token } from '../auth/schemas.js';
+import { cancelForDeletion } from '../billing/service.js';
 import * as invitations from './invitations.service.js';
 import * as members from './members.service.js';
 import {
@@ -33,7 +34,7 @@ const memberTags = ['members'];
 const inviteTags = ['invitations'];
 const orgErrors = errors(401, 403, 404);
 
-export const organizationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; onDelete?: Parameters<typeof orgs.deleteOrganization>[2] }> = async (app, { deps, onDelete }) => {
+export const organizationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
   const authorize = deps.authorizeOrg;
 
   app.post('/organizations', {
@@ -64,8 +65,13 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps; onDelet
   });
 
   app.delete('/organizations/:orgId', {
-    schema: { tags, security, summary: 'Delete an organization and its data (owner)', params: OrgParams, response: { 200: Message, ...orgErrors } },
-    handler: async (req) => orgs.deleteOrganization(deps, await authorize(req, req.params.orgId, 'org:delete'), onDelete),
+    schema: { tags, security, summary: 'Delete an organization and its data, ending its subscription (owner)', params: OrgParams, response: { 200: Message, ...errors(401, 403, 404, 502) } },
+    handler: async (req) => {
+      const access = await authorize(req, req.params.orgId, 'org:delete');
+      // The subscription ends at the provider first; if that fails (502) nothing is deleted.
+      await cancelForDeletion(deps, access.organizationId);
+      return orgs.deleteOrganization(deps, access);
+    },
   });
 
   app.post('/organizations/:orgId/transfer-ownership', {

@@ -137,10 +137,9 @@ export async function updateOrganization(
 }
 
 /** Deletes the organization and, through the foreign keys, everything it owns. */
-export async function deleteOrganization(deps: Deps, access: OrgAccess, beforeDelete?: (tx: Tx) => Promise<void>) {
+export async function deleteOrganization(deps: Deps, access: OrgAccess) {
   await deps.db.transaction(async (tx) => {
     await loadOrg(tx, access.organizationId);
-    if (beforeDelete) await beforeDelete(tx);
     await tx.delete(organizations).where(eq(organizations.id, access.organizationId));
   });
   return { message: 'Organization deleted' };
@@ -169,10 +168,12 @@ export async function transferOwnership(deps: Deps, access: OrgAccess, memberId:
       .set({ role: 'owner', updatedAt: now })
       .where(and(eq(memberships.organizationId, access.organizationId), eq(memberships.id, target.m.id)))
       .returning();
+    // Removed since it was read (a concurrent removal or leave): the demotion above rolls back.
+    if (!newOwner) throw notFound('Member not found');
     await recordEvent(deps, tx, access.organizationId, 'member.updated', { ...memberEventData(oldOwner!, current.u.email), previousRole: 'owner' });
-    await recordEvent(deps, tx, access.organizationId, 'member.updated', { ...memberEventData(newOwner!, target.u.email), previousRole: target.m.role });
+    await recordEvent(deps, tx, access.organizationId, 'member.updated', { ...memberEventData(newOwner, target.u.email), previousRole: target.m.role });
     await auditChange(deps, tx, access, 200);
-    return { message: 'Ownership transferred', owner: presentMember(newOwner!, target.u), previousOwner: presentMember(oldOwner!, current.u) };
+    return { message: 'Ownership transferred', owner: presentMember(newOwner, target.u), previousOwner: presentMember(oldOwner!, current.u) };
   });
 }
 

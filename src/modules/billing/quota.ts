@@ -1,0 +1,53 @@
+// The monthly apiRequests quota of API-key requests (DECISIONS §6). The count is kept by the audit
+// writer's batches (api_usage); each instance reads it at most every 2 s and adds what it let through
+// since, so the check costs no query on the hot path. Across instances it can overshoot by what
+// they let through within those 2 s.
+import { eq, sql } from 'drizzle-orm';
+import type { Db } from '../../db/client.js';
+import { AppError } from '../../http/errors.js';
+import type { Clock } from '../../lib/clock.js';
+import { organizations } from '../organizations/tables.js';
+import { PLANS } from './plans.js';
+
+const REFRESH_MS = 2000;
+
+export const periodOf = (d: Date) => d.toISOString().slice(0, 7);
+
+export function createQuotaGuard(db: Db, clock: Clock) {
+  const state = new Map<string, { period: string; used: number; limit: number | null; at: number }>();
+
+  async function load(orgId: string, period: string) {
+    const [org] = await db.select({ plan: organizations.plan }).from(organizations).where(eq(organizations.id, orgId));
+    const result = (await db.execute(
+      sql`select requests from api_usage where organization_id = ${orgId} and period = ${period}`,
+    )) as unknown as { rows: Array<{ requests: number | string }> };
+    const used = Number(result.rows[0]?.requests ?? 0);
+    const s = { period, used, limit: PLANS[org?.plan ?? 'free'].limits.apiRequests, at: Date.now() };
+    state.set(orgId, s);
+    return s;
+  }
+
+  return {
+    /** Throws 429 QUOTA_EXCEEDED when the organization has used its month; otherwise counts one. */
+    async take(orgId: string): Promise<void> {
+      const now = clock.now();
+      const period = periodOf(now);
+      let s = state.get(orgId);
+      if (!s || s.period !== period || Date.now() - s.at > REFRESH_MS) s = await load(orgId, period);
+      if (s.limit !== null && s.used >= s.limit) {
+        const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
+        const retryAfter = Math.max(1, Math.ceil((next - now.getTime()) / 1000));
+        throw new AppError(429, 'QUOTA_EXCEEDED', 'Monthly API request quota exceeded', `The plan allows ${s.limit} API-key requests per month`, {
+          'Retry-After': String(retryAfter),
+        });
+      }
+      s.used++;
+    },
+    /** After a plan change: read it again on the next request. */
+    forget(orgId: string) {
+      state.delete(orgId);
+    },
+  };
+}
+
+export type QuotaGuard = ReturnType<typeof createQuotaGuard>;

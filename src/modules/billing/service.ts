@@ -1,0 +1,215 @@
+// Subscription billing (spec §4.5, DECISIONS §6). Provider calls run outside transactions; local
+// state changes only after the provider answered, so a provider failure (502) changes nothing.
+import { eq, sql } from 'drizzle-orm';
+import type Stripe from 'stripe';
+import type { Deps } from '../../deps.js';
+import type { Tx } from '../../db/client.js';
+import type { OrgAccess } from '../../http/authorize.js';
+import { AppError, conflict, validationError } from '../../http/errors.js';
+import { PaymentProviderError, type ProviderSubscription } from '../../providers/payments/provider.js';
+import { createStripeClient, toProviderSubscription } from '../../providers/payments/stripe.js';
+import { auditChange } from '../audit/service.js';
+import { organizations, type PlanName } from '../organizations/tables.js';
+import { recordEvent } from '../webhooks/outbox.js';
+import { PLANS } from './plans.js';
+import { periodOf } from './quota.js';
+import { apiUsage, billingEvents, subscriptions, type SubscriptionRow } from './tables.js';
+
+const PAID_STATUSES = new Set(['active', 'trialing', 'past_due']);
+const ENDED_STATUSES = new Set(['canceled', 'incomplete_expired']);
+
+
+async function provider<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof PaymentProviderError) throw new AppError(502, 'PAYMENT_PROVIDER_ERROR', 'The payment provider failed', err.message.slice(0, 300));
+    throw err;
+  }
+}
+
+function planOfPrice(deps: Deps, priceId: string | null): PlanName | null {
+  if (priceId === deps.config.stripe.pricePro) return 'pro';
+  if (priceId === deps.config.stripe.priceEnterprise) return 'enterprise';
+  return null;
+}
+
+const presentLimits = (plan: PlanName) => {
+  const { members, apiRequests, storage } = PLANS[plan].limits;
+  return { members, apiRequests, storage };
+};
+
+export async function getBilling(deps: Deps, access: OrgAccess) {
+  const [org] = await deps.db.select({ plan: organizations.plan }).from(organizations).where(eq(organizations.id, access.organizationId));
+  const [sub] = await deps.db.select().from(subscriptions).where(eq(subscriptions.organizationId, access.organizationId));
+  const period = periodOf(deps.clock.now());
+  const [usage] = await deps.db
+    .select({ requests: apiUsage.requests })
+    .from(apiUsage)
+    .where(sql`${apiUsage.organizationId} = ${access.organizationId} and ${apiUsage.period} = ${period}`);
+  const plan = org?.plan ?? 'free';
+  return {
+    success: true as const,
+    data: {
+      plan: { name: PLANS[plan].name, limits: presentLimits(plan) },
+      status: sub?.status ?? 'active',
+      subscription: sub?.subscriptionId
+        ? { id: sub.subscriptionId, currentPeriodEnd: sub.currentPeriodEnd?.toISOString() ?? null, cancelAtPeriodEnd: sub.cancelAtPeriodEnd }
+        : null,
+      usage: { period, apiRequests: Number(usage?.requests ?? 0) },
+    },
+  };
+}
+
+/** DECISIONS §6: exactly the origin of APP_ORIGIN, parsed, not prefix-matched. */
+function assertAppUrl(deps: Deps, field: string, value: string) {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw validationError('Invalid request', `${field}: must be an absolute URL`);
+  }
+  if (url.origin !== deps.config.appOrigin) throw validationError('Invalid request', `${field}: must be on ${deps.config.appOrigin}`);
+}
+
+async function ensureCustomer(deps: Deps, access: OrgAccess): Promise<SubscriptionRow> {
+  const [existing] = await deps.db.select().from(subscriptions).where(eq(subscriptions.organizationId, access.organizationId));
+  if (existing) return existing;
+  const [org] = await deps.db.select().from(organizations).where(eq(organizations.id, access.organizationId));
+  const customerId = await provider(() =>
+    deps.payments.createCustomer({ organizationId: access.organizationId, name: org!.name, email: org!.settings.billing?.email ?? null }),
+  );
+  const now = deps.clock.now();
+  await deps.db
+    .insert(subscriptions)
+    .values({ organizationId: access.organizationId, customerId, createdAt: now, updatedAt: now })
+    .onConflictDoNothing({ target: subscriptions.organizationId });
+  const [row] = await deps.db.select().from(subscriptions).where(eq(subscriptions.organizationId, access.organizationId));
+  return row!;
+}
+
+export async function createCheckout(deps: Deps, access: OrgAccess, input: { priceId: string; successUrl: string; cancelUrl: string }) {
+  if (!planOfPrice(deps, input.priceId)) {
+    throw validationError('Unknown price', `priceId: must be one of ${deps.config.stripe.pricePro}, ${deps.config.stripe.priceEnterprise}`);
+  }
+  assertAppUrl(deps, 'successUrl', input.successUrl);
+  assertAppUrl(deps, 'cancelUrl', input.cancelUrl);
+  const sub = await ensureCustomer(deps, access);
+  const session = await provider(() => deps.payments.createCheckout({ customerId: sub.customerId, organizationId: access.organizationId, ...input }));
+  return { success: true as const, data: session };
+}
+
+export async function createPortal(deps: Deps, access: OrgAccess, returnUrl: string) {
+  assertAppUrl(deps, 'return_url', returnUrl);
+  const sub = await ensureCustomer(deps, access);
+  const url = await provider(() => deps.payments.createPortal({ customerId: sub.customerId, returnUrl }));
+  return { success: true as const, data: { url } };
+}
+
+export async function cancelSubscription(deps: Deps, access: OrgAccess) {
+  const [sub] = await deps.db.select().from(subscriptions).where(eq(subscriptions.organizationId, access.organizationId));
+  if (!sub?.subscriptionId || sub.plan === 'free' || !PAID_STATUSES.has(sub.status)) {
+    throw conflict('There is no paid subscription to cancel', 'The organization is on the Free plan');
+  }
+  const updated = await provider(() => deps.payments.cancelAtPeriodEnd(sub.subscriptionId!));
+  const cancelAt = updated.cancelAt ?? updated.currentPeriodEnd ?? sub.currentPeriodEnd;
+  await deps.db.transaction(async (tx) => {
+    await tx
+      .update(subscriptions)
+      .set({ cancelAtPeriodEnd: true, cancelAt, updatedAt: deps.clock.now() })
+      .where(eq(subscriptions.organizationId, access.organizationId));
+    await recordEvent(deps, tx, access.organizationId, 'billing.canceled', {
+      organizationId: access.organizationId,
+      subscriptionId: sub.subscriptionId,
+      cancelAt: cancelAt?.toISOString() ?? null,
+    });
+    await auditChange(deps, tx, access, 200);
+  });
+  return { success: true as const, data: { success: true as const, cancelAt: cancelAt?.toISOString() ?? null } };
+}
+
+/** Deleting an organization ends its subscription at the provider first (DECISIONS §3). */
+export async function cancelForDeletion(deps: Deps, organizationId: string) {
+  const [sub] = await deps.db.select().from(subscriptions).where(eq(subscriptions.organizationId, organizationId));
+  if (sub?.subscriptionId && !ENDED_STATUSES.has(sub.status)) await provider(() => deps.payments.cancelNow(sub.subscriptionId!));
+}
+
+/**
+ * The one place subscription state changes, from a provider event or the test provider. An event
+ * older than the last one applied is ignored, so out-of-order delivery never moves state backwards.
+ */
+export async function applySubscription(deps: Deps, tx: Tx, s: ProviderSubscription, eventAt: Date, deleted = false): Promise<void> {
+  const [row] = await tx.select().from(subscriptions).where(eq(subscriptions.customerId, s.customerId)).for('update');
+  if (!row) {
+    deps.logger.warn({ customerId: s.customerId }, 'billing event for an unknown customer ignored');
+    return;
+  }
+  if (row.lastEventAt && eventAt < row.lastEventAt) return;
+  const ended = deleted || ENDED_STATUSES.has(s.status);
+  const plan: PlanName = !ended && PAID_STATUSES.has(s.status) ? (planOfPrice(deps, s.priceId) ?? 'free') : 'free';
+  const status = deleted ? 'canceled' : s.status;
+  const now = deps.clock.now();
+  await tx
+    .update(subscriptions)
+    .set({
+      subscriptionId: ended ? null : s.id,
+      priceId: ended ? null : s.priceId,
+      plan,
+      status,
+      currentPeriodEnd: ended ? null : s.currentPeriodEnd,
+      cancelAtPeriodEnd: ended ? false : s.cancelAtPeriodEnd,
+      cancelAt: ended ? null : s.cancelAt,
+      lastEventAt: eventAt,
+      updatedAt: now,
+    })
+    .where(eq(subscriptions.organizationId, row.organizationId));
+  await tx.update(organizations).set({ plan, updatedAt: now }).where(eq(organizations.id, row.organizationId));
+  deps.quota.forget(row.organizationId);
+  if (ended) {
+    await recordEvent(deps, tx, row.organizationId, 'billing.canceled', { organizationId: row.organizationId, subscriptionId: s.id, cancelAt: now.toISOString() });
+  } else {
+    await recordEvent(deps, tx, row.organizationId, 'billing.updated', {
+      organizationId: row.organizationId,
+      plan,
+      status,
+      subscriptionId: s.id,
+      currentPeriodEnd: s.currentPeriodEnd?.toISOString() ?? null,
+      cancelAtPeriodEnd: s.cancelAtPeriodEnd,
+    });
+  }
+}
+
+/** Verifies and applies one inbound Stripe event, once per event id (concurrent duplicates included). */
+export async function handleStripeWebhook(deps: Deps, rawBody: string, signature: string | undefined) {
+  const secret = deps.config.stripe.webhookSecret;
+  if (!secret || !deps.config.stripe.secretKey) throw new AppError(404, 'NOT_FOUND', 'Route not found', 'Stripe is not configured');
+  let event: Stripe.Event;
+  try {
+    event = createStripeClient(deps.config).webhooks.constructEvent(rawBody, signature ?? '', secret);
+  } catch {
+    throw validationError('Invalid Stripe signature', 'Stripe-Signature: does not verify this body');
+  }
+  const [seen] = await deps.db.select({ id: billingEvents.id }).from(billingEvents).where(eq(billingEvents.id, event.id));
+  if (seen) return { received: true, duplicate: true };
+
+  let sub: ProviderSubscription | null = null;
+  let deleted = false;
+  const obj = event.data.object as unknown as Record<string, unknown>;
+  if (event.type === 'checkout.session.completed' && typeof obj.subscription === 'string') {
+    sub = await provider(() => deps.payments.getSubscription(obj.subscription as string));
+  } else if (event.type.startsWith('customer.subscription.')) {
+    sub = toProviderSubscription(obj as unknown as Stripe.Subscription);
+    deleted = event.type === 'customer.subscription.deleted';
+  }
+  const applied = await deps.db.transaction(async (tx) => {
+    const [first] = await tx
+      .insert(billingEvents)
+      .values({ id: event.id, type: event.type, receivedAt: deps.clock.now() })
+      .onConflictDoNothing()
+      .returning({ id: billingEvents.id });
+    if (!first) return false;
+    if (sub) await applySubscription(deps, tx, sub, new Date(event.created * 1000), deleted);
+    return true;
+  });
+  return { received: true, duplicate: !applied };
+}

@@ -1,0 +1,50 @@
+import { bigint, boolean, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { organizations, type PlanName } from '../organizations/tables.js';
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date', precision: 3 });
+
+/** One payment-provider customer and at most one subscription per organization. */
+export const subscriptions = pgTable(
+  'subscriptions',
+  {
+    organizationId: text('organization_id')
+      .primaryKey()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    customerId: text('customer_id').notNull(),
+    // The provider's subscription id (`sub_…`), null until a checkout completes.
+    subscriptionId: text('subscription_id'),
+    priceId: text('price_id'),
+    plan: text('plan').$type<PlanName>().notNull().default('free'),
+    status: text('status').notNull().default('active'),
+    currentPeriodEnd: ts('current_period_end'),
+    cancelAtPeriodEnd: boolean('cancel_at_period_end').notNull().default(false),
+    cancelAt: ts('cancel_at'),
+    // The provider time of the last event applied: an older event never moves the state backwards.
+    lastEventAt: ts('last_event_at'),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [uniqueIndex('subscriptions_customer_key').on(t.customerId)],
+);
+
+/** Provider events already applied: each event id is processed once. */
+export const billingEvents = pgTable('billing_events', {
+  id: text('id').primaryKey(),
+  type: text('type').notNull(),
+  receivedAt: ts('received_at').notNull(),
+});
+
+/** API-key requests per organization and month (the apiRequests quota). */
+export const apiUsage = pgTable(
+  'api_usage',
+  {
+    organizationId: text('organization_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    period: text('period').notNull(),
+    requests: bigint('requests', { mode: 'number' }).notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.organizationId, t.period] })],
+);
+
+export type SubscriptionRow = typeof subscriptions.$inferSelect;
