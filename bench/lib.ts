@@ -36,15 +36,21 @@ export function onCleanup(label: string, fn: () => Promise<void> | void): () => 
 /** How many cleanups are registered now; runCleanups(mark) undoes only what came after. */
 export const cleanupMark = () => cleanups.length;
 
-export async function runCleanups(mark = 0): Promise<void> {
-  while (cleanups.length > mark) {
-    const { label, fn } = cleanups.pop()!;
-    try {
-      await fn();
-    } catch (err) {
-      console.error(`cleanup "${label}" failed:`, (err as Error).message);
+// Serialized: an interrupt's cleanup waits for one already running instead of exiting under it.
+let cleaning: Promise<void> = Promise.resolve();
+
+export function runCleanups(mark = 0): Promise<void> {
+  cleaning = cleaning.then(async () => {
+    while (cleanups.length > mark) {
+      const { label, fn } = cleanups.pop()!;
+      try {
+        await fn();
+      } catch (err) {
+        console.error(`cleanup "${label}" failed:`, (err as Error).message);
+      }
     }
-  }
+  });
+  return cleaning;
 }
 
 /** A fresh directory under the OS temp dir for data dirs and server logs; removed at the end unless BENCH_KEEP=1. */

@@ -118,11 +118,16 @@ async function main(): Promise<number> {
   return count('ERROR') > 0 ? 1 : 0;
 }
 
-let interrupted = false;
+// Ctrl-C reaches this process twice (from the terminal and relayed by tsx): a second signal within
+// 2 s is that echo; a later one forces the exit without waiting for the cleanups.
+let interruptedAt = 0;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
-    if (interrupted) process.exit(130);
-    interrupted = true;
+    if (interruptedAt) {
+      if (Date.now() - interruptedAt > 2000) process.exit(130);
+      return;
+    }
+    interruptedAt = Date.now();
     console.error(`\n${signal}: stopping servers and dropping databases…`);
     void runCleanups().finally(() => process.exit(130));
   });
