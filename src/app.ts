@@ -51,6 +51,14 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler);
   // Only JSON bodies are accepted: other content types answer 415 (DECISIONS §1).
   app.removeContentTypeParser(['text/plain']);
+  // An empty body sent as JSON (many clients do so on a bodiless POST such as logout) is no body;
+  // a route that needs one still answers 400 from its schema.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
+    return parseJson(req, body as string, done);
+  });
   // On close, responses still in flight say `Connection: close`: otherwise a keep-alive client
   // (a browser, a proxy's pool) holds its socket open and the graceful shutdown never ends.
   let closing = false;

@@ -6,6 +6,7 @@ import type { Tx } from '../../db/client.js';
 import { validationError } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import { randomToken, sha256 } from '../../lib/secrets.js';
+import { type Mail, sendLater } from '../../providers/mail/mailer.js';
 import { emailTokens, type EmailTokenPurpose } from './tables.js';
 
 export const TOKEN_TTL_MS: Record<EmailTokenPurpose, number> = {
@@ -57,4 +58,18 @@ export async function consumeEmailToken(deps: Deps, tx: Tx, token: string, purpo
     .returning({ userId: emailTokens.userId, email: emailTokens.email });
   if (!row) throw validationError('Invalid or expired token', 'token: is unknown, already used or expired');
   return row;
+}
+
+/**
+ * For the "200 whether or not the account exists" routes: the token is issued and mailed after the
+ * answer, not awaited, so known and unknown emails answer after the same single lookup and the
+ * response time does not tell whether an account exists.
+ */
+export function mailTokenLater(deps: Deps, user: { id: string; email: string }, purpose: EmailTokenPurpose, mail: (to: string, link: string) => Mail): void {
+  setImmediate(() => {
+    deps.db
+      .transaction((tx) => issueEmailToken(deps, tx, user.id, user.email, purpose))
+      .then((link) => sendLater(deps.mailer, deps.logger, mail(user.email, link)))
+      .catch((err: Error) => deps.logger.error({ err: { message: err.message }, userId: user.id, purpose }, 'email token not issued'));
+  });
 }

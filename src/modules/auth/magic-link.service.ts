@@ -4,25 +4,15 @@ import { and, eq, gt, isNull, sql } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
 import { validationError } from '../../http/errors.js';
 import { sha256 } from '../../lib/secrets.js';
-import { sendLater } from '../../providers/mail/mailer.js';
 import { magicLinkMail } from '../../providers/mail/templates.js';
 import { users } from '../users/tables.js';
-import { consumeEmailToken, issueEmailToken } from './email-tokens.js';
+import { consumeEmailToken, mailTokenLater } from './email-tokens.js';
 import { assertNotLocked, assertSecondFactor, type ClientMeta, findUserByEmail, startSession } from './service.js';
 import { emailTokens } from './tables.js';
 
 export async function requestMagicLink(deps: Deps, email: string) {
   const user = await findUserByEmail(deps, email);
-  if (user && user.isActive) {
-    // Issued and mailed after the answer, not awaited: known and unknown emails answer after the
-    // same single lookup, so the response time does not tell whether the account exists.
-    setImmediate(() => {
-      deps.db
-        .transaction((tx) => issueEmailToken(deps, tx, user.id, user.email, 'magic_link'))
-        .then((link) => sendLater(deps.mailer, deps.logger, magicLinkMail(user.email, link)))
-        .catch((err: Error) => deps.logger.error({ err: { message: err.message }, userId: user.id }, 'magic link not issued'));
-    });
-  }
+  if (user && user.isActive) mailTokenLater(deps, user, 'magic_link', magicLinkMail);
   return { message: 'If an account exists for this email, a sign-in link has been sent' };
 }
 

@@ -29,7 +29,8 @@ export function createPasswordHasher(concurrency: number, queueLimit: number) {
     verify: (passwordHash: string, password: string) => gated(() => verify(passwordHash, password).catch(() => false)),
     /** Same work as a real verify, for an account that does not exist; always false. */
     async verifyDummy(password: string): Promise<false> {
-      dummy ??= hash(randomToken(16), ARGON2_OPTIONS);
+      // Made once, inside the gate like every other hash.
+      dummy ??= gated(() => hash(randomToken(16), ARGON2_OPTIONS));
       const h = await dummy;
       await gated(() => verify(h, password).catch(() => false));
       return false;

@@ -9,7 +9,7 @@ import { sendLater } from '../../providers/mail/mailer.js';
 import { resetPasswordMail, verifyEmailMail } from '../../providers/mail/templates.js';
 import { defaultPreferences, users, type UserRow } from '../users/tables.js';
 import { assertPasswordPolicy } from './passwords.js';
-import { consumeEmailToken, issueEmailToken } from './email-tokens.js';
+import { consumeEmailToken, issueEmailToken, mailTokenLater } from './email-tokens.js';
 import { sessions } from './tables.js';
 import { consumeSecondFactor, invalidSecondFactor, twoFactorRequired } from './two-factor.service.js';
 
@@ -71,10 +71,7 @@ export async function verifyEmail(deps: Deps, token: string) {
 
 export async function resendVerification(deps: Deps, email: string) {
   const user = await findUserByEmail(deps, email);
-  if (user && user.isActive && !user.emailVerifiedAt) {
-    const link = await deps.db.transaction((tx) => issueEmailToken(deps, tx, user.id, user.email, 'verify_email'));
-    sendLater(deps.mailer, deps.logger, verifyEmailMail(user.email, link));
-  }
+  if (user && user.isActive && !user.emailVerifiedAt) mailTokenLater(deps, user, 'verify_email', verifyEmailMail);
   return { message: 'If the account exists and is not yet verified, a verification email has been sent' };
 }
 
@@ -221,10 +218,7 @@ export async function logout(deps: Deps, sessionId: string) {
 
 export async function forgotPassword(deps: Deps, email: string) {
   const user = await findUserByEmail(deps, email);
-  if (user && user.isActive) {
-    const link = await deps.db.transaction((tx) => issueEmailToken(deps, tx, user.id, user.email, 'reset_password'));
-    sendLater(deps.mailer, deps.logger, resetPasswordMail(user.email, link));
-  }
+  if (user && user.isActive) mailTokenLater(deps, user, 'reset_password', resetPasswordMail);
   return { message: 'If an account exists for this email, a password reset link has been sent' };
 }
 
