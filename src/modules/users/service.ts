@@ -1,5 +1,5 @@
 // The signed-in user's own account: profile, password, sessions (spec §4.2).
-import { and, count, desc, eq, gt, isNull } from 'drizzle-orm';
+import { and, count, desc, eq, gt, inArray, isNull } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
 import type { UserActor } from '../../http/actor.js';
 import { authenticationError, notFound, validationError } from '../../http/errors.js';
@@ -30,10 +30,34 @@ export async function getMe(deps: Deps, actor: UserActor) {
   return presentUser(await loadUser(deps, actor.userId));
 }
 
-function isTimeZone(tz: string): boolean {
+// IANA zones without an area prefix; other names must be `Area/Location`. ICU also knows Java-style
+// aliases (ACT, IST) and SystemV/* names, which are not IANA identifiers.
+const AREALESS_ZONES = new Set(['UTC', 'UCT', 'GMT', 'CET', 'EET', 'MET', 'WET', 'EST', 'MST', 'HST', 'EST5EDT', 'CST6CDT', 'MST7MDT', 'PST8PDT']);
+
+/**
+ * An IANA time zone, in its canonical spelling when only the case differs (`europe/paris` →
+ * `Europe/Paris`); a link such as `US/Eastern` stays as chosen. Null when it is not a zone.
+ */
+function ianaTimeZone(tz: string): string | null {
+  // Offsets (+01:00) are not zone names, whatever a newer Intl accepts.
+  if (!/^[A-Za-z][A-Za-z0-9_+-]*(?:\/[A-Za-z0-9_+-]+)*$/.test(tz)) return null;
+  if (!tz.includes('/') && !AREALESS_ZONES.has(tz.toUpperCase())) return null;
+  if (/^systemv\//i.test(tz)) return null;
+  let resolved: string;
   try {
-    new Intl.DateTimeFormat('en-US', { timeZone: tz });
-    return tz.includes('/') || tz === 'UTC';
+    resolved = new Intl.DateTimeFormat('en-US', { timeZone: tz }).resolvedOptions().timeZone;
+  } catch {
+    return null;
+  }
+  if (resolved.toLowerCase() === tz.toLowerCase()) return resolved;
+  return tz.includes('/') ? tz : tz.toUpperCase();
+}
+
+/** An absolute http(s) URL with a host (`http://` alone passes the `uri` format, not this). */
+function isHttpUrl(value: string): boolean {
+  if (!/^https?:\/\/[^/?#\s]/i.test(value)) return false;
+  try {
+    return new URL(value).hostname !== '';
   } catch {
     return false;
   }
@@ -42,11 +66,13 @@ function isTimeZone(tz: string): boolean {
 type PreferencesPatch = Partial<Omit<Preferences, 'notifications'>> & { notifications?: Partial<Preferences['notifications']> };
 
 export async function updateMe(deps: Deps, actor: UserActor, input: { fullName?: string; avatarUrl?: string | null; preferences?: PreferencesPatch }) {
-  const patch = input.preferences;
-  if (patch?.timezone !== undefined && !isTimeZone(patch.timezone)) {
-    throw validationError('Invalid request body', 'preferences.timezone: must be an IANA time zone such as Europe/Paris');
+  let patch = input.preferences;
+  if (patch?.timezone !== undefined) {
+    const timezone = ianaTimeZone(patch.timezone);
+    if (!timezone) throw validationError('Invalid request body', 'preferences.timezone: must be an IANA time zone such as Europe/Paris');
+    patch = { ...patch, timezone };
   }
-  if (input.avatarUrl && !/^https?:\/\//i.test(input.avatarUrl)) {
+  if (input.avatarUrl !== undefined && input.avatarUrl !== null && !isHttpUrl(input.avatarUrl)) {
     throw validationError('Invalid request body', 'avatarUrl: must be an http or https URL');
   }
   return deps.db.transaction(async (tx) => {
@@ -132,7 +158,13 @@ export async function revokeSession(deps: Deps, actor: UserActor, sessionId: str
   return { message: 'Session revoked' };
 }
 
+/** `revoked` counts the sessions that were active, as the list showed them: an expired one is not signed out. */
 export async function revokeAllSessions(deps: Deps, actor: UserActor) {
-  const revoked = await deps.sessions.revokeAllOfUser(deps.db, actor.userId, 'revoked_all');
-  return { message: 'All sessions revoked', revoked: revoked.length };
+  const now = deps.clock.now();
+  const ids = await deps.sessions.revokeAllOfUser(deps.db, actor.userId, 'revoked_all');
+  // Revocation leaves expiresAt as it was, so the count is exact even after the update.
+  const [row] = ids.length
+    ? await deps.db.select({ n: count() }).from(sessions).where(and(inArray(sessions.id, ids), gt(sessions.expiresAt, now)))
+    : [{ n: 0 }];
+  return { message: 'All sessions revoked', revoked: row?.n ?? 0 };
 }

@@ -1,0 +1,343 @@
+// The shared security table (ARCHITECTURE.md, after unkey): every protected route adds one row to
+// `protectedRoutes`, and `describeSecurityTable` runs every case of `securityCases` against every
+// row. Bad tokens are forged here with node:crypto (HS256 by hand), so a bug in the token code under
+// test cannot make its own forgeries pass.
+import { createHmac, randomBytes } from 'node:crypto';
+import type { LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, json, type TestApp } from './harness.js';
+import { login, PASSWORD, registerUser, signedInUser, uniqueEmail, verifyEmailOf } from './factories.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface ProtectedRoute {
+  method: HttpMethod;
+  /** A concrete path. Path parameters may be placeholders: authentication is decided before any lookup. */
+  url: string;
+  payload?: unknown;
+  /** The status a valid token gets (the control); when absent, anything but 401. */
+  okStatus?: number;
+}
+
+/**
+ * The table. Each issue that adds a protected route adds its row here, in its module's group.
+ * Payloads are chosen so that an authenticated call changes nothing that matters (or fails later,
+ * with another status), while the same call without valid credentials must answer 401 first.
+ */
+export const protectedRoutes: ProtectedRoute[] = [
+  // auth
+  { method: 'POST', url: '/api/v1/auth/logout', okStatus: 200 },
+  // users
+  { method: 'GET', url: '/api/v1/users/me', okStatus: 200 },
+  { method: 'PATCH', url: '/api/v1/users/me', payload: { preferences: { language: 'en' } }, okStatus: 200 },
+  // Same new password as the current one: 400 once authenticated, so the account is untouched.
+  { method: 'PUT', url: '/api/v1/users/me/password', payload: { currentPassword: PASSWORD, newPassword: PASSWORD }, okStatus: 400 },
+  { method: 'GET', url: '/api/v1/users/me/sessions', okStatus: 200 },
+  { method: 'DELETE', url: '/api/v1/users/me/sessions/ses_00000000000000000000000000', okStatus: 404 },
+  { method: 'DELETE', url: '/api/v1/users/me/sessions', okStatus: 200 },
+  { method: 'DELETE', url: '/api/v1/users/sessions', okStatus: 200 },
+];
+
+/**
+ * Protected routes (OpenAPI path templates) that have not joined the table yet: they arrived from
+ * other issues while the table was being built. The issue that owns one replaces its entry with a row
+ * above. The completeness test (security.test.ts) fails for a protected route in neither list, and for
+ * an entry here that has a row or is no longer a protected route.
+ */
+export const awaitingRows: string[] = [
+  'POST /api/v1/auth/two-factor/setup',
+  'POST /api/v1/auth/two-factor/verify',
+  'POST /api/v1/auth/two-factor/disable',
+  'POST /api/v1/organizations',
+  'GET /api/v1/users/me/organizations',
+  'GET /api/v1/organizations/{orgId}',
+  'PATCH /api/v1/organizations/{orgId}',
+  'DELETE /api/v1/organizations/{orgId}',
+  'POST /api/v1/organizations/{orgId}/transfer-ownership',
+  'GET /api/v1/organizations/{orgId}/members',
+  'PATCH /api/v1/organizations/{orgId}/members/{memberId}',
+  'DELETE /api/v1/organizations/{orgId}/members/{memberId}',
+  'POST /api/v1/organizations/{orgId}/leave',
+  'GET /api/v1/organizations/{orgId}/invitations',
+  'POST /api/v1/organizations/{orgId}/invitations',
+  'DELETE /api/v1/organizations/{orgId}/invitations/{invitationId}',
+  'POST /api/v1/organizations/{orgId}/invitations/{invitationId}/resend',
+  'POST /api/v1/invitations/accept',
+  'GET /api/v1/organizations/{orgId}/projects',
+  'POST /api/v1/organizations/{orgId}/projects',
+  'GET /api/v1/organizations/{orgId}/projects/{projectId}',
+  'PATCH /api/v1/organizations/{orgId}/projects/{projectId}',
+  'DELETE /api/v1/organizations/{orgId}/projects/{projectId}',
+  'GET /api/v1/organizations/{orgId}/api-keys',
+  'POST /api/v1/organizations/{orgId}/api-keys',
+  'POST /api/v1/api-keys',
+  'DELETE /api/v1/organizations/{orgId}/api-keys/{keyId}',
+  'DELETE /api/v1/api-keys/{keyId}',
+  'GET /api/v1/api-keys/{keyId}/usage',
+  'GET /api/v1/organizations/{orgId}/audit-logs',
+  'GET /api/v1/organizations/{orgId}/webhooks/{id}',
+  'PATCH /api/v1/organizations/{orgId}/webhooks/{id}',
+  'DELETE /api/v1/organizations/{orgId}/webhooks/{id}',
+  'GET /api/v1/organizations/{orgId}/webhooks/{id}/deliveries',
+  'POST /api/v1/organizations/{orgId}/webhooks/{id}/test',
+  'POST /api/v1/organizations/{orgId}/webhooks/{id}/rotate-secret',
+  'POST /api/v1/organizations/{orgId}/webhooks/{id}/deliveries/{deliveryId}/retry',
+  'GET /api/v1/webhooks/{id}',
+  'PATCH /api/v1/webhooks/{id}',
+  'DELETE /api/v1/webhooks/{id}',
+  'GET /api/v1/webhooks/{id}/deliveries',
+  'POST /api/v1/webhooks/{id}/test',
+  'POST /api/v1/webhooks/{id}/rotate-secret',
+  'POST /api/v1/webhooks/{id}/deliveries/{deliveryId}/retry',
+  'GET /api/v1/organizations/{orgId}/webhooks',
+  'POST /api/v1/organizations/{orgId}/webhooks',
+  'POST /api/v1/webhooks',
+  'GET /api/v1/organizations/{orgId}/billing',
+  'POST /api/v1/organizations/{orgId}/billing/checkout',
+  'GET /api/v1/organizations/{orgId}/billing/portal',
+  'POST /api/v1/organizations/{orgId}/billing/cancel',
+];
+
+// ---- forging tokens -------------------------------------------------------------------------
+
+const b64url = (value: string | Buffer) => Buffer.from(value).toString('base64url');
+
+/** A JWT built by hand: HMAC-SHA256 over `header.payload` with `secret`, or no signature at all. */
+export function forgeJwt(header: Record<string, unknown>, payload: Record<string, unknown>, secret?: string): string {
+  const signingInput = `${b64url(JSON.stringify(header))}.${b64url(JSON.stringify(payload))}`;
+  const signature = secret === undefined ? '' : createHmac('sha256', secret).update(signingInput).digest('base64url');
+  return `${signingInput}.${signature}`;
+}
+
+/** The claims of a JWT, read without verifying it. */
+export function decodeJwt(token: string): Record<string, unknown> {
+  const part = token.split('.')[1];
+  if (part === undefined) throw new Error(`not a JWT: ${token}`);
+  return JSON.parse(Buffer.from(part, 'base64url').toString('utf8')) as Record<string, unknown>;
+}
+
+const HS256 = { alg: 'HS256', typ: 'JWT' };
+
+/** Access claims like the service's own (spec §5.1), valid for 15 minutes from the app's clock. */
+function accessClaims(t: TestApp, of: Record<string, unknown>): Record<string, unknown> {
+  const iat = Math.floor(t.clock.now().getTime() / 1000);
+  return { userId: of.userId, email: of.email, sessionId: of.sessionId, iss: 'tenantry', iat, exp: iat + 900 };
+}
+
+// ---- requests and assertions --------------------------------------------------------------
+
+export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+/** Sends the route's request with the given headers. */
+export function send(t: TestApp, route: ProtectedRoute, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
+  return t.request({ method: route.method, url: route.url, headers, ...(route.payload !== undefined ? { payload: route.payload as object } : {}) });
+}
+
+const PROBE: ProtectedRoute = { method: 'GET', url: '/api/v1/users/me' };
+
+/** 401 with exactly the error envelope of spec §7. */
+export function expectAuthenticationError(res: LightMyRequestResponse, what = '') {
+  expect(res.statusCode, `${what}: ${res.body}`).toBe(401);
+  expect(res.headers['content-type']).toMatch(/^application\/json/);
+  expect(json(res)).toEqual({
+    success: false,
+    error: { code: 'AUTHENTICATION_ERROR', message: expect.stringMatching(/\S/), details: expect.any(String) },
+  });
+}
+
+async function expectAccepted(t: TestApp, token: string, what: string) {
+  const res = await send(t, PROBE, bearer(token));
+  expect(res.statusCode, `${what} should be accepted: ${res.body}`).toBe(200);
+}
+
+// ---- the context every case shares ----------------------------------------------------------
+
+export interface Session {
+  accessToken: string;
+  refreshToken: string;
+  claims: Record<string, unknown>;
+}
+
+export interface SecurityContext {
+  t: TestApp;
+  /** A verified account with a known password. */
+  owner: { email: string; password: string; userId: string };
+  /** A new session of the owner. */
+  freshSession(): Promise<Session>;
+  /** A session of the owner that works right now (checked; replaced when a case revoked or outlived it). */
+  liveSession(): Promise<Session>;
+}
+
+export function createSecurityContext(t: TestApp, owner: SecurityContext['owner']): SecurityContext {
+  let live: Session | null = null;
+  const freshSession = async (): Promise<Session> => {
+    const tokens = await login(t, owner.email, owner.password);
+    return { accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, claims: decodeJwt(tokens.accessToken) };
+  };
+  return {
+    t,
+    owner,
+    freshSession,
+    async liveSession() {
+      if (live && (await send(t, PROBE, bearer(live.accessToken))).statusCode === 200) return live;
+      live = await freshSession();
+      await expectAccepted(t, live.accessToken, 'a fresh access token');
+      return live;
+    },
+  };
+}
+
+// ---- the cases -------------------------------------------------------------------------------
+
+export interface SecurityCase {
+  name: string;
+  run(ctx: SecurityContext, route: ProtectedRoute): Promise<void>;
+}
+
+export const securityCases: SecurityCase[] = [
+  {
+    name: 'accepts a valid access token (control)',
+    async run({ t, freshSession }, route) {
+      const s = await freshSession();
+      const res = await send(t, route, bearer(s.accessToken));
+      if (route.okStatus !== undefined) expect(res.statusCode, res.body).toBe(route.okStatus);
+      else expect(res.statusCode, res.body).not.toBe(401);
+    },
+  },
+  {
+    name: 'no token: 401',
+    async run({ t }, route) {
+      expectAuthenticationError(await send(t, route), 'no Authorization header');
+      expectAuthenticationError(await send(t, route, { authorization: '' }), 'empty Authorization header');
+    },
+  },
+  {
+    name: 'malformed Authorization header: 401',
+    async run({ t, liveSession }, route) {
+      const token = (await liveSession()).accessToken;
+      const headers = [
+        'Bearer',
+        'Bearer ',
+        `Bearer${token}`,
+        token,
+        `Token ${token}`,
+        `Basic ${Buffer.from(`${PASSWORD}:${PASSWORD}`).toString('base64')}`,
+        `Bearer ${token} ${token}`,
+        `Bearer ${token}x`,
+        `Bearer ${token.split('.').slice(0, 2).join('.')}`,
+        'Bearer not-a-jwt',
+        'Bearer a.b.c',
+        'Bearer ...',
+      ];
+      for (const authorization of headers) expectAuthenticationError(await send(t, route, { authorization }), JSON.stringify(authorization));
+    },
+  },
+  {
+    name: 'token signed with another secret: 401',
+    async run({ t, liveSession }, route) {
+      const s = await liveSession();
+      const claims = accessClaims(t, s.claims);
+      // Control: the same forgery signed with the service's secret is accepted, so only the key differs.
+      await expectAccepted(t, forgeJwt(HS256, claims, t.deps.config.jwtSecret), 'a token forged with the right secret');
+      const otherSecret = randomBytes(32).toString('hex');
+      expectAuthenticationError(await send(t, route, bearer(forgeJwt(HS256, claims, otherSecret))), 'random secret');
+      expectAuthenticationError(await send(t, route, bearer(forgeJwt(HS256, claims, ''))), 'empty secret');
+      // A real token whose payload was edited after signing.
+      const [h, , sig] = s.accessToken.split('.');
+      const edited = `${h}.${b64url(JSON.stringify({ ...s.claims, userId: 'usr_00000000000000000000000000' }))}.${sig}`;
+      expectAuthenticationError(await send(t, route, bearer(edited)), 'edited payload');
+    },
+  },
+  {
+    name: "'alg: none' token: 401",
+    async run({ t, liveSession }, route) {
+      const claims = accessClaims(t, (await liveSession()).claims);
+      for (const alg of ['none', 'None', 'NONE', 'nOnE']) {
+        expectAuthenticationError(await send(t, route, bearer(forgeJwt({ alg, typ: 'JWT' }, claims))), `alg ${alg}`);
+        // Some parsers accept a signature that is present but ignored.
+        const signed = forgeJwt(HS256, claims, t.deps.config.jwtSecret).split('.')[2]!;
+        expectAuthenticationError(await send(t, route, bearer(`${forgeJwt({ alg, typ: 'JWT' }, claims)}${signed}`)), `alg ${alg} with a signature`);
+      }
+      expectAuthenticationError(await send(t, route, bearer(forgeJwt(HS256, claims))), 'HS256 without a signature');
+    },
+  },
+  {
+    name: 'expired access token: 401',
+    async run({ t }, route) {
+      // A user of its own: the clock moves, and this session must not have been touched by another case.
+      const user = await signedInUser(t, 'expired');
+      const { iat, exp } = decodeJwt(user.accessToken) as { iat: number; exp: number };
+      expect(exp - iat).toBe(15 * 60);
+      t.clock.advance(exp * 1000 - 1000 - t.clock.now().getTime());
+      await expectAccepted(t, user.accessToken, 'a token one second before its expiry');
+      t.clock.advance(1000);
+      expectAuthenticationError(await send(t, route, bearer(user.accessToken)), 'token at its expiry');
+      t.clock.advance(60 * 60 * 1000);
+      expectAuthenticationError(await send(t, route, bearer(user.accessToken)), 'token an hour after its expiry');
+    },
+  },
+  {
+    name: 'refresh token used as an access token: 401',
+    async run({ t, liveSession }, route) {
+      const s = await liveSession();
+      expectAuthenticationError(await send(t, route, bearer(s.refreshToken)), 'the refresh token');
+      // Access claims signed with the refresh secret: the two secrets must not be interchangeable.
+      const crossSigned = forgeJwt(HS256, accessClaims(t, s.claims), t.deps.config.jwtRefreshSecret);
+      expectAuthenticationError(await send(t, route, bearer(crossSigned)), 'access claims signed with the refresh secret');
+    },
+  },
+  {
+    name: 'token of a revoked session (after logout): 401',
+    async run({ t, freshSession }, route) {
+      const s = await freshSession();
+      await expectAccepted(t, s.accessToken, 'the token before logout');
+      const out = await t.request({ method: 'POST', url: '/api/v1/auth/logout', headers: bearer(s.accessToken) });
+      expect(out.statusCode, out.body).toBe(200);
+      expectAuthenticationError(await send(t, route, bearer(s.accessToken)), 'token of the logged-out session');
+    },
+  },
+  {
+    name: 'well-signed token naming an unknown session or another user: 401',
+    async run({ t, liveSession }, route) {
+      const s = await liveSession();
+      const secret = t.deps.config.jwtSecret;
+      const unknownSession = accessClaims(t, { ...s.claims, sessionId: 'ses_00000000000000000000000000' });
+      expectAuthenticationError(await send(t, route, bearer(forgeJwt(HS256, unknownSession, secret))), 'unknown session');
+      const otherUser = accessClaims(t, { ...s.claims, userId: 'usr_00000000000000000000000000' });
+      expectAuthenticationError(await send(t, route, bearer(forgeJwt(HS256, otherUser, secret))), 'session of another user');
+      const wrongIssuer = { ...accessClaims(t, s.claims), iss: 'someone-else' };
+      expectAuthenticationError(await send(t, route, bearer(forgeJwt(HS256, wrongIssuer, secret))), 'wrong issuer');
+    },
+  },
+];
+
+/** `{id}`-style OpenAPI path → a regular expression matching concrete paths. */
+export const pathPattern = (path: string) => new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`);
+
+/**
+ * One `describe` per route, one test per case. `app` gives the file's TestApp; without it the table
+ * starts its own.
+ */
+export function describeSecurityTable(routes: ProtectedRoute[], app?: () => TestApp) {
+  describe('security table', () => {
+    let own: TestApp | undefined;
+    let ctx: SecurityContext;
+    beforeAll(async () => {
+      if (!app) own = await createTestApp();
+      const t = app ? app() : own!;
+      const email = uniqueEmail('security');
+      const owner = await registerUser(t, email);
+      await verifyEmailOf(t, email);
+      ctx = createSecurityContext(t, owner);
+    });
+    afterAll(async () => {
+      await own?.close();
+    });
+
+    for (const route of routes) {
+      describe(`${route.method} ${route.url}`, () => {
+        for (const c of securityCases) it(c.name, () => c.run(ctx, route));
+      });
+    }
+  });
+}
