@@ -62,6 +62,8 @@ export function toAppError(err: FastifyError | AppError | Error): AppError | nul
 
 export function sendError(reply: FastifyReply, e: AppError) {
   for (const [k, v] of Object.entries(e.headers)) reply.header(k, v);
+  // RFC 6750 §3: a 401 names the scheme it expects.
+  if (e.statusCode === 401) reply.header('www-authenticate', 'Bearer realm="tenantry"');
   return reply.status(e.statusCode).send({
     success: false,
     error: { code: e.code, message: e.message, details: e.details },

@@ -4,6 +4,7 @@ import type { Deps } from '../../deps.js';
 import type { UserActor } from '../../http/actor.js';
 import { authenticationError, notFound, validationError } from '../../http/errors.js';
 import { assertPasswordPolicy } from '../auth/passwords.js';
+import { assertNotLocked, recordLoginFailure } from '../auth/service.js';
 import { sessions } from '../auth/tables.js';
 import { users, type Preferences, type UserRow } from './tables.js';
 
@@ -66,6 +67,7 @@ function isHttpUrl(value: string): boolean {
 type PreferencesPatch = Partial<Omit<Preferences, 'notifications'>> & { notifications?: Partial<Preferences['notifications']> };
 
 export async function updateMe(deps: Deps, actor: UserActor, input: { fullName?: string; avatarUrl?: string | null; preferences?: PreferencesPatch }) {
+  if (input.fullName !== undefined && !input.fullName.trim()) throw validationError('Invalid request body', 'fullName: must not be blank');
   let patch = input.preferences;
   if (patch?.timezone !== undefined) {
     const timezone = ianaTimeZone(patch.timezone);
@@ -84,7 +86,7 @@ export async function updateMe(deps: Deps, actor: UserActor, input: { fullName?:
     const [updated] = await tx
       .update(users)
       .set({
-        ...(input.fullName !== undefined ? { fullName: input.fullName } : {}),
+        ...(input.fullName !== undefined ? { fullName: input.fullName.trim() } : {}),
         ...(input.avatarUrl !== undefined ? { avatarUrl: input.avatarUrl } : {}),
         preferences,
         updatedAt: deps.clock.now(),
@@ -98,7 +100,10 @@ export async function updateMe(deps: Deps, actor: UserActor, input: { fullName?:
 /** Spec §4.2: wrong current password 401; same or weak new password 400; other sessions revoked. */
 export async function changePassword(deps: Deps, actor: UserActor, input: { currentPassword: string; newPassword: string }) {
   const user = await loadUser(deps, actor.userId);
+  // Guessing the current password with a stolen token counts toward the same lockout as sign-in.
+  assertNotLocked(deps, user);
   if (!user.passwordHash || !(await deps.passwords.verify(user.passwordHash, input.currentPassword))) {
+    await recordLoginFailure(deps, user.id);
     throw authenticationError('Current password is incorrect');
   }
   if (input.newPassword === input.currentPassword) {
