@@ -336,7 +336,7 @@ export function loadConfig(env: Env = process.env): Config {
       refreshTtlS: 7 * 24 * 60 * 60,
       passwordPolicy,
       hashConcurrency: int(env, 'AUTH_HASH_CONCURRENCY', 2, 1, 64),
-      hashQueueLimit: int(env, 'AUTH_HASH_QUEUE_LIMIT', 256, 1, 100_000),
+      hashQueueLimit: int(env, 'AUTH_HASH_QUEUE_LIMIT', 64, 1, 100_000),
       methods: {
         password: bool(env, 'AUTH_PASSWORD_ENABLED', true),
         magicLink: bool(env, 'AUTH_MAGIC_LINK_ENABLED', true),

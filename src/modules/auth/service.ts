@@ -1,5 +1,6 @@
 // Email/password accounts and their sessions (spec §5.1-5.2, DECISIONS §2).
 import { and, eq, sql } from 'drizzle-orm';
+import { prepared } from '../../db/prepared.js';
 import type { Deps } from '../../deps.js';
 import { isUniqueViolation } from '../../db/client.js';
 import { AppError, authenticationError, conflict } from '../../http/errors.js';
@@ -25,7 +26,10 @@ export interface ClientMeta {
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 
 export async function findUserByEmail(deps: Deps, email: string): Promise<UserRow | undefined> {
-  const [row] = await deps.db.select().from(users).where(sql`lower(${users.email}) = ${normalizeEmail(email)}`).limit(1);
+  const byEmail = prepared(deps.db, 'user_by_email', (db) =>
+    db.select().from(users).where(sql`lower(${users.email}) = ${sql.placeholder('email')}`).limit(1).prepare('user_by_email'),
+  );
+  const [row] = await byEmail.execute({ email: normalizeEmail(email) });
   return row;
 }
 

@@ -1,5 +1,6 @@
 // The signed-in user's own account: profile, password, sessions (spec §4.2).
-import { and, count, desc, eq, gt, inArray, isNull } from 'drizzle-orm';
+import { and, count, desc, eq, gt, inArray, isNull, sql } from 'drizzle-orm';
+import { prepared } from '../../db/prepared.js';
 import type { Deps } from '../../deps.js';
 import type { UserActor } from '../../http/actor.js';
 import { authenticationError, notFound, validationError } from '../../http/errors.js';
@@ -22,7 +23,8 @@ export const presentUser = (u: UserRow) => ({
 });
 
 async function loadUser(deps: Deps, userId: string): Promise<UserRow> {
-  const [user] = await deps.db.select().from(users).where(eq(users.id, userId));
+  const byId = prepared(deps.db, 'user_by_id', (db) => db.select().from(users).where(eq(users.id, sql.placeholder('id'))).prepare('user_by_id'));
+  const [user] = await byId.execute({ id: userId });
   if (!user || !user.isActive) throw notFound('User not found');
   return user;
 }
