@@ -19,6 +19,9 @@ export interface ProtectedRoute {
   okStatus?: number;
 }
 
+/** An organization that does not exist: rows under it change nothing once authenticated. */
+const NO_ORG = '/api/v1/organizations/org_00000000000000000000000000';
+
 /**
  * The table. Each issue that adds a protected route adds its row here, in its module's group.
  * Payloads are chosen so that an authenticated call changes nothing that matters (or fails later,
@@ -36,6 +39,29 @@ export const protectedRoutes: ProtectedRoute[] = [
   { method: 'DELETE', url: '/api/v1/users/me/sessions/ses_00000000000000000000000000', okStatus: 404 },
   { method: 'DELETE', url: '/api/v1/users/me/sessions', okStatus: 200 },
   { method: 'DELETE', url: '/api/v1/users/sessions', okStatus: 200 },
+  // organizations, members, invitations, projects (issue 4). The caller belongs to no organization,
+  // so an authenticated call meets an unknown organization (404) or an invalid body (400).
+  { method: 'POST', url: '/api/v1/organizations', payload: { name: 'Security', slug: 'x' }, okStatus: 400 },
+  { method: 'GET', url: '/api/v1/users/me/organizations', okStatus: 200 },
+  { method: 'GET', url: NO_ORG, okStatus: 404 },
+  { method: 'PATCH', url: NO_ORG, payload: { name: 'Changed' }, okStatus: 404 },
+  { method: 'DELETE', url: NO_ORG, okStatus: 404 },
+  { method: 'POST', url: `${NO_ORG}/transfer-ownership`, payload: { memberId: 'mbr_00000000000000000000000000' }, okStatus: 404 },
+  { method: 'GET', url: `${NO_ORG}/members`, okStatus: 404 },
+  { method: 'PATCH', url: `${NO_ORG}/members/mbr_00000000000000000000000000`, payload: { role: 'viewer' }, okStatus: 404 },
+  { method: 'DELETE', url: `${NO_ORG}/members/mbr_00000000000000000000000000`, okStatus: 404 },
+  { method: 'POST', url: `${NO_ORG}/leave`, okStatus: 404 },
+  { method: 'GET', url: `${NO_ORG}/invitations`, okStatus: 404 },
+  { method: 'POST', url: `${NO_ORG}/invitations`, payload: { email: 'nobody@example.com', role: 'viewer' }, okStatus: 404 },
+  { method: 'DELETE', url: `${NO_ORG}/invitations/inv_00000000000000000000000000`, okStatus: 404 },
+  { method: 'POST', url: `${NO_ORG}/invitations/inv_00000000000000000000000000/resend`, okStatus: 404 },
+  // An unknown token: 400 once authenticated.
+  { method: 'POST', url: '/api/v1/invitations/accept', payload: { token: 'x'.repeat(43) }, okStatus: 400 },
+  { method: 'GET', url: `${NO_ORG}/projects`, okStatus: 404 },
+  { method: 'POST', url: `${NO_ORG}/projects`, payload: { name: 'Security' }, okStatus: 404 },
+  { method: 'GET', url: `${NO_ORG}/projects/prj_00000000000000000000000000`, okStatus: 404 },
+  { method: 'PATCH', url: `${NO_ORG}/projects/prj_00000000000000000000000000`, payload: { name: 'Changed' }, okStatus: 404 },
+  { method: 'DELETE', url: `${NO_ORG}/projects/prj_00000000000000000000000000`, okStatus: 404 },
 ];
 
 /**
@@ -48,26 +74,6 @@ export const awaitingRows: string[] = [
   'POST /api/v1/auth/two-factor/setup',
   'POST /api/v1/auth/two-factor/verify',
   'POST /api/v1/auth/two-factor/disable',
-  'POST /api/v1/organizations',
-  'GET /api/v1/users/me/organizations',
-  'GET /api/v1/organizations/{orgId}',
-  'PATCH /api/v1/organizations/{orgId}',
-  'DELETE /api/v1/organizations/{orgId}',
-  'POST /api/v1/organizations/{orgId}/transfer-ownership',
-  'GET /api/v1/organizations/{orgId}/members',
-  'PATCH /api/v1/organizations/{orgId}/members/{memberId}',
-  'DELETE /api/v1/organizations/{orgId}/members/{memberId}',
-  'POST /api/v1/organizations/{orgId}/leave',
-  'GET /api/v1/organizations/{orgId}/invitations',
-  'POST /api/v1/organizations/{orgId}/invitations',
-  'DELETE /api/v1/organizations/{orgId}/invitations/{invitationId}',
-  'POST /api/v1/organizations/{orgId}/invitations/{invitationId}/resend',
-  'POST /api/v1/invitations/accept',
-  'GET /api/v1/organizations/{orgId}/projects',
-  'POST /api/v1/organizations/{orgId}/projects',
-  'GET /api/v1/organizations/{orgId}/projects/{projectId}',
-  'PATCH /api/v1/organizations/{orgId}/projects/{projectId}',
-  'DELETE /api/v1/organizations/{orgId}/projects/{projectId}',
   'GET /api/v1/organizations/{orgId}/api-keys',
   'POST /api/v1/organizations/{orgId}/api-keys',
   'POST /api/v1/api-keys',
