@@ -146,4 +146,26 @@ describe('races', () => {
       expect([owner.userId, target.userId, other.userId]).toContain(row!.user_id);
     }
   });
+
+  it('parallel settings patches merge: none is lost', async () => {
+    const org = await createOrg(t, owner);
+    await setPlan(t, org.id, 'pro');
+    await addMember(t, org.id, owner, admin, 'admin');
+    const patches = [
+      { branding: { primaryColor: '#111111' } },
+      { branding: { accentColor: '#222222' } },
+      { features: { webhooks: true } },
+      { features: { apiAccess: true } },
+      { billing: { email: 'billing@example.com' } },
+      { billing: { taxId: 'DE123' } },
+    ];
+    const results = await Promise.all(patches.map((settings, i) => api('PATCH', `/organizations/${org.id}`, i % 2 ? admin : owner, { settings })));
+    for (const r of results) expect(r.statusCode, r.body).toBe(200);
+    const final = json(await api('GET', `/organizations/${org.id}`, owner));
+    expect(final.settings).toEqual({
+      branding: { primaryColor: '#111111', accentColor: '#222222' },
+      features: { webhooks: true, apiAccess: true },
+      billing: { email: 'billing@example.com', taxId: 'DE123' },
+    });
+  });
 });

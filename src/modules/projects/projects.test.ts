@@ -174,4 +174,18 @@ describe('projects', () => {
     expect(json(await api('GET', `/organizations/${otherOrgId}/projects/${foreign.id}`, outsider))).toEqual(foreign);
     expect((await eventsOf(t, otherOrgId)).map((e) => e.type)).toEqual(['project.created']);
   });
+
+  it('a patch racing a delete of one project: never a 500, and the events match what happened', async () => {
+    for (let round = 0; round < 3; round++) {
+      const p = await createProject(owner, { name: `Raced ${round}` });
+      const [patched, deleted] = await Promise.all([
+        api('PATCH', `/organizations/${orgId}/projects/${p.id}`, member, { name: 'Patched' }),
+        api('DELETE', `/organizations/${orgId}/projects/${p.id}`, member),
+      ]);
+      expect(deleted.statusCode, deleted.body).toBe(200);
+      expect([200, 404], patched.body).toContain(patched.statusCode);
+      const mine = (await eventsOf(t, orgId)).filter((e) => e.data.projectId === p.id).map((e) => e.type);
+      expect(mine).toEqual(patched.statusCode === 200 ? ['project.created', 'project.updated', 'project.deleted'] : ['project.created', 'project.deleted']);
+    }
+  });
 });

@@ -79,9 +79,11 @@ export async function updateProject(deps: Deps, access: OrgAccess, projectId: st
       })
       .where(byId(access, projectId))
       .returning();
-    await recordEvent(deps, tx, access.organizationId, 'project.updated', eventData(p!));
+    // Deleted since it was read (a concurrent DELETE): nothing to update.
+    if (!p) throw notFound('Project not found');
+    await recordEvent(deps, tx, access.organizationId, 'project.updated', eventData(p));
     await auditChange(deps, tx, access, 200);
-    return present(p!);
+    return present(p);
   });
 }
 
