@@ -200,12 +200,21 @@ describe('revoke and resend', () => {
     const res = await api('DELETE', `/organizations/${org.id}/invitations/${invitation.id}`, owner);
     expect(res.statusCode, res.body).toBe(200);
     expect(json(res)).toEqual({ ...invitation, status: 'revoked' });
+    expect((await auditOf(t, org.id)).at(-1)).toMatchObject({
+      actorId: owner.userId,
+      action: 'DELETE /api/v1/organizations/:orgId/invitations/:invitationId',
+      path: `/api/v1/organizations/${org.id}/invitations/${invitation.id}`,
+      statusCode: 200,
+    });
+    const auditCount = (await auditOf(t, org.id)).length;
     expectError(await accept(invitee, token), 400, 'VALIDATION_ERROR');
     expectError(await api('POST', '/invitations/decline', null, { token }), 400, 'VALIDATION_ERROR');
     expect(json(await api('GET', `/organizations/${org.id}/members`, owner)).total).toBe(1);
     expectError(await api('DELETE', `/organizations/${org.id}/invitations/${invitation.id}`, owner), 409, 'CONFLICT');
     expectError(await api('POST', `/organizations/${org.id}/invitations/${invitation.id}/resend`, owner), 409, 'CONFLICT');
     expectError(await api('DELETE', `/organizations/${org.id}/invitations/inv_00000000000000000000000000`, owner), 404, 'NOT_FOUND');
+    // The refusals left no audit entry.
+    expect(await auditOf(t, org.id)).toHaveLength(auditCount);
     // The email may be invited again.
     expect((await api('POST', `/organizations/${org.id}/invitations`, owner, { email: invitee.email, role: 'viewer' })).statusCode).toBe(201);
   });
@@ -222,6 +231,7 @@ describe('revoke and resend', () => {
     const body = json(again);
     const newToken = new URL(body.inviteUrl).searchParams.get('token')!;
     expect(newToken).not.toBe(first.token);
+    expect((await auditOf(t, org.id)).at(-1)).toMatchObject({ actorId: owner.userId, action: 'POST /api/v1/organizations/:orgId/invitations/:invitationId/resend', statusCode: 200 });
     expect(body.invitation).toMatchObject({ id: first.invitation.id, status: 'pending', expiresAt: new Date(t.clock.now().getTime() + 7 * DAY).toISOString() });
     // A second mail carries the new link.
     await expect.poll(() => t.mail.mails.filter((m) => m.to.includes(invitee.email) && /Resenders/.test(m.subject)).length).toBe(2);
