@@ -32,10 +32,10 @@ export const billingRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     schema: {
       tags,
       security: bearerAuth,
-      summary: 'Start a checkout for a plan price (billing:manage); URLs must be on APP_ORIGIN',
+      summary: 'Start a checkout for a plan price (billing:manage); URLs must be on APP_ORIGIN; 409 while a subscription is live (change it in the portal)',
       params: OrgParams,
       body: Body({ priceId: Type.String({ minLength: 1, maxLength: 255 }), successUrl: Url, cancelUrl: Url }),
-      response: { 200: ok({ data: Type.Object({ sessionId: Type.String(), url: Type.String() }) }), ...errors(401, 403, 404, 502) },
+      response: { 200: ok({ data: Type.Object({ sessionId: Type.String(), url: Type.String() }) }), ...errors(401, 403, 404, 409, 502) },
     },
     handler: async (req) => billing.createCheckout(deps, await authorize(req, req.params.orgId, 'billing:manage'), req.body),
   });
@@ -72,7 +72,7 @@ export const billingRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       schema: {
         tags,
         summary: 'Inbound Stripe events (verified with Stripe-Signature, processed once per event id)',
-        response: { 200: Type.Object({ received: Type.Boolean(), duplicate: Type.Boolean() }), ...errors(404) },
+        response: { 200: Type.Object({ received: Type.Boolean(), duplicate: Type.Boolean() }), ...errors(404, 502) },
       },
       handler: async (req) => billing.handleStripeWebhook(deps, typeof req.body === 'string' ? req.body : '', req.headers['stripe-signature'] as string | undefined),
     });

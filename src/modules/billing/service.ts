@@ -1,5 +1,6 @@
 // Subscription billing (spec §4.5, DECISIONS §6). Provider calls run outside transactions; local
 // state changes only after the provider answered, so a provider failure (502) changes nothing.
+import { randomUUID } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
 import type Stripe from 'stripe';
 import type { Deps } from '../../deps.js';
@@ -72,20 +73,59 @@ function assertAppUrl(deps: Deps, field: string, value: string) {
   if (url.origin !== deps.config.appOrigin) throw validationError('Invalid request', `${field}: must be on ${deps.config.appOrigin}`);
 }
 
+const PENDING = 'pending:';
+const CLAIM_STALE_MS = 60_000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The organization's one provider customer. The first caller claims the row with a pending marker
+ * before asking the provider, so parallel checkouts (on any instance) create one customer: the others
+ * wait for the claim to resolve. A failed call removes the claim (nothing changed locally); a claim
+ * left by a crashed process is taken over once stale.
+ */
 async function ensureCustomer(deps: Deps, access: OrgAccess): Promise<SubscriptionRow> {
-  const [existing] = await deps.db.select().from(subscriptions).where(eq(subscriptions.organizationId, access.organizationId));
-  if (existing) return existing;
-  const [org] = await deps.db.select().from(organizations).where(eq(organizations.id, access.organizationId));
-  const customerId = await provider(() =>
-    deps.payments.createCustomer({ organizationId: access.organizationId, name: org!.name, email: org!.settings.billing?.email ?? null }),
-  );
-  const now = deps.clock.now();
-  await deps.db
-    .insert(subscriptions)
-    .values({ organizationId: access.organizationId, customerId, createdAt: now, updatedAt: now })
-    .onConflictDoNothing({ target: subscriptions.organizationId });
-  const [row] = await deps.db.select().from(subscriptions).where(eq(subscriptions.organizationId, access.organizationId));
-  return row!;
+  const orgId = access.organizationId;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const [existing] = await deps.db.select().from(subscriptions).where(eq(subscriptions.organizationId, orgId));
+    if (existing && !existing.customerId.startsWith(PENDING)) return existing;
+    const marker = `${PENDING}${randomUUID()}`;
+    const now = deps.clock.now();
+    let claimed: SubscriptionRow | undefined;
+    if (!existing) {
+      [claimed] = await deps.db
+        .insert(subscriptions)
+        .values({ organizationId: orgId, customerId: marker, createdAt: now, updatedAt: now })
+        .onConflictDoNothing({ target: subscriptions.organizationId })
+        .returning();
+    } else if (now.getTime() - existing.updatedAt.getTime() > CLAIM_STALE_MS) {
+      [claimed] = await deps.db
+        .update(subscriptions)
+        .set({ customerId: marker, updatedAt: now })
+        .where(sql`${subscriptions.organizationId} = ${orgId} and ${subscriptions.customerId} = ${existing.customerId}`)
+        .returning();
+    }
+    if (!claimed) {
+      if (Date.now() > deadline) throw new AppError(502, 'PAYMENT_PROVIDER_ERROR', 'The payment provider failed', 'The customer is still being created; try again');
+      await sleep(50);
+      continue;
+    }
+    const [org] = await deps.db.select().from(organizations).where(eq(organizations.id, orgId));
+    let customerId: string;
+    try {
+      customerId = await provider(() => deps.payments.createCustomer({ organizationId: orgId, name: org!.name, email: org!.settings.billing?.email ?? null }));
+    } catch (err) {
+      await deps.db.delete(subscriptions).where(sql`${subscriptions.organizationId} = ${orgId} and ${subscriptions.customerId} = ${marker}`);
+      throw err;
+    }
+    const [row] = await deps.db
+      .update(subscriptions)
+      .set({ customerId, updatedAt: deps.clock.now() })
+      .where(sql`${subscriptions.organizationId} = ${orgId} and ${subscriptions.customerId} = ${marker}`)
+      .returning();
+    if (row) return row;
+    // Our claim was taken over meanwhile (it looked stale): use whatever customer the row holds now.
+  }
 }
 
 export async function createCheckout(deps: Deps, access: OrgAccess, input: { priceId: string; successUrl: string; cancelUrl: string }) {
@@ -95,6 +135,10 @@ export async function createCheckout(deps: Deps, access: OrgAccess, input: { pri
   assertAppUrl(deps, 'successUrl', input.successUrl);
   assertAppUrl(deps, 'cancelUrl', input.cancelUrl);
   const sub = await ensureCustomer(deps, access);
+  // A second subscription would bill the customer twice: plan changes go through the portal.
+  if (sub.subscriptionId && !ENDED_STATUSES.has(sub.status)) {
+    throw conflict('The organization already has a subscription', 'Change or cancel it in the billing portal');
+  }
   const session = await provider(() => deps.payments.createCheckout({ customerId: sub.customerId, organizationId: access.organizationId, ...input }));
   return { success: true as const, data: session };
 }
@@ -146,6 +190,8 @@ export async function applySubscription(deps: Deps, tx: Tx, s: ProviderSubscript
   }
   if (row.lastEventAt && eventAt < row.lastEventAt) return;
   const ended = deleted || ENDED_STATUSES.has(s.status);
+  // The end of a subscription the organization no longer uses leaves the one it uses alone.
+  if (ended && row.subscriptionId && row.subscriptionId !== s.id) return;
   const plan: PlanName = !ended && PAID_STATUSES.has(s.status) ? (planOfPrice(deps, s.priceId) ?? 'free') : 'free';
   const status = deleted ? 'canceled' : s.status;
   const now = deps.clock.now();

@@ -59,7 +59,17 @@ export function createStripeProvider(config: Config): PaymentProvider {
     cancelAtPeriodEnd: (id) => call(async () => toProviderSubscription(await stripe.subscriptions.update(id, { cancel_at_period_end: true }))),
     cancelNow: (id) =>
       call(async () => {
-        await stripe.subscriptions.cancel(id);
+        try {
+          await stripe.subscriptions.cancel(id);
+        } catch (err) {
+          // Already ended at Stripe (its deletion event not here yet): nothing is left to cancel.
+          if (err instanceof Stripe.errors.StripeError && err.code === 'resource_missing') return;
+          if (err instanceof Stripe.errors.StripeInvalidRequestError) {
+            const s = await stripe.subscriptions.retrieve(id);
+            if (s.status === 'canceled' || s.status === 'incomplete_expired') return;
+          }
+          throw err;
+        }
       }),
     getSubscription: (id) => call(async () => toProviderSubscription(await stripe.subscriptions.retrieve(id))),
   };
