@@ -79,7 +79,7 @@ export function createAuditWriter(db: Db, logger: Logger) {
         if (v) v.n++;
         else perPeriod.set(k, { org: entry.organizationId, period, n: 1 });
       }
-      const usageValues = sql.join([...perPeriod.values()].map((v) => sql`(${v.org}, ${v.period}, ${v.n}::bigint)`), sql`, `);
+      const usageValues = sql.join([...perPeriod].sort(byId).map(([, v]) => sql`(${v.org}, ${v.period}, ${v.n}::bigint)`), sql`, `);
       await tx.execute(sql`insert into api_usage (organization_id, period, requests) values ${usageValues}
         on conflict (organization_id, period) do update set requests = api_usage.requests + excluded.requests`);
       const orgValues = sql.join([...perOrg].sort(byId).map(([org, n]) => sql`(${org}, ${n}::bigint)`), sql`, `);
