@@ -1,5 +1,7 @@
 // Accounts made the way a user makes them: over HTTP, with the link from the real mail.
+import http from 'node:http';
 import { sql } from 'drizzle-orm';
+import Stripe from 'stripe';
 import { expect } from 'vitest';
 import { json, type TestApp } from './harness.js';
 
@@ -89,4 +91,87 @@ export async function auditOf(t: TestApp, orgId: string): Promise<Row[]> {
            status_code as "statusCode", ip_address as "ipAddress", user_agent as "userAgent"
     from audit_logs where organization_id = ${orgId} order by created_at, id`),
   );
+}
+
+// ---- webhooks (issue 6) ---------------------------------------------------------------------
+
+export interface ReceivedRequest {
+  method: string;
+  url: string;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+export interface Receiver {
+  url: string;
+  port: number;
+  received: ReceivedRequest[];
+  /** TCP connections accepted, whether or not a request followed. */
+  connections: number;
+  /** How it answers; replace at will. Default: 204. */
+  handler: (req: ReceivedRequest, res: http.ServerResponse) => void;
+  /** Resolves once `n` requests have arrived (headers and body read). */
+  waitFor(n: number, timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A node:http webhook receiver on 127.0.0.1 that records every request. */
+export async function startReceiver(handler?: Receiver['handler']): Promise<Receiver> {
+  const received: ReceivedRequest[] = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (c: string) => (body += c));
+    req.on('end', () => {
+      const r = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body };
+      received.push(r);
+      receiver.handler(r, res);
+    });
+  });
+  server.on('connection', () => receiver.connections++);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  const receiver: Receiver = {
+    url: `http://127.0.0.1:${port}/hook`,
+    port,
+    received,
+    connections: 0,
+    handler: handler ?? ((_req, res) => res.writeHead(204).end()),
+    async waitFor(n, timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (received.length < n) {
+        if (Date.now() > deadline) throw new Error(`receiver got ${received.length} requests, expected ${n}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+  return receiver;
+}
+
+/** A webhook endpoint created over HTTP on the organization path (201 checked): the `data` of the answer. */
+export async function createWebhook(t: TestApp, orgId: string, by: { auth: Record<string, string> }, payload: Record<string, unknown>) {
+  const res = await t.request({ method: 'POST', url: `/api/v1/organizations/${orgId}/webhooks`, headers: by.auth, payload });
+  expect(res.statusCode, res.body).toBe(201);
+  return json(res).data as { id: string; secret: string; url: string; events: string[] } & Record<string, unknown>;
+}
+
+/** The endpoint's deliveries straight from the database, oldest first. */
+export async function deliveryRows(t: TestApp, endpointId: string): Promise<Row[]> {
+  return rowsOf(await t.deps.db.execute(sql`select * from webhook_deliveries where endpoint_id = ${endpointId} order by created_at, id`));
+}
+
+/** The recorded attempts of a delivery, in order. */
+export async function attemptRows(t: TestApp, deliveryId: string): Promise<Row[]> {
+  return rowsOf(await t.deps.db.execute(sql`select * from webhook_attempts where delivery_id = ${deliveryId} order by attempt`));
+}
+
+/** Verifies a received request with the official `stripe` package, at the app's (fake) clock time. Throws when it does not verify. */
+export function stripeVerify(t: TestApp, req: ReceivedRequest, secret: string): Record<string, unknown> {
+  const now = Math.floor(t.clock.now().getTime() / 1000);
+  const stripe = new Stripe('sk_test_x');
+  return stripe.webhooks.constructEvent(req.body, req.headers['x-webhook-signature'] as string, secret, 300, undefined, now) as unknown as Record<string, unknown>;
 }

@@ -20,9 +20,13 @@ for (const [net, prefix] of [
   blocked.addSubnet(net, prefix, 'ipv4');
 }
 for (const [net, prefix] of [
-  ['::', 128],
-  ['::1', 128],
+  // Unspecified, loopback and the deprecated IPv4-compatible ::a.b.c.d (the URL parser writes
+  // http://[::127.0.0.1]/ as [::7f00:1]), then IPv4-translated ::ffff:0:a.b.c.d.
+  ['::', 96],
+  ['::ffff:0:0:0', 96],
+  ['100::', 64],
   ['fe80::', 10],
+  ['fec0::', 10],
   ['fc00::', 7],
   ['ff00::', 8],
   ['64:ff9b::', 96],
@@ -48,9 +52,9 @@ export function isPrivateAddress(ip: string): boolean {
   const family = isIP(ip);
   if (family === 4) return blocked.check(ip, 'ipv4');
   if (family === 6) {
+    if (blocked.check(ip, 'ipv6')) return true;
     const v4 = embeddedIPv4(ip);
-    if (v4) return blocked.check(v4, 'ipv4');
-    return blocked.check(ip, 'ipv6');
+    return v4 ? blocked.check(v4, 'ipv4') : false;
   }
   return true;
 }

@@ -33,7 +33,10 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions = {}) {
   const secrets = new Map<string, string>();
 
   let running = false;
+  let stopping: Promise<void> | null = null;
+  let claims = 0;
   let inFlight = 0;
+  let claiming = false;
   let wake: (() => void) | null = null;
   let wakePending = false;
   let loopDone: Promise<void> = Promise.resolve();
@@ -48,8 +51,11 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions = {}) {
   async function claim(limit: number): Promise<DeliveryRow[]> {
     const now = deps.clock.now();
     const until = new Date(now.getTime() + leaseMs);
+    // Each claim has its own token, so an attempt that outlived its lease cannot record over a
+    // later claim of the same delivery, even one made by this same worker.
+    const token = `${workerId}.${++claims}`;
     const result = (await deps.db.execute(sql`
-      update webhook_deliveries d set locked_until = ${until.toISOString()}::timestamptz, locked_by = ${workerId}
+      update webhook_deliveries d set locked_until = ${until.toISOString()}::timestamptz, locked_by = ${token}
       from (
         select organization_id, id from webhook_deliveries
         where status = 'pending' and next_retry_at <= ${now.toISOString()}::timestamptz
@@ -115,7 +121,7 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions = {}) {
           nextRetryAt: retry ? new Date(now.getTime() + retryDelaysS[attempt - 1]! * 1000) : null,
         };
       }
-      // Guarded on our lease: a delivery canceled meanwhile keeps its cancellation.
+      // Guarded on this claim's lease: a delivery canceled or claimed again meanwhile keeps that.
       await tx
         .update(webhookDeliveries)
         .set({ ...set, lockedUntil: null, lockedBy: null, updatedAt: now })
@@ -123,7 +129,7 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions = {}) {
           and(
             eq(webhookDeliveries.organizationId, d.organizationId),
             eq(webhookDeliveries.id, d.id),
-            eq(webhookDeliveries.lockedBy, workerId),
+            eq(webhookDeliveries.lockedBy, d.lockedBy!),
             eq(webhookDeliveries.status, 'pending'),
           ),
         );
@@ -153,6 +159,8 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions = {}) {
       let claimed: DeliveryRow[] = [];
       if (room > 0) {
         wakePending = false;
+        // Rows claimed but not yet in flight are neither due nor counted: drain() must wait.
+        claiming = true;
         try {
           claimed = await claim(room);
         } catch (err) {
@@ -169,9 +177,12 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions = {}) {
             if (inFlight === 0) for (const f of idle) f();
           });
       }
+      claiming = false;
       if (claimed.length > 0 && claimed.length === room) continue;
       if (!running) break;
-      if (wakePending) continue;
+      // With every slot busy, a wake-up can do nothing before a delivery ends (which wakes us
+      // again): wait for it rather than spin, which would block the event loop for good.
+      if (wakePending && room > 0) continue;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, pollMs);
         wake = () => {
@@ -220,7 +231,7 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions = {}) {
   return {
     workerId,
     async start() {
-      if (running) return;
+      if (running || stopping) return;
       running = true;
       await listen();
       loopDone = loop();
@@ -233,25 +244,28 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions = {}) {
       for (;;) {
         signal();
         await new Promise((r) => setTimeout(r, 20));
-        if (inFlight === 0) {
+        if (inFlight === 0 && !claiming) {
           const now = deps.clock.now().toISOString();
           const due = (await deps.db.execute(
             sql`select count(*)::int as n from webhook_deliveries where status = 'pending' and next_retry_at <= ${now}::timestamptz and (locked_until is null or locked_until < ${now}::timestamptz)`,
           )) as unknown as { rows: Array<{ n: number }> };
-          if (Number(due.rows[0]?.n ?? 0) === 0 && inFlight === 0) return;
+          if (Number(due.rows[0]?.n ?? 0) === 0 && inFlight === 0 && !claiming) return;
         }
         if (Date.now() > deadline) throw new Error('webhook worker did not drain in time');
       }
     },
-    /** Graceful stop: no new claims; in-flight deliveries finish and are recorded. */
-    async stop() {
-      running = false;
-      signal();
-      await loopDone;
-      if (inFlight > 0) await new Promise<void>((resolve) => idle.add(resolve));
-      await unlisten?.();
-      unlisten = null;
-      await sender.close();
+    /** Graceful stop: no new claims; in-flight deliveries finish and are recorded. Calling it again waits for the same stop. */
+    stop(): Promise<void> {
+      stopping ??= (async () => {
+        running = false;
+        signal();
+        await loopDone;
+        if (inFlight > 0) await new Promise<void>((resolve) => idle.add(resolve));
+        await unlisten?.();
+        unlisten = null;
+        await sender.close();
+      })();
+      return stopping;
     },
   };
 }

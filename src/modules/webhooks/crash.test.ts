@@ -1,0 +1,236 @@
+// Crash safety and concurrency of the delivery workers (issue 6). Meaningful on PostgreSQL (two
+// workers really race for rows with FOR UPDATE SKIP LOCKED); must hold on PGlite too.
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createOrg, createWebhook, login, type Receiver, rowsOf, signedInUser, type SignedInUser, startReceiver } from '../../../test/factories.js';
+import { createTestApp, type TestApp } from '../../../test/harness.js';
+import { recordEvent } from './outbox.js';
+import { createDeliveryWorker, type DeliveryWorker } from './worker.js';
+
+let t: TestApp;
+let owner: SignedInUser;
+const receivers: Receiver[] = [];
+const workers: DeliveryWorker[] = [];
+
+function worker(opts: Parameters<typeof createDeliveryWorker>[1] = {}) {
+  const w = createDeliveryWorker(t.deps, { pollMs: 50, ...opts });
+  workers.push(w);
+  return w;
+}
+async function receiver(handler?: Receiver['handler']) {
+  const r = await startReceiver(handler);
+  receivers.push(r);
+  return r;
+}
+
+/** `n` events for the organization, committed a few per transaction. */
+async function record(orgId: string, n: number, type = 'load.tested') {
+  for (let i = 0; i < n; i += 10) {
+    await t.deps.db.transaction(async (tx) => {
+      for (let j = i; j < Math.min(n, i + 10); j++) await recordEvent(t.deps, tx, orgId, type, { n: j });
+    });
+  }
+}
+
+async function statusCounts(endpointId: string) {
+  const rows = rowsOf(await t.deps.db.execute(sql`select status, count(*)::int as n from webhook_deliveries where endpoint_id = ${endpointId} group by status`));
+  return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
+}
+
+async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs = 120_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+function deferred() {
+  let resolve: () => void = () => {};
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+function countIds(rx: Receiver) {
+  const counts = new Map<string, number>();
+  for (const r of rx.received) {
+    const id = r.headers['x-webhook-delivery-id'] as string;
+    counts.set(id, (counts.get(id) ?? 0) + 1);
+  }
+  return counts;
+}
+
+beforeAll(async () => {
+  t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } });
+  owner = await signedInUser(t, 'crash-owner');
+});
+// The fake clock passes leases here: a fresh access token for every test.
+beforeEach(async () => {
+  const { accessToken } = await login(t, owner.email, owner.password);
+  owner = { ...owner, accessToken, auth: { authorization: `Bearer ${accessToken}` } };
+});
+afterAll(async () => {
+  for (const r of receivers) await r.close();
+  for (const w of workers) await w.stop().catch(() => {});
+  await t?.close();
+});
+
+describe('two workers on one database', () => {
+  it('200 events: every delivery is delivered exactly once (no duplicate, none missing)', async () => {
+    const rx = await receiver((_req, res) => setTimeout(() => res.writeHead(204).end(), 2));
+    const org = await createOrg(t, owner);
+    const hook = await createWebhook(t, org.id, owner, { url: rx.url });
+    // Small batches so both keep coming back for more.
+    const a = worker({ concurrency: 8 });
+    const b = worker({ concurrency: 8 });
+    await a.start();
+    await b.start();
+
+    await record(org.id, 200);
+    a.wake();
+    b.wake();
+    await waitUntil('all 200 are delivered', async () => (await statusCounts(hook.id)).delivered === 200);
+    await Promise.all([a.drain(60_000), b.drain(60_000)]);
+
+    const rows = rowsOf(await t.deps.db.execute(sql`select id, status, attempts, locked_by from webhook_deliveries where endpoint_id = ${hook.id}`));
+    expect(rows).toHaveLength(200);
+    const counts = countIds(rx);
+    expect(counts.size).toBe(200);
+    expect([...counts.values()].every((n) => n === 1)).toBe(true);
+    expect(new Set(rows.map((r) => r.id))).toEqual(new Set(counts.keys()));
+    expect(rows.every((r) => r.status === 'delivered' && r.attempts === 1 && r.locked_by === null)).toBe(true);
+    expect(rx.received).toHaveLength(200);
+    const [attempts] = rowsOf(await t.deps.db.execute(sql`select count(*)::int as n, count(distinct delivery_id)::int as d from webhook_attempts where delivery_id in (select id from webhook_deliveries where endpoint_id = ${hook.id})`));
+    expect(attempts).toMatchObject({ n: 200, d: 200 });
+    // The payloads: every event once.
+    expect(new Set(rx.received.map((r) => JSON.parse(r.body).data.n)).size).toBe(200);
+
+    await a.stop();
+    await b.stop();
+  });
+
+  it('a worker saturated (every slot busy) and woken keeps the event loop free and finishes the backlog', async () => {
+    const rx = await receiver((_req, res) => setTimeout(() => res.writeHead(204).end(), 100));
+    const org = await createOrg(t, owner);
+    const hook = await createWebhook(t, org.id, owner, { url: rx.url });
+    await record(org.id, 30);
+    const w = worker({ concurrency: 2 });
+    await w.start();
+    // Nudge it while every slot is taken: it must not spin.
+    const ticker = setInterval(() => w.wake(), 5);
+    let ticks = 0;
+    const heartbeat = setInterval(() => ticks++, 20);
+    try {
+      await waitUntil('the 30 are delivered', async () => (await statusCounts(hook.id)).delivered === 30, 120_000);
+    } finally {
+      clearInterval(ticker);
+      clearInterval(heartbeat);
+    }
+    expect(ticks).toBeGreaterThan(0);
+    expect(countIds(rx).size).toBe(30);
+    expect(rx.received).toHaveLength(30);
+    await w.stop();
+  });
+});
+
+describe('a crashed worker', () => {
+  it('its leased deliveries are left alone until the lease runs out, then another worker delivers them all', async () => {
+    const rx = await receiver();
+    const org = await createOrg(t, owner);
+    const hook = await createWebhook(t, org.id, owner, { url: rx.url });
+    await record(org.id, 20);
+    // Worker A claimed them and died mid-batch: its lease is on the rows, nothing was sent.
+    const leaseMs = t.deps.config.webhook.timeoutMs + 30_000;
+    const until = new Date(t.clock.now().getTime() + leaseMs);
+    await t.deps.db.execute(
+      sql`update webhook_deliveries set locked_by = 'wrk_crashed', locked_until = ${until.toISOString()}::timestamptz where endpoint_id = ${hook.id}`,
+    );
+
+    const b = worker();
+    await b.start();
+    b.wake();
+    await b.drain(60_000);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(rx.received).toHaveLength(0);
+    expect(await statusCounts(hook.id)).toEqual({ pending: 20 });
+
+    // Not yet: one second before the lease runs out.
+    t.clock.advance(leaseMs - 1000);
+    b.wake();
+    await b.drain(60_000);
+    expect(rx.received).toHaveLength(0);
+
+    t.clock.advance(2000);
+    b.wake();
+    await b.drain(60_000);
+    expect(await statusCounts(hook.id)).toEqual({ delivered: 20 });
+    const counts = countIds(rx);
+    expect(counts.size).toBe(20);
+    expect([...counts.values()].every((n) => n === 1)).toBe(true);
+    const rows = rowsOf(await t.deps.db.execute(sql`select attempts, locked_by from webhook_deliveries where endpoint_id = ${hook.id}`));
+    expect(rows.every((r) => r.attempts === 1 && r.locked_by === null)).toBe(true);
+    await b.stop();
+  });
+
+  it('an attempt that answers after its lease was taken over does not overwrite the result of the new claim', async () => {
+    // Attempt 1 hangs past its lease; the delivery is claimed again and attempt 2 goes out; then
+    // attempt 1 comes back with a 500, and attempt 2 with a 204: the delivery ends delivered.
+    const gates = [deferred(), deferred()];
+    let calls = 0;
+    const rx = await receiver((_req, res) => {
+      const n = calls++;
+      void gates[n]!.promise.then(() => res.writeHead(n === 0 ? 500 : 204).end(n === 0 ? 'late' : ''));
+    });
+    const org = await createOrg(t, owner);
+    const hook = await createWebhook(t, org.id, owner, { url: rx.url });
+    const a = worker();
+    await a.start();
+    await record(org.id, 1);
+    a.wake();
+    await rx.waitFor(1);
+    t.clock.advance(t.deps.config.webhook.timeoutMs + 31_000);
+    a.wake();
+    await rx.waitFor(2);
+    expect(rx.received[1]!.headers['x-webhook-delivery-id']).toBe(rx.received[0]!.headers['x-webhook-delivery-id']);
+
+    gates[0]!.resolve();
+    await new Promise((r) => setTimeout(r, 500));
+    gates[1]!.resolve();
+    await a.drain(60_000);
+    const [d] = rowsOf(await t.deps.db.execute(sql`select status, response_status, next_retry_at, locked_by from webhook_deliveries where endpoint_id = ${hook.id}`));
+    expect(d).toMatchObject({ status: 'delivered', response_status: 204, next_retry_at: null, locked_by: null });
+    // Nothing more is sent later.
+    t.clock.advance(3600_000);
+    a.wake();
+    await a.drain(60_000);
+    expect(rx.received).toHaveLength(2);
+    await a.stop();
+  });
+});
+
+describe('graceful stop', () => {
+  it('a worker stopped with deliveries in flight finishes them and records them', async () => {
+    const rx = await receiver((_req, res) => setTimeout(() => res.writeHead(200).end('slow ok'), 1500));
+    const org = await createOrg(t, owner);
+    const hook = await createWebhook(t, org.id, owner, { url: rx.url });
+    const w = worker();
+    await w.start();
+    await record(org.id, 5);
+    w.wake();
+    await rx.waitFor(5);
+    expect(await statusCounts(hook.id)).toEqual({ pending: 5 });
+    await w.stop();
+    expect(await statusCounts(hook.id)).toEqual({ delivered: 5 });
+    const [attempts] = rowsOf(
+      await t.deps.db.execute(sql`select count(*)::int as n from webhook_attempts where response_status = 200 and delivery_id in (select id from webhook_deliveries where endpoint_id = ${hook.id})`),
+    );
+    expect(Number(attempts!.n)).toBe(5);
+    expect(rx.received).toHaveLength(5);
+
+    // Stopped means stopped: new events wait for the next worker.
+    await record(org.id, 1);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(rx.received).toHaveLength(5);
+    expect(await statusCounts(hook.id)).toEqual({ delivered: 5, pending: 1 });
+  });
+});

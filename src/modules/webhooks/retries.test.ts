@@ -1,0 +1,288 @@
+// Failure and retry (issue 6): 500-then-200, always-500 to `failed` after WEBHOOK_RETRY_DELAYS
+// (60, 300, 900 s on the fake clock), redirects refused, the response body cut to 500 characters,
+// deletion canceling pending retries, manual retry, and the timeout (its own app, 500 ms).
+import type { ServerResponse } from 'node:http';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  attemptRows,
+  createOrg,
+  createWebhook,
+  deliveryRows,
+  login,
+  type Receiver,
+  signedInUser,
+  type SignedInUser,
+  startReceiver,
+  stripeVerify,
+} from '../../../test/factories.js';
+import { createTestApp, json, type TestApp } from '../../../test/harness.js';
+import { createDeliveryWorker, type DeliveryWorker } from './worker.js';
+
+let t: TestApp;
+let worker: DeliveryWorker;
+let owner: SignedInUser;
+const receivers: Receiver[] = [];
+
+async function receiver(handler?: Receiver['handler']) {
+  const r = await startReceiver(handler);
+  receivers.push(r);
+  return r;
+}
+
+const drain = () => worker.drain(60_000);
+/** Moves the fake clock and lets the worker deliver what came due. */
+async function after(seconds: number) {
+  t.clock.advance(seconds * 1000);
+  worker.wake();
+  await drain();
+}
+const answer = (status: number, body = '') => (_req: unknown, res: ServerResponse) => res.writeHead(status, { 'content-type': 'text/plain' }).end(body);
+
+async function hookWithEvent(rx: Receiver) {
+  const org = await createOrg(t, owner);
+  const hook = await createWebhook(t, org.id, owner, { url: rx.url });
+  const recordedAt = t.clock.now();
+  const res = await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/projects`, headers: owner.auth, payload: { name: 'P' } });
+  expect(res.statusCode, res.body).toBe(201);
+  await drain();
+  const [d] = await deliveryRows(t, hook.id);
+  return { org, hook, delivery: d!, recordedAt };
+}
+
+beforeAll(async () => {
+  t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } });
+  worker = createDeliveryWorker(t.deps, { pollMs: 50 });
+  await worker.start();
+  owner = await signedInUser(t, 'retry-owner');
+});
+// The fake clock moves by hours here: sign in again so the access token is fresh.
+async function signIn() {
+  const { accessToken } = await login(t, owner.email, owner.password);
+  owner = { ...owner, accessToken, auth: { authorization: `Bearer ${accessToken}` } };
+}
+beforeEach(signIn);
+afterAll(async () => {
+  for (const r of receivers) await r.close();
+  await worker?.stop();
+  await t?.close();
+});
+
+describe('retries', () => {
+  it('500 then 200: the first attempt fails (attempts 1, pending, nextRetryAt +60 s); 60 s later the second delivers', async () => {
+    let calls = 0;
+    const rx = await receiver((_req, res) => res.writeHead(++calls === 1 ? 500 : 200).end(calls === 1 ? 'boom' : 'ok'));
+    const { org, hook, delivery, recordedAt } = await hookWithEvent(rx);
+    expect(rx.received).toHaveLength(1);
+    expect(delivery).toMatchObject({ status: 'pending', attempts: 1, response_status: 500, response_body: 'boom' });
+    expect(new Date(delivery.next_retry_at).getTime()).toBe(recordedAt.getTime() + 60_000);
+    const listed = json(await t.request({ method: 'GET', url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}/deliveries`, headers: owner.auth })).data[0];
+    expect(listed).toMatchObject({ status: 'pending', attempts: 1, responseStatus: 500, nextRetryAt: new Date(recordedAt.getTime() + 60_000).toISOString(), deliveredAt: null });
+
+    await after(59);
+    expect(rx.received).toHaveLength(1);
+    await after(1);
+    expect(rx.received).toHaveLength(2);
+    const [d] = await deliveryRows(t, hook.id);
+    expect(d).toMatchObject({ status: 'delivered', attempts: 2, response_status: 200, response_body: 'ok', next_retry_at: null, last_error: null });
+    expect(new Date(d!.delivered_at).getTime()).toBe(recordedAt.getTime() + 60_000);
+
+    // The same delivery id and body on both attempts; the body's timestamp is when the event was
+    // recorded, the signature's t when the attempt was sent; the retry verifies at its own time.
+    const [first, second] = rx.received as [(typeof rx.received)[0], (typeof rx.received)[0]];
+    expect(second.headers['x-webhook-delivery-id']).toBe(first.headers['x-webhook-delivery-id']);
+    expect(second.headers['x-webhook-delivery-id']).toBe(d!.id);
+    expect(second.body).toBe(first.body);
+    expect(JSON.parse(second.body).timestamp).toBe(recordedAt.toISOString());
+    expect(second.headers['x-webhook-signature']).toMatch(new RegExp(`^t=${Math.floor(recordedAt.getTime() / 1000) + 60},`));
+    expect(stripeVerify(t, second, hook.secret)).toMatchObject({ type: 'project.created' });
+
+    const attempts = await attemptRows(t, d!.id);
+    expect(attempts.map((a) => [a.attempt, a.response_status, a.response_body])).toEqual([
+      [1, 500, 'boom'],
+      [2, 200, 'ok'],
+    ]);
+  });
+
+  it('always 500: 4 attempts at 0, +60, +300, +900 s, then failed (nextRetryAt null); every attempt recorded, bodies cut to 500 characters', async () => {
+    const long = `${'a'.repeat(499)}Z${'b'.repeat(700)}`;
+    const rx = await receiver(answer(500, long));
+    const { org, hook, delivery, recordedAt } = await hookWithEvent(rx);
+    expect(delivery).toMatchObject({ status: 'pending', attempts: 1 });
+    let at = recordedAt.getTime();
+    for (const [n, delay] of [[2, 60], [3, 300], [4, 900]] as const) {
+      const [before] = await deliveryRows(t, hook.id);
+      at += delay * 1000;
+      expect(new Date(before!.next_retry_at).getTime()).toBe(at);
+      await after(delay - 1);
+      expect(rx.received).toHaveLength(n - 1);
+      await after(1);
+      expect(rx.received).toHaveLength(n);
+    }
+    const [d] = await deliveryRows(t, hook.id);
+    expect(d).toMatchObject({ status: 'failed', attempts: 4, next_retry_at: null, response_status: 500, delivered_at: null });
+    expect(d!.response_body).toBe(long.slice(0, 500));
+    expect(d!.response_body).toHaveLength(500);
+
+    // Nothing more, however long we wait.
+    await after(24 * 3600);
+    expect(rx.received).toHaveLength(4);
+
+    const ids = new Set(rx.received.map((r) => r.headers['x-webhook-delivery-id']));
+    expect([...ids]).toEqual([d!.id]);
+    const attempts = await attemptRows(t, d!.id);
+    expect(attempts.map((a) => a.attempt)).toEqual([1, 2, 3, 4]);
+    for (const a of attempts) {
+      expect(a.response_status).toBe(500);
+      expect(a.response_body).toBe(long.slice(0, 500));
+      expect(typeof a.duration_ms).toBe('number');
+      expect(a.duration_ms).toBeGreaterThanOrEqual(0);
+      expect(a.created_at).not.toBeNull();
+    }
+    const times = attempts.map((a) => new Date(a.created_at).getTime() - recordedAt.getTime());
+    expect(times).toEqual([0, 60_000, 360_000, 1_260_000]);
+
+    await signIn();
+    const listed = json(await t.request({ method: 'GET', url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}/deliveries`, headers: owner.auth })).data[0];
+    expect(listed).toMatchObject({ id: d!.id, status: 'failed', attempts: 4, nextRetryAt: null, responseStatus: 500, deliveredAt: null });
+    expect(listed.responseBody).toHaveLength(500);
+  });
+
+  it('manual retry of a failed delivery delivers it; a delivered one cannot be retried (409)', async () => {
+    const rx = await receiver(answer(503, 'down'));
+    const { org, hook } = await hookWithEvent(rx);
+    for (const delay of [60, 300, 900]) await after(delay);
+    const [failed] = await deliveryRows(t, hook.id);
+    expect(failed).toMatchObject({ status: 'failed', attempts: 4 });
+
+    rx.handler = answer(200, 'fine');
+    await signIn();
+    const url = `/api/v1/organizations/${org.id}/webhooks/${hook.id}/deliveries/${failed!.id}/retry`;
+    const res = await t.request({ method: 'POST', url, headers: owner.auth });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(json(res).data).toMatchObject({ id: failed!.id, status: 'pending' });
+    await drain();
+    expect(rx.received).toHaveLength(5);
+    expect(rx.received[4]!.headers['x-webhook-delivery-id']).toBe(failed!.id);
+    expect(stripeVerify(t, rx.received[4]!, hook.secret)).toMatchObject({ type: 'project.created' });
+    const [d] = await deliveryRows(t, hook.id);
+    expect(d).toMatchObject({ status: 'delivered', attempts: 5, response_status: 200 });
+    expect((await attemptRows(t, d!.id)).map((a) => a.response_status)).toEqual([503, 503, 503, 503, 200]);
+
+    const again = await t.request({ method: 'POST', url, headers: owner.auth });
+    expect(again.statusCode, again.body).toBe(409);
+    // The flat alias, and an unknown delivery.
+    expect((await t.request({ method: 'POST', url: `/api/v1/webhooks/${hook.id}/deliveries/${failed!.id}/retry`, headers: owner.auth })).statusCode).toBe(409);
+    expect((await t.request({ method: 'POST', url: `/api/v1/webhooks/${hook.id}/deliveries/dlv_nope/retry`, headers: owner.auth })).statusCode).toBe(404);
+  });
+
+  it('a failed delivery retried by hand that fails again goes back to failed, without new automatic retries', async () => {
+    const rx = await receiver(answer(500));
+    const { org, hook } = await hookWithEvent(rx);
+    for (const delay of [60, 300, 900]) await after(delay);
+    const [failed] = await deliveryRows(t, hook.id);
+    await signIn();
+    const res = await t.request({ method: 'POST', url: `/api/v1/webhooks/${hook.id}/deliveries/${failed!.id}/retry`, headers: owner.auth });
+    expect(res.statusCode, res.body).toBe(200);
+    await drain();
+    const [d] = await deliveryRows(t, hook.id);
+    expect(d).toMatchObject({ status: 'failed', attempts: 5, next_retry_at: null });
+    await after(3600);
+    expect(rx.received).toHaveLength(5);
+    expect(org.id).toBeTruthy();
+  });
+});
+
+describe('what counts as a failure', () => {
+  it('a 302 is a failure and its target is never requested', async () => {
+    const target = await receiver();
+    const rx = await receiver((_req, res) => res.writeHead(302, { location: target.url }).end());
+    const { hook, delivery } = await hookWithEvent(rx);
+    expect(rx.received).toHaveLength(1);
+    expect(delivery).toMatchObject({ status: 'pending', attempts: 1, response_status: 302, delivered_at: null });
+    expect(delivery.last_error).toMatch(/redirect/i);
+    for (const delay of [60, 300, 900]) await after(delay);
+    expect(rx.received).toHaveLength(4);
+    expect(target.received).toHaveLength(0);
+    const [d] = await deliveryRows(t, hook.id);
+    expect(d).toMatchObject({ status: 'failed', attempts: 4 });
+  });
+
+  it('other non-2xx answers (301, 404, 429) fail; a 2xx other than 200 (202) delivers', async () => {
+    for (const [status, delivered] of [[301, false], [404, false], [429, false], [202, true]] as const) {
+      const rx = await receiver(answer(status));
+      const { delivery } = await hookWithEvent(rx);
+      expect(delivery, `HTTP ${status}`).toMatchObject({ status: delivered ? 'delivered' : 'pending', attempts: 1, response_status: status });
+    }
+  });
+
+  it('a refused connection fails the attempt with its error recorded', async () => {
+    const rx = await receiver();
+    await rx.close();
+    const { delivery } = await hookWithEvent(rx);
+    expect(delivery).toMatchObject({ status: 'pending', attempts: 1, response_status: null });
+    expect(delivery.last_error).toMatch(/ECONNREFUSED|connect/i);
+    const [a] = await attemptRows(t, delivery.id);
+    expect(a).toMatchObject({ attempt: 1, response_status: null, response_body: null });
+    expect(a!.error).toBe(delivery.last_error);
+  });
+});
+
+describe('deleting the endpoint', () => {
+  it('cancels its pending retries: status canceled, and no request after the clock passes the retry time', async () => {
+    const rx = await receiver(answer(500));
+    const { org, hook, delivery } = await hookWithEvent(rx);
+    expect(delivery).toMatchObject({ status: 'pending', attempts: 1 });
+    const res = await t.request({ method: 'DELETE', url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}`, headers: owner.auth });
+    expect(res.statusCode, res.body).toBe(200);
+    const [canceled] = await deliveryRows(t, hook.id);
+    expect(canceled).toMatchObject({ status: 'canceled', next_retry_at: null, attempts: 1 });
+    for (const delay of [60, 300, 900, 3600]) await after(delay);
+    expect(rx.received).toHaveLength(1);
+    const [d] = await deliveryRows(t, hook.id);
+    expect(d).toMatchObject({ status: 'canceled', attempts: 1 });
+    expect(await attemptRows(t, d!.id)).toHaveLength(1);
+  });
+});
+
+describe('timeout (WEBHOOK_TIMEOUT_MS=500)', () => {
+  let slowApp: TestApp;
+  let slowWorker: DeliveryWorker;
+  beforeAll(async () => {
+    slowApp = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_TIMEOUT_MS: '500' } });
+    slowWorker = createDeliveryWorker(slowApp.deps, { pollMs: 50 });
+    await slowWorker.start();
+  });
+  afterAll(async () => {
+    await slowWorker?.stop();
+    await slowApp?.close();
+  });
+
+  it('a receiver that never answers fails the attempt with a timeout error; it is retried later', async () => {
+    const rx = await receiver(() => {
+      // Never answers.
+    });
+    const user = await signedInUser(slowApp, 'timeout');
+    const org = await createOrg(slowApp, user);
+    const hook = await createWebhook(slowApp, org.id, user, { url: rx.url });
+    const started = Date.now();
+    const res = await slowApp.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/projects`, headers: user.auth, payload: { name: 'slow' } });
+    expect(res.statusCode).toBe(201);
+    await slowWorker.drain(60_000);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(450);
+    expect(rx.received).toHaveLength(1);
+    const [d] = await deliveryRows(slowApp, hook.id);
+    expect(d).toMatchObject({ status: 'pending', attempts: 1, response_status: null, delivered_at: null });
+    expect(d!.last_error).toMatch(/timeout/i);
+    const [a] = await attemptRows(slowApp, d!.id);
+    expect(a!.error).toMatch(/timeout/i);
+    expect(a!.duration_ms).toBeGreaterThanOrEqual(450);
+
+    // Answering in time on the retry delivers.
+    rx.handler = answer(204);
+    slowApp.clock.advance(60_000);
+    slowWorker.wake();
+    await slowWorker.drain(60_000);
+    const [done] = await deliveryRows(slowApp, hook.id);
+    expect(done).toMatchObject({ status: 'delivered', attempts: 2 });
+  });
+});
