@@ -24,4 +24,5 @@ CREATE TABLE "api_keys" (
 ALTER TABLE "audit_log_counts" ADD CONSTRAINT "audit_log_counts_organization_id_organizations_id_fk" FOREIGN KEY ("organization_id") REFERENCES "public"."organizations"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "api_keys" ADD CONSTRAINT "api_keys_organization_id_organizations_id_fk" FOREIGN KEY ("organization_id") REFERENCES "public"."organizations"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE UNIQUE INDEX "api_keys_key_hash_key" ON "api_keys" USING btree ("key_hash");--> statement-breakpoint
-CREATE INDEX "api_keys_org_created_idx" ON "api_keys" USING btree ("organization_id","created_at");
+CREATE INDEX "api_keys_org_created_idx" ON "api_keys" USING btree ("organization_id","created_at");--> statement-breakpoint
+INSERT INTO "audit_log_counts" ("organization_id", "total") SELECT "organization_id", count(*) FROM "audit_logs" GROUP BY "organization_id" ON CONFLICT DO NOTHING;

@@ -7,6 +7,7 @@ import type { UserActor } from '../../http/actor.js';
 import type { OrgAccess, RequestContext } from '../../http/authorize.js';
 import { conflict, notFound, validationError } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
+import { apiKeys } from '../api-keys/tables.js';
 import { auditChange } from '../audit/service.js';
 import { users } from '../users/tables.js';
 import { recordEvent } from '../webhooks/outbox.js';
@@ -138,10 +139,14 @@ export async function updateOrganization(
 
 /** Deletes the organization and, through the foreign keys, everything it owns. */
 export async function deleteOrganization(deps: Deps, access: OrgAccess) {
-  await deps.db.transaction(async (tx) => {
+  const keyIds = await deps.db.transaction(async (tx) => {
     await loadOrg(tx, access.organizationId);
+    const keys = await tx.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.organizationId, access.organizationId));
     await tx.delete(organizations).where(eq(organizations.id, access.organizationId));
+    return keys.map((k) => k.id);
   });
+  // Its keys are gone with it: make cached lookups on every instance forget them too.
+  for (const id of keyIds) await deps.apiKeys.revoked(id);
   return { message: 'Organization deleted' };
 }
 
