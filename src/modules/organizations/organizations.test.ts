@@ -161,6 +161,10 @@ describe('POST /organizations', () => {
     expect((await ok({ description: 'd'.repeat(500) })).statusCode).toBe(201);
     expectError(await ok({ logoUrl: 'not a url' }), 400, 'VALIDATION_ERROR', /logoUrl/);
     expectError(await ok({ logoUrl: '/relative/logo.png' }), 400, 'VALIDATION_ERROR', /logoUrl/);
+    for (const logoUrl of ['javascript:alert(1)', 'data:image/png;base64,AAAA', 'http://', 'ftp://example.com/logo.png']) {
+      expectError(await ok({ logoUrl }), 400, 'VALIDATION_ERROR', /logoUrl/);
+    }
+    expect((await ok({ logoUrl: 'http://cdn.example.com/logo.png?v=2' })).statusCode).toBe(201);
     expectError(await ok({ settings: {} }), 400, 'VALIDATION_ERROR', /settings/);
     expectError(await api('POST', '/organizations', owner, { name: 'No slug' }), 400, 'VALIDATION_ERROR', /slug/);
   });
@@ -260,6 +264,7 @@ describe('PATCH /organizations/:orgId', () => {
     // A valid name beside an invalid field: the whole request is refused.
     expectError(await api('PATCH', `/organizations/${org.id}`, owner, { name: 'Half', logoUrl: 'nope' }), 400, 'VALIDATION_ERROR', /logoUrl/);
     expectError(await api('PATCH', `/organizations/${org.id}`, owner, { name: '  ' }), 400, 'VALIDATION_ERROR', /name/);
+    expectError(await api('PATCH', `/organizations/${org.id}`, owner, { name: 'Half', logoUrl: 'javascript:alert(1)' }), 400, 'VALIDATION_ERROR', /logoUrl/);
     expect(json(await api('GET', `/organizations/${org.id}`, owner))).toEqual(before);
   });
 

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { Body, Nullable, Timestamp } from '../../http/schemas.js';
 
 export const Slug = Type.String({ minLength: 3, maxLength: 50, pattern: '^[a-z0-9]+(?:-[a-z0-9]+)*$' });
-const Url = Type.String({ format: 'uri', maxLength: 2048 });
+const Url = Type.String({ format: 'uri', maxLength: 2048, description: 'An absolute http or https URL' });
 
 const Branding = Body({ primaryColor: Type.Optional(Type.String({ maxLength: 32 })), accentColor: Type.Optional(Type.String({ maxLength: 32 })) });
 const Features = Body({ webhooks: Type.Optional(Type.Boolean()), apiAccess: Type.Optional(Type.Boolean()), customDomain: Type.Optional(Type.Boolean()) });

@@ -57,6 +57,21 @@ export const memberEventData = (m: MembershipRow, email: string) => ({
   role: m.role,
 });
 
+/**
+ * A logo is shown to every member, so it must be an absolute http(s) URL with a host, as a user's
+ * avatarUrl: the `uri` format alone lets `javascript:`, `data:` and a bare `http://` through.
+ */
+function assertLogoUrl(value: string | null | undefined) {
+  if (value === undefined || value === null) return;
+  let ok = /^https?:\/\/[^/?#\s]/i.test(value);
+  try {
+    ok &&= new URL(value).hostname !== '';
+  } catch {
+    ok = false;
+  }
+  if (!ok) throw validationError('Invalid request body', 'logoUrl: must be an http or https URL');
+}
+
 const slugTaken = () => conflict('An organization with this slug already exists', 'slug: is already taken');
 
 export async function createOrganization(
@@ -79,6 +94,7 @@ export async function createOrganization(
     updatedAt: now,
   };
   if (!org.name) throw validationError('Invalid request body', 'name: must not be blank');
+  assertLogoUrl(org.logoUrl);
   try {
     await deps.db.transaction(async (tx) => {
       await tx.insert(organizations).values(org);
@@ -118,6 +134,7 @@ export async function updateOrganization(
   input: { name?: string; description?: string | null; logoUrl?: string | null; settings?: OrgSettings },
 ) {
   if (input.name !== undefined && !input.name.trim()) throw validationError('Invalid request body', 'name: must not be blank');
+  assertLogoUrl(input.logoUrl);
   return deps.db.transaction(async (tx) => {
     const [org] = await tx.select().from(organizations).where(eq(organizations.id, access.organizationId)).for('update');
     if (!org) throw notFound('Organization not found');
