@@ -133,6 +133,34 @@ describe('two workers on one database', () => {
   });
 });
 
+describe('waking up', () => {
+  it('a committed event wakes an idle worker at once (LISTEN/NOTIFY), also when another instance commits it', async () => {
+    const rx = await receiver();
+    const org = await createOrg(t, owner);
+    await createWebhook(t, org.id, owner, { url: rx.url });
+    // It polls once a minute: only the notification can bring it in time.
+    const w = worker({ pollMs: 60_000 });
+    await w.start();
+    await new Promise((r) => setTimeout(r, 300));
+    const res = await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/projects`, headers: owner.auth, payload: { name: 'here' } });
+    expect(res.statusCode).toBe(201);
+    await rx.waitFor(1, 20_000);
+
+    const other = await createTestApp({ database: t.database, clock: t.clock, env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } });
+    try {
+      await new Promise((r) => setTimeout(r, 300));
+      await other.deps.db.transaction(async (tx) => {
+        await recordEvent(other.deps, tx, org.id, 'project.created', { projectId: 'prj_other', organizationId: org.id, name: 'there' });
+      });
+      await rx.waitFor(2, 20_000);
+    } finally {
+      await other.close();
+    }
+    expect(rx.received.map((r) => JSON.parse(r.body).data.name)).toEqual(['here', 'there']);
+    await w.stop();
+  });
+});
+
 describe('a crashed worker', () => {
   it('its leased deliveries are left alone until the lease runs out, then another worker delivers them all', async () => {
     const rx = await receiver();

@@ -257,6 +257,19 @@ describe('the outbox', () => {
   });
 });
 
+describe('WEBHOOK_ALLOW_PRIVATE_URLS=true', () => {
+  it('lifts the address rules only: loopback names and addresses are accepted, other schemes still refused', async () => {
+    const org = await createOrg(t, owner);
+    await setPlan(t, org.id, 'enterprise');
+    for (const url of ['http://localhost:9/x', 'http://127.0.0.1:9/', 'http://[::1]:9/', 'http://intranet/']) await createWebhook(t, org.id, owner, { url });
+    for (const url of ['ftp://example.com/', 'file:///etc/passwd', 'not a url']) {
+      const res = await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/webhooks`, headers: owner.auth, payload: { url } });
+      expect(res.statusCode, `${url}: ${res.body}`).toBe(400);
+      expect(json(res).error.code).toBe('VALIDATION_ERROR');
+    }
+  });
+});
+
 describe('isolation between endpoints', () => {
   it('a slow endpoint does not hold back the others', async () => {
     const slow = await receiver(() => {

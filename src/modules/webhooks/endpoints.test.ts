@@ -99,6 +99,19 @@ describe('create, list, get, update, delete', () => {
     expect((await t.request({ method: 'DELETE', url: `${hooksOf(org.id)}/${hook.id}`, headers: owner.auth })).statusCode).toBe(404);
   });
 
+  it('a disabled endpoint refuses a test event (409) until enabled again', async () => {
+    const org = await createOrg(t, owner);
+    const hook = await createWebhook(t, org.id, owner, { url: HOOK });
+    const patch = (isActive: boolean) => t.request({ method: 'PATCH', url: `${hooksOf(org.id)}/${hook.id}`, headers: owner.auth, payload: { isActive } });
+    expect((await patch(false)).statusCode).toBe(200);
+    const refused = await t.request({ method: 'POST', url: `${hooksOf(org.id)}/${hook.id}/test`, headers: owner.auth });
+    expect(refused.statusCode, refused.body).toBe(409);
+    expect(await deliveryRows(t, hook.id)).toHaveLength(0);
+    expect((await patch(true)).statusCode).toBe(200);
+    expect((await t.request({ method: 'POST', url: `${hooksOf(org.id)}/${hook.id}/test`, headers: owner.auth })).statusCode).toBe(200);
+    expect(await deliveryRows(t, hook.id)).toHaveLength(1);
+  });
+
   it('an endpoint of another organization is 404 on the organization path', async () => {
     const a = await createOrg(t, owner);
     const b = await createOrg(t, owner);

@@ -244,6 +244,28 @@ describe('deleting the endpoint', () => {
   });
 });
 
+describe('deleting the endpoint during an attempt', () => {
+  it('the delivery stays canceled whatever the attempt in flight answers', async () => {
+    let answerNow: () => void = () => {};
+    const answered = new Promise<void>((r) => (answerNow = r));
+    const rx = await receiver((_req, res) => void answered.then(() => res.writeHead(204).end()));
+    const org = await createOrg(t, owner);
+    const hook = await createWebhook(t, org.id, owner, { url: rx.url });
+    const res = await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/projects`, headers: owner.auth, payload: { name: 'P' } });
+    expect(res.statusCode).toBe(201);
+    worker.wake();
+    await rx.waitFor(1);
+    const del = await t.request({ method: 'DELETE', url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}`, headers: owner.auth });
+    expect(del.statusCode, del.body).toBe(200);
+    answerNow();
+    await drain();
+    const [d] = await deliveryRows(t, hook.id);
+    expect(d).toMatchObject({ status: 'canceled', delivered_at: null, next_retry_at: null });
+    await after(3600);
+    expect(rx.received).toHaveLength(1);
+  });
+});
+
 describe('timeout (WEBHOOK_TIMEOUT_MS=500)', () => {
   let slowApp: TestApp;
   let slowWorker: DeliveryWorker;
