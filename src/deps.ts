@@ -80,7 +80,9 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   try {
     if (overrides.migrate !== false) await runMigrations(dbHandle);
     if (config.redisUrl) {
-      redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: true });
+      // No offline queue: while Redis is down, commands fail at once (callers fall back or answer 503)
+      // instead of waiting for a reconnect.
+      redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true });
       redis.on('error', (err) => logger.warn({ err: { message: err.message } }, 'redis error'));
       await redis.connect();
     }

@@ -14,7 +14,7 @@ function isUnavailable(err: unknown): boolean {
     if (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
     // ioredis gives up on a command after its reconnect attempts (Redis down or unreachable).
     if ((e as { name?: unknown }).name === 'MaxRetriesPerRequestError') return true;
-    if (typeof e.message === 'string' && /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Cannot use a pool after calling end|PGlite is clos(?:ed|ing)|^Connection is closed\.?$/i.test(e.message)) {
+    if (typeof e.message === 'string' && /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Cannot use a pool after calling end|PGlite is clos(?:ed|ing)|^Connection is closed\.?$|enableOfflineQueue options is false/i.test(e.message)) {
       return true;
     }
     e = e.cause as typeof e;

@@ -93,7 +93,13 @@ const testCheckoutRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
 
   app.get('/billing/test-checkout/:sessionId', {
     config: open,
-    schema: { tags, summary: 'Test provider: the checkout page (no STRIPE_SECRET_KEY)', params: Params, produces: ['text/html'] },
+    schema: {
+      tags,
+      summary: 'Test provider: the checkout page (no STRIPE_SECRET_KEY)',
+      params: Params,
+      produces: ['text/html'],
+      response: { 200: Type.String({ description: 'HTML page' }), ...errors(404) },
+    },
     handler: async (req, reply) => {
       const c = test.checkout(req.params.sessionId);
       if (!c) throw notFound('Checkout not found');
@@ -112,7 +118,12 @@ const testCheckoutRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
 
   app.post('/billing/test-checkout/:sessionId/complete', {
     config: open,
-    schema: { tags, summary: 'Test provider: complete the payment (applies the subscription, then redirects to successUrl)', params: Params },
+    schema: {
+      tags,
+      summary: 'Test provider: complete the payment (applies the subscription, then redirects to successUrl)',
+      params: Params,
+      response: { 303: Type.Null({ description: 'Redirect to successUrl' }), ...errors(404, 409) },
+    },
     handler: async (req, reply) => {
       const c = test.checkout(req.params.sessionId);
       if (!c) throw notFound('Checkout not found');
@@ -125,7 +136,12 @@ const testCheckoutRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
 
   app.post('/billing/test-checkout/:sessionId/cancel', {
     config: open,
-    schema: { tags, summary: 'Test provider: abandon the checkout (redirects to cancelUrl)', params: Params },
+    schema: {
+      tags,
+      summary: 'Test provider: abandon the checkout (redirects to cancelUrl)',
+      params: Params,
+      response: { 303: Type.Null({ description: 'Redirect to cancelUrl' }), ...errors(404) },
+    },
     handler: async (req, reply) => {
       const c = test.checkout(req.params.sessionId);
       if (!c) throw notFound('Checkout not found');
