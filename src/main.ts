@@ -1,32 +1,10 @@
 // config → deps → migrate → app → listen; graceful close on SIGTERM/SIGINT.
 import { buildApp } from './app.js';
-import { ConfigError, loadConfig } from './config.js';
-import { DataDirLockedError } from './db/client.js';
-import { createDeps, createLogger } from './deps.js';
+import { boot } from './boot.js';
 import { createDeliveryWorker } from './modules/webhooks/worker.js';
 
 async function main() {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(err.message);
-      process.exit(1);
-    }
-    throw err;
-  }
-  const logger = createLogger(config);
-  let deps;
-  try {
-    deps = await createDeps(config, { logger });
-  } catch (err) {
-    if (err instanceof DataDirLockedError) {
-      console.error(err.message);
-      process.exit(1);
-    }
-    throw err;
-  }
+  const { config, logger, deps } = await boot();
   const app = await buildApp(deps);
   try {
     await app.listen({ port: config.port, host: config.host });
