@@ -6,21 +6,30 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, type TestApp } from './harness.js';
-import { login, PASSWORD, registerUser, signedInUser, uniqueEmail, verifyEmailOf } from './factories.js';
+import { createOrg, createWebhook, login, PASSWORD, registerUser, setPlan, signedInUser, uniqueEmail, verifyEmailOf } from './factories.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface ProtectedRoute {
   method: HttpMethod;
-  /** A concrete path. Path parameters may be placeholders: authentication is decided before any lookup. */
+  /**
+   * A concrete path. Path parameters may be placeholders (authentication is decided before any
+   * lookup), or `:name`, a fixture of the table (`TableFixtures`) filled in before each case.
+   */
   url: string;
+  /** The body; a string value that is exactly `:name` is replaced by that fixture. */
   payload?: unknown;
+  query?: Record<string, string>;
   /** The status a valid token gets (the control); when absent, anything but 401. */
   okStatus?: number;
 }
 
 /** An organization that does not exist: rows under it change nothing once authenticated. */
 const NO_ORG = '/api/v1/organizations/org_00000000000000000000000000';
+/** The table's own organization (fixture `org`, owned by the table's account, on the enterprise plan). */
+const ORG = '/api/v1/organizations/:org';
+/** A webhook target that needs no private-URL switch; nothing is delivered (no worker runs here). */
+const HOOK_URL = 'https://example.com/security-table';
 
 /**
  * The table. Each issue that adds a protected route adds its row here, in its module's group.
@@ -30,6 +39,12 @@ const NO_ORG = '/api/v1/organizations/org_00000000000000000000000000';
 export const protectedRoutes: ProtectedRoute[] = [
   // auth
   { method: 'POST', url: '/api/v1/auth/logout', okStatus: 200 },
+  // two-factor. verify and disable come before setup: until the setup control has run the account has
+  // no pending secret, so '000000' cannot happen to be a right code (400 either way), and two-factor is
+  // never enabled for the account whose sign-ins the table needs. setup leaves only a pending secret.
+  { method: 'POST', url: '/api/v1/auth/two-factor/verify', payload: { code: '000000' }, okStatus: 400 },
+  { method: 'POST', url: '/api/v1/auth/two-factor/disable', payload: { password: PASSWORD, code: '000000' }, okStatus: 400 },
+  { method: 'POST', url: '/api/v1/auth/two-factor/setup', payload: { password: PASSWORD }, okStatus: 200 },
   // users
   { method: 'GET', url: '/api/v1/users/me', okStatus: 200 },
   { method: 'PATCH', url: '/api/v1/users/me', payload: { preferences: { language: 'en' } }, okStatus: 200 },
@@ -62,6 +77,45 @@ export const protectedRoutes: ProtectedRoute[] = [
   { method: 'GET', url: `${NO_ORG}/projects/prj_00000000000000000000000000`, okStatus: 404 },
   { method: 'PATCH', url: `${NO_ORG}/projects/prj_00000000000000000000000000`, payload: { name: 'Changed' }, okStatus: 404 },
   { method: 'DELETE', url: `${NO_ORG}/projects/prj_00000000000000000000000000`, okStatus: 404 },
+  // The rows below run against the table's fixtures (TableFixtures): each control is the route's
+  // success for its owner. A row that destroys what it names has a fixture of its own.
+  // API keys
+  { method: 'GET', url: `${ORG}/api-keys`, okStatus: 200 },
+  { method: 'POST', url: `${ORG}/api-keys`, payload: { name: 'Security table' }, okStatus: 201 },
+  { method: 'POST', url: '/api/v1/api-keys', payload: { organizationId: ':org', name: 'Security table' }, okStatus: 201 },
+  { method: 'DELETE', url: `${ORG}/api-keys/:keyToRevoke`, okStatus: 200 },
+  { method: 'DELETE', url: '/api/v1/api-keys/:keyToRevokeFlat', okStatus: 200 },
+  { method: 'GET', url: '/api/v1/api-keys/:key/usage', okStatus: 200 },
+  // audit
+  { method: 'GET', url: `${ORG}/audit-logs`, okStatus: 200 },
+  // webhooks, on both path shapes
+  { method: 'GET', url: `${ORG}/webhooks`, okStatus: 200 },
+  { method: 'POST', url: `${ORG}/webhooks`, payload: { url: HOOK_URL }, okStatus: 201 },
+  { method: 'POST', url: '/api/v1/webhooks', payload: { organizationId: ':org', url: HOOK_URL }, okStatus: 201 },
+  ...[
+    [`${ORG}/webhooks`, ':hookToDelete'],
+    ['/api/v1/webhooks', ':hookToDeleteFlat'],
+  ].flatMap(([base, toDelete]): ProtectedRoute[] => [
+    { method: 'GET', url: `${base}/:hook`, okStatus: 200 },
+    { method: 'PATCH', url: `${base}/:hook`, payload: { description: 'Security table' }, okStatus: 200 },
+    { method: 'GET', url: `${base}/:hook/deliveries`, okStatus: 200 },
+    { method: 'POST', url: `${base}/:hook/test`, okStatus: 200 },
+    { method: 'POST', url: `${base}/:hook/rotate-secret`, okStatus: 200 },
+    // A pending delivery (of the fixture's test event) may be retried: 200.
+    { method: 'POST', url: `${base}/:hook/deliveries/:delivery/retry`, okStatus: 200 },
+    { method: 'DELETE', url: `${base}/${toDelete}`, okStatus: 200 },
+  ]),
+  // billing (the built-in test provider: no Stripe). URLs are on the harness's APP_ORIGIN.
+  { method: 'GET', url: `${ORG}/billing`, okStatus: 200 },
+  {
+    method: 'POST',
+    url: `${ORG}/billing/checkout`,
+    payload: { priceId: 'price_pro', successUrl: 'http://app.test/billing/success', cancelUrl: 'http://app.test/billing/cancel' },
+    okStatus: 200,
+  },
+  { method: 'GET', url: `${ORG}/billing/portal`, query: { return_url: 'http://app.test/billing' }, okStatus: 200 },
+  // No subscription to cancel: 409 for a valid caller (the plan was set in the database, not bought).
+  { method: 'POST', url: `${ORG}/billing/cancel`, okStatus: 409 },
 ];
 
 /**
@@ -70,39 +124,7 @@ export const protectedRoutes: ProtectedRoute[] = [
  * above. The completeness test (security.test.ts) fails for a protected route in neither list, and for
  * an entry here that has a row or is no longer a protected route.
  */
-export const awaitingRows: string[] = [
-  'POST /api/v1/auth/two-factor/setup',
-  'POST /api/v1/auth/two-factor/verify',
-  'POST /api/v1/auth/two-factor/disable',
-  'GET /api/v1/organizations/{orgId}/api-keys',
-  'POST /api/v1/organizations/{orgId}/api-keys',
-  'POST /api/v1/api-keys',
-  'DELETE /api/v1/organizations/{orgId}/api-keys/{keyId}',
-  'DELETE /api/v1/api-keys/{keyId}',
-  'GET /api/v1/api-keys/{keyId}/usage',
-  'GET /api/v1/organizations/{orgId}/audit-logs',
-  'GET /api/v1/organizations/{orgId}/webhooks/{id}',
-  'PATCH /api/v1/organizations/{orgId}/webhooks/{id}',
-  'DELETE /api/v1/organizations/{orgId}/webhooks/{id}',
-  'GET /api/v1/organizations/{orgId}/webhooks/{id}/deliveries',
-  'POST /api/v1/organizations/{orgId}/webhooks/{id}/test',
-  'POST /api/v1/organizations/{orgId}/webhooks/{id}/rotate-secret',
-  'POST /api/v1/organizations/{orgId}/webhooks/{id}/deliveries/{deliveryId}/retry',
-  'GET /api/v1/webhooks/{id}',
-  'PATCH /api/v1/webhooks/{id}',
-  'DELETE /api/v1/webhooks/{id}',
-  'GET /api/v1/webhooks/{id}/deliveries',
-  'POST /api/v1/webhooks/{id}/test',
-  'POST /api/v1/webhooks/{id}/rotate-secret',
-  'POST /api/v1/webhooks/{id}/deliveries/{deliveryId}/retry',
-  'GET /api/v1/organizations/{orgId}/webhooks',
-  'POST /api/v1/organizations/{orgId}/webhooks',
-  'POST /api/v1/webhooks',
-  'GET /api/v1/organizations/{orgId}/billing',
-  'POST /api/v1/organizations/{orgId}/billing/checkout',
-  'GET /api/v1/organizations/{orgId}/billing/portal',
-  'POST /api/v1/organizations/{orgId}/billing/cancel',
-];
+export const awaitingRows: string[] = [];
 
 // ---- forging tokens -------------------------------------------------------------------------
 
@@ -136,7 +158,13 @@ export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 /** Sends the route's request with the given headers. */
 export function send(t: TestApp, route: ProtectedRoute, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
-  return t.request({ method: route.method, url: route.url, headers, ...(route.payload !== undefined ? { payload: route.payload as object } : {}) });
+  return t.request({
+    method: route.method,
+    url: route.url,
+    headers,
+    ...(route.query !== undefined ? { query: route.query } : {}),
+    ...(route.payload !== undefined ? { payload: route.payload as object } : {}),
+  });
 }
 
 const PROBE: ProtectedRoute = { method: 'GET', url: '/api/v1/users/me' };
@@ -190,6 +218,68 @@ export function createSecurityContext(t: TestApp, owner: SecurityContext['owner'
       await expectAccepted(t, live.accessToken, 'a fresh access token');
       return live;
     },
+  };
+}
+
+// ---- fixtures ------------------------------------------------------------------------------
+
+/**
+ * What the rows name as `:name`, made over HTTP once per table by the table's account: an
+ * organization on the enterprise plan (so no plan limit gets in the way), API keys and webhook
+ * endpoints (one for each row that revokes or deletes), and a pending delivery of a test event.
+ */
+export interface TableFixtures {
+  org: string;
+  key: string;
+  keyToRevoke: string;
+  keyToRevokeFlat: string;
+  hook: string;
+  hookToDelete: string;
+  hookToDeleteFlat: string;
+  delivery: string;
+}
+
+export async function createTableFixtures(t: TestApp, accessToken: string): Promise<TableFixtures> {
+  const owner = { auth: bearer(accessToken) };
+  const org = (await createOrg(t, owner, { name: 'Security table' })).id;
+  await setPlan(t, org, 'enterprise');
+  const apiKey = async (name: string) => {
+    const res = await t.request({ method: 'POST', url: `/api/v1/organizations/${org}/api-keys`, headers: owner.auth, payload: { name } });
+    expect(res.statusCode, res.body).toBe(201);
+    return json(res).apiKey.id as string;
+  };
+  const hook = async (description: string) => (await createWebhook(t, org, owner, { url: HOOK_URL, description })).id;
+  const fixtures: Omit<TableFixtures, 'delivery'> = {
+    org,
+    key: await apiKey('usage'),
+    keyToRevoke: await apiKey('revoked on the organization path'),
+    keyToRevokeFlat: await apiKey('revoked on the flat path'),
+    hook: await hook('read and changed'),
+    hookToDelete: await hook('deleted on the organization path'),
+    hookToDeleteFlat: await hook('deleted on the flat path'),
+  };
+  const test = await t.request({ method: 'POST', url: `/api/v1/organizations/${org}/webhooks/${fixtures.hook}/test`, headers: owner.auth });
+  expect(test.statusCode, test.body).toBe(200);
+  return { ...fixtures, delivery: json(test).data.deliveryId as string };
+}
+
+/** The row with its `:name` placeholders (path segments, and payload strings that are exactly one) filled in. */
+export function resolveRoute(route: ProtectedRoute, fixtures: TableFixtures): ProtectedRoute {
+  const value = (name: string) => {
+    const v = (fixtures as unknown as Record<string, string | undefined>)[name];
+    if (v === undefined) throw new Error(`${route.method} ${route.url}: no fixture named :${name}`);
+    return v;
+  };
+  const fill = (v: unknown): unknown => {
+    if (typeof v === 'string') return /^:\w+$/.test(v) ? value(v.slice(1)) : v;
+    if (Array.isArray(v)) return v.map(fill);
+    if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, fill(x)]));
+    return v;
+  };
+  return {
+    ...route,
+    url: route.url.replace(/\/:(\w+)/g, (_, name: string) => `/${value(name)}`),
+    ...(route.payload !== undefined ? { payload: fill(route.payload) } : {}),
   };
 }
 
@@ -328,6 +418,7 @@ export function describeSecurityTable(routes: ProtectedRoute[], app?: () => Test
   describe('security table', () => {
     let own: TestApp | undefined;
     let ctx: SecurityContext;
+    let fixtures: TableFixtures;
     beforeAll(async () => {
       if (!app) own = await createTestApp();
       const t = app ? app() : own!;
@@ -335,6 +426,7 @@ export function describeSecurityTable(routes: ProtectedRoute[], app?: () => Test
       const owner = await registerUser(t, email);
       await verifyEmailOf(t, email);
       ctx = createSecurityContext(t, owner);
+      fixtures = await createTableFixtures(t, (await ctx.liveSession()).accessToken);
     });
     afterAll(async () => {
       await own?.close();
@@ -342,7 +434,7 @@ export function describeSecurityTable(routes: ProtectedRoute[], app?: () => Test
 
     for (const route of routes) {
       describe(`${route.method} ${route.url}`, () => {
-        for (const c of securityCases) it(c.name, () => c.run(ctx, route));
+        for (const c of securityCases) it(c.name, () => c.run(ctx, resolveRoute(route, fixtures)));
       });
     }
   });
