@@ -120,6 +120,8 @@ export interface ServerChild {
   /** The next (or an already received, not yet taken) mail to `to`. */
   takeMail(to: string, timeoutMs?: number): Promise<CapturedMail>;
   logTail(lines?: number): string;
+  /** App mode: starts the webhook delivery worker in the server (bench/server.ts); resolves once it runs. */
+  startWorker(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -158,6 +160,7 @@ export async function startServer(opts: { name: string; mode: 'app' | 'bare'; wo
   const mails: CapturedMail[] = [];
   const mailWaiters: Array<() => void> = [];
   const rssWaiters: Array<(rss: number) => void> = [];
+  const workerWaiters: Array<() => void> = [];
   let exited = false;
   const exitPromise = new Promise<void>((resolve) => child.once('exit', () => ((exited = true), resolve())));
 
@@ -180,6 +183,8 @@ export async function startServer(opts: { name: string; mode: 'app' | 'bare'; wo
         for (const w of mailWaiters.splice(0)) w();
       } else if (msg.type === 'rss') {
         rssWaiters.shift()?.(msg.rss!);
+      } else if (msg.type === 'worker-started') {
+        workerWaiters.shift()?.();
       }
     });
     child.once('exit', (code, signal) => {
@@ -210,6 +215,13 @@ export async function startServer(opts: { name: string; mode: 'app' | 'bare'; wo
     logFile,
     logTail,
     stop,
+    startWorker() {
+      return new Promise<void>((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error(`${opts.name}: webhook worker did not start within 10 s`)), 10_000);
+        workerWaiters.push(() => (clearTimeout(t), resolve()));
+        child.send({ type: 'worker-start' });
+      });
+    },
     async rss() {
       const fromProc = procRss(child.pid!);
       if (fromProc !== null) return fromProc;
@@ -620,6 +632,7 @@ export async function startAppServer(
   ctx: BenchContext,
   name: string,
   database: DatabaseChoice,
+  extraEnv: Record<string, string> = {},
 ): Promise<{ server: ServerChild; env: Record<string, string>; databaseLabel: string; postgres: { adminUrl: string; name: string } | null }> {
   const dataDir = fs.mkdtempSync(path.join(ctx.workDir, `${name}-`));
   let databaseUrl: string | null = null;
@@ -632,9 +645,44 @@ export async function startAppServer(
     postgres = { adminUrl: database.adminUrl, name: db.name };
     ctx.say(`created database ${db.name}`);
   }
-  const env = appEnv(dataDir, databaseUrl);
+  const env = { ...appEnv(dataDir, databaseUrl), ...extraEnv };
   const t0 = performance.now();
   const server = await startServer({ name, mode: 'app', workDir: ctx.workDir, env });
   ctx.say(`app on ${databaseLabel} ready in ${fmt((performance.now() - t0) / 1000, 1)} s (pid ${server.pid}, ${server.url})`);
   return { server, env, databaseLabel, postgres };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Organizations, keys and direct SQL for the benchmarks of issues 5 and 6.
+
+/** Runs statements on a database with a short-lived client (setup and checks, never the measured path). */
+export async function sqlOn<T extends Record<string, unknown> = Record<string, unknown>>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    const { rows } = await c.query<T>(text, values);
+    return rows;
+  } finally {
+    await c.end();
+  }
+}
+
+/** An account, signed in, owning a fresh organization; all through the API. */
+export async function createOrgOwner(server: ServerChild, email: string, slug: string): Promise<{ token: string; orgId: string; userId: string }> {
+  await createVerifiedUser(server, email);
+  const token = await login(server, email);
+  const org = await api<{ id: string; createdBy: string }>(server.url, 'POST', '/api/v1/organizations', { name: `Bench ${slug}`, slug }, token);
+  expectStatus('create organization', org, 201);
+  return { token, orgId: org.body.id, userId: org.body.createdBy };
+}
+
+/** Creates an API key through the API and returns the plain key. */
+export async function createApiKey(server: ServerChild, token: string, orgId: string, scopes: string[], rateLimit = 1_000_000): Promise<{ id: string; plainKey: string }> {
+  const res = await api<{ apiKey: { id: string }; plainKey: string }>(server.url, 'POST', `/api/v1/organizations/${orgId}/api-keys`, { name: 'bench', scopes, rateLimit }, token);
+  expectStatus('create API key', res, 201);
+  return { id: res.body.apiKey.id, plainKey: res.body.plainKey };
+}
+
+export async function createProject(server: ServerChild, token: string, orgId: string, name: string): Promise<void> {
+  expectStatus('create project', await api(server.url, 'POST', `/api/v1/organizations/${orgId}/projects`, { name }, token), 201);
 }

@@ -25,11 +25,14 @@ import {
   runCleanups,
   table,
 } from './lib.js';
+import { auditBench } from './audit.js';
+import { keysBench } from './keys.js';
 import { loginBench } from './login.js';
 import { stormBench } from './storm.js';
 import { usersMeBench } from './users-me.js';
+import { webhooksBench } from './webhooks.js';
 
-const BENCHMARKS: Benchmark[] = [loginBench, usersMeBench, stormBench];
+const BENCHMARKS: Benchmark[] = [loginBench, usersMeBench, stormBench, keysBench, auditBench, webhooksBench];
 const DEFAULT_STORM_POSTGRES = 'postgres://postgres@127.0.0.1:5432/test';
 
 function usage(): string {

@@ -1,0 +1,109 @@
+// 4. GET /api/v1/organizations/{orgId}/projects with X-API-Key vs a bare Fastify route doing one
+// prepared primary-key select, both on the same PostgreSQL database (PostgreSQL only).
+// The key route is the whole stack of a key request: key lookup (cached), revocation check, scope,
+// per-key rate limit, monthly quota, the projects page with its count, and the audit entry, which is
+// committed (group commit, audit/writer.ts) before the response is sent. The bare route
+// (bench/server.ts, BENCH_BARE_DATABASE_URL) is Fastify + pg with a named (prepared) statement:
+// what one database round trip per request costs on this machine. Both are driven by the same
+// autocannon in alternating rounds; CPU per request of the server and of the PostgreSQL backends is
+// measured during each one's own slices.
+import {
+  assertAllOk,
+  type Benchmark,
+  combine,
+  cpuOf,
+  createApiKey,
+  createOrgOwner,
+  createProject,
+  fmt,
+  fmtMs,
+  foreignCpu,
+  foreignCpuRow,
+  info,
+  load,
+  type LoadResult,
+  postgresBackendPids,
+  sqlOn,
+  startAppServer,
+  startServer,
+  targetRow,
+} from './lib.js';
+
+const ROUNDS = 3;
+const SLICE_S = 2;
+const WARMUP_S = 1;
+const CONNECTIONS = 10;
+
+export const keysBench: Benchmark = {
+  name: 'keys',
+  title: 'GET …/projects with X-API-Key (audit entry included) vs bare Fastify + prepared PK select',
+  async run(ctx) {
+    const pgServer = await ctx.postgres();
+    if ('error' in pgServer) {
+      return [{ metric: 'API-key request', value: `skipped: PostgreSQL not reachable (${pgServer.error})`, status: 'SKIP' }];
+    }
+    const { server, env, postgres } = await startAppServer(ctx, 'keys', { kind: 'pg', adminUrl: pgServer.adminUrl });
+    const dbUrl = env.DATABASE_URL!;
+    const bare = await startServer({ name: 'keys-bare', mode: 'bare', workDir: ctx.workDir, env: { BENCH_BARE_DATABASE_URL: dbUrl } });
+    ctx.say(`bare Fastify + pg ready (pid ${bare.pid}, ${bare.url})`);
+
+    const { token, orgId } = await createOrgOwner(server, 'keys@bench.test', 'bench-keys');
+    await sqlOn(dbUrl, `update organizations set plan = 'enterprise' where id = $1`, [orgId]);
+    const key = await createApiKey(server, token, orgId, ['read:projects']);
+    for (const name of ['Alpha', 'Beta', 'Gamma']) await createProject(server, token, orgId, name);
+    ctx.say('account, organization (enterprise), key with read:projects (rateLimit 1,000,000/min) and 3 projects created through the API');
+
+    const targets = [
+      { label: 'bare Fastify + prepared PK select', url: `${bare.url}/row/${orgId}`, headers: {} as Record<string, string>, pid: bare.pid },
+      { label: 'GET …/projects (X-API-Key)', url: `${server.url}/api/v1/organizations/${orgId}/projects`, headers: { 'x-api-key': key.plainKey }, pid: server.pid },
+    ];
+    ctx.say(`${CONNECTIONS} connections; ${WARMUP_S} s warm-up each, then ${ROUNDS} rounds of ${SLICE_S} s each`);
+    for (const t of targets) assertAllOk(`${t.label} (warm-up)`, await load({ url: t.url, connections: CONNECTIONS, duration: WARMUP_S, headers: t.headers }));
+    const [audit0] = await sqlOn<{ n: string }>(dbUrl, `select count(*) as n from audit_logs where organization_id = $1 and actor_type = 'api_key'`, [orgId]);
+
+    const backends = await postgresBackendPids(postgres!.adminUrl, postgres!.name);
+    const meter = foreignCpu([server.pid, bare.pid, ...backends]);
+    const rounds: LoadResult[][] = targets.map(() => []);
+    const cpuS = targets.map(() => 0);
+    const dbCpuS = targets.map(() => 0);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [i, t] of targets.entries()) {
+        const s0 = cpuOf([t.pid]);
+        const d0 = cpuOf(backends);
+        rounds[i]!.push(await load({ url: t.url, connections: CONNECTIONS, duration: SLICE_S, headers: t.headers }));
+        cpuS[i]! += cpuOf([t.pid]) - s0;
+        dbCpuS[i]! += cpuOf(backends) - d0;
+      }
+      ctx.say(`  round ${round + 1}: bare ${fmt(rounds[0]!.at(-1)!.okPerSec)}, key ${fmt(rounds[1]!.at(-1)!.okPerSec)} req/s`);
+    }
+    const foreign = meter.stop();
+    const [b, k] = rounds.map((r, i) => {
+      const c = combine(r);
+      assertAllOk(targets[i]!.label, c);
+      return c;
+    }) as [LoadResult, LoadResult];
+    const perReq = (i: number, s: number[]) => (s[i]! / rounds[i]!.reduce((a, x) => a + x.completed, 0)) * 1e6;
+    for (const [i, c] of [b, k].entries()) {
+      ctx.say(`  ${targets[i]!.label}: ${fmt(c.okPerSec)} req/s, p50 ${fmtMs(c.latency.p50)}, p99 ${fmtMs(c.latency.p99)}, CPU ${fmt(perReq(i, cpuS))} µs/req + ${fmt(perReq(i, dbCpuS))} µs in PostgreSQL`);
+    }
+    // Every answered key request has its entry (autocannon may drop a few in flight at the end of a
+    // slice, which the server still completes and audits).
+    const [audit1] = await sqlOn<{ n: string }>(dbUrl, `select count(*) as n from audit_logs where organization_id = $1 and actor_type = 'api_key'`, [orgId]);
+    const written = Number(audit1!.n) - Number(audit0!.n);
+    const answered = k.completed;
+    ctx.say(`  audit entries written during the rounds: ${fmt(written)} for ${fmt(answered)} answered key requests`);
+    if (written < answered) throw new Error(`only ${written} audit entries for ${answered} answered key requests`);
+
+    await bare.stop();
+    await server.stop();
+    const ratio = k.okPerSec / b.okPerSec;
+    return [
+      info('bare Fastify + prepared PK select', `${fmt(b.okPerSec)} req/s, p99 ${fmtMs(b.latency.p99)}, ${fmt(perReq(0, cpuS))} µs CPU/req + ${fmt(perReq(0, dbCpuS))} in PostgreSQL`),
+      info('GET …/projects (X-API-Key, audited)', `${fmt(k.okPerSec)} req/s, ${fmt(perReq(1, cpuS))} µs CPU/req + ${fmt(perReq(1, dbCpuS))} in PostgreSQL`),
+      info('audit entries / answered key requests', `${fmt(written)} / ${fmt(answered)}`),
+      targetRow('key route ÷ bare', ratio, fmt(ratio, 3), { atLeast: 0.5, text: '≥ 0.5' }),
+      info('key route p50 / p99', `${fmtMs(k.latency.p50)} / ${fmtMs(k.latency.p99)}`),
+      foreignCpuRow(foreign),
+    ];
+  },
+};

@@ -1,0 +1,184 @@
+// 6. Webhook delivery, end to end: event committed → receiver 2xx (PostgreSQL when reachable, else PGlite).
+// The receiver is a minimal node:http server in this process answering 204; it records each
+// delivery id once with the time it arrived and the payload's `timestamp` (taken in the transaction
+// that recorded the event, so "commit → receive" is slightly overstated by the commit itself).
+//   Baseline: raw undici POSTs of a payload of the same size to the same receiver, 16 connections
+//   (the sender's pool size per destination), closed loop.
+//   Throughput: the server starts without its worker; events are produced through the API (POST
+//   …/projects, one project.created each, one endpoint subscribed) for a few seconds, then the
+//   worker is started (bench/server.ts, as src/main.ts runs it inline) and the backlog timed until
+//   the receiver has every delivery: deliveries/s ÷ raw POSTs/s.
+//   Latency: with the worker running, events at a steady 500/s (autocannon overallRate) for 5 s;
+//   p99 of receive time − payload timestamp.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  api,
+  assertAllOk,
+  type Benchmark,
+  closedLoop,
+  cpuOf,
+  createOrgOwner,
+  type DatabaseChoice,
+  fmt,
+  fmtMs,
+  foreignCpu,
+  foreignCpuRow,
+  info,
+  load,
+  onCleanup,
+  percentile,
+  postgresBackendPids,
+  sleep,
+  sqlOn,
+  startAppServer,
+  targetRow,
+} from './lib.js';
+
+const RAW_CONNECTIONS = 16;
+const RAW_S = 3;
+const BACKLOG_S = 4;
+const BACKLOG_CONNECTIONS = 16;
+const STEADY_RATE = 500;
+const STEADY_S = 5;
+const TARGET_RATIO = 0.2;
+const TARGET_P99_MS = 250;
+
+interface Received {
+  at: number;
+  committedAt: number;
+}
+
+async function startReceiver() {
+  const deliveries = new Map<string, Received>();
+  let raw = 0;
+  const waiters = new Set<() => void>();
+  const srv = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const at = Date.now();
+      const id = req.headers['x-webhook-delivery-id'];
+      if (typeof id === 'string') {
+        if (!deliveries.has(id)) {
+          const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { timestamp: string };
+          deliveries.set(id, { at, committedAt: Date.parse(body.timestamp) });
+          for (const w of waiters) w();
+        }
+      } else raw++;
+      res.writeHead(204).end();
+    });
+  });
+  srv.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  const port = (srv.address() as AddressInfo).port;
+  const stop = onCleanup('webhook receiver', () => new Promise<void>((resolve) => (srv.closeAllConnections(), srv.close(() => resolve()))));
+  return {
+    url: `http://127.0.0.1:${port}`,
+    deliveries,
+    rawCount: () => raw,
+    stop,
+    /** Resolves once `n` distinct deliveries have arrived; rejects after `timeoutMs`. */
+    async waitFor(n: number, timeoutMs: number): Promise<void> {
+      const deadline = Date.now() + timeoutMs;
+      while (deliveries.size < n) {
+        const left = deadline - Date.now();
+        if (left <= 0) throw new Error(`receiver got ${deliveries.size} of ${n} deliveries within ${timeoutMs / 1000} s`);
+        await new Promise<void>((resolve) => {
+          const done = () => (clearTimeout(t), waiters.delete(done), resolve());
+          const t = setTimeout(done, Math.min(left, 500));
+          waiters.add(done);
+        });
+      }
+    },
+  };
+}
+
+export const webhooksBench: Benchmark = {
+  name: 'webhooks',
+  title: 'Webhooks: deliveries/s vs raw undici POSTs to the same receiver; commit → receive p99 at 500 events/s',
+  async run(ctx) {
+    const pgServer = await ctx.postgres();
+    const database: DatabaseChoice = 'error' in pgServer ? { kind: 'pglite' } : { kind: 'pg', adminUrl: pgServer.adminUrl };
+    if ('error' in pgServer) ctx.say(`PostgreSQL not reachable (${pgServer.error}): on PGlite`);
+    const receiver = await startReceiver();
+    const { server, env, databaseLabel, postgres } = await startAppServer(ctx, 'webhooks', database, { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_WORKER: 'inline' });
+    const { token, orgId } = await createOrgOwner(server, 'hooks@bench.test', 'bench-hooks');
+    if (env.DATABASE_URL) await sqlOn(env.DATABASE_URL, `update organizations set plan = 'enterprise' where id = $1`, [orgId]);
+    const hook = await api(server.url, 'POST', `/api/v1/organizations/${orgId}/webhooks`, { url: `${receiver.url}/hook`, events: ['project.created'] }, token);
+    if (hook.status !== 201) throw new Error(`create webhook endpoint: ${hook.status} ${JSON.stringify(hook.body)}`);
+    ctx.say(`receiver on ${receiver.url}; account, organization and one endpoint (project.created) created through the API`);
+
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const projectsPath = `/api/v1/organizations/${orgId}/projects`;
+    const backends = postgres ? await postgresBackendPids(postgres.adminUrl, postgres.name) : [];
+    const meter = foreignCpu([server.pid, ...backends]);
+
+    // Baseline: raw undici POSTs of a body like a delivery's.
+    const sampleBody = JSON.stringify({
+      type: 'project.created',
+      timestamp: new Date().toISOString(),
+      data: { projectId: 'prj_0000000000000000000000', organizationId: orgId, name: 'Project 123456', description: null, createdBy: 'usr_00000000000000000000' },
+    });
+    const rawRequest = () => ({ method: 'POST' as const, path: '/raw', headers: { 'content-type': 'application/json' }, body: sampleBody });
+    await closedLoop({ url: receiver.url, connections: RAW_CONNECTIONS, seconds: 1, request: rawRequest });
+    const raw = await closedLoop({ url: receiver.url, connections: RAW_CONNECTIONS, seconds: RAW_S, request: rawRequest });
+    assertAllOk('raw undici POST', raw);
+    ctx.say(`raw undici POST → receiver: ${fmt(raw.okPerSec)} req/s (${RAW_CONNECTIONS} connections, ${RAW_S} s), p99 ${fmtMs(raw.latency.p99)}`);
+
+    // Throughput: a backlog through the API with the worker stopped, then drained.
+    const produced = await closedLoop({
+      url: server.url,
+      connections: BACKLOG_CONNECTIONS,
+      seconds: BACKLOG_S,
+      request: (n) => ({ method: 'POST', path: projectsPath, headers, body: JSON.stringify({ name: `Backlog ${n}` }) }),
+    });
+    assertAllOk('POST projects (backlog)', produced);
+    const backlog = produced.completed;
+    ctx.say(`backlog: ${fmt(backlog)} project.created events through the API in ${fmt(produced.durationS, 1)} s (${fmt(produced.okPerSec)}/s), worker stopped`);
+    const cpu0 = cpuOf([server.pid]);
+    const db0 = cpuOf(backends);
+    await server.startWorker();
+    // Timed from the worker's first claim (it has connected and listens by now).
+    const t0 = Date.now();
+    await receiver.waitFor(backlog, 120_000);
+    const drainS = (Math.max(...[...receiver.deliveries.values()].map((d) => d.at)) - t0) / 1000;
+    const deliveryCpuUs = ((cpuOf([server.pid]) - cpu0) / backlog) * 1e6;
+    const deliveryDbUs = ((cpuOf(backends) - db0) / backlog) * 1e6;
+    const perSec = backlog / drainS;
+    const ratio = perSec / raw.okPerSec;
+    ctx.say(`  drained in ${fmt(drainS, 2)} s: ${fmt(perSec)} deliveries/s, ${fmt(deliveryCpuUs)} µs server CPU per delivery${postgres ? ` + ${fmt(deliveryDbUs)} µs in PostgreSQL` : ''}`);
+
+    // Latency at a steady rate, worker running.
+    await sleep(500);
+    const before = new Set(receiver.deliveries.keys());
+    const steadyStart = Date.now();
+    const steady = await load({
+      url: `${server.url}${projectsPath}`,
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ name: 'Steady' }),
+      connections: 20,
+      overallRate: STEADY_RATE,
+      duration: STEADY_S,
+    });
+    assertAllOk('POST projects (steady)', steady);
+    const steadyEvents = Math.round(steady.okPerSec * steady.durationS);
+    await receiver.waitFor(before.size + steadyEvents, 60_000).catch((err: Error) => ctx.say(`  ${err.message}`));
+    const lat = [...receiver.deliveries.entries()].filter(([id, d]) => !before.has(id) && d.committedAt >= steadyStart).map(([, d]) => d.at - d.committedAt);
+    const p50 = percentile(lat, 50);
+    const p99 = percentile(lat, 99);
+    ctx.say(`  steady: ${fmt(steady.okPerSec)} events/s for ${steady.durationS} s (POST p99 ${fmtMs(steady.latency.p99)}); ${fmt(lat.length)} deliveries, commit → receive p50 ${fmtMs(p50)}, p99 ${fmtMs(p99)}, max ${fmtMs(Math.max(...lat))}`);
+    const foreign = meter.stop();
+    await server.stop();
+    await receiver.stop();
+    return [
+      info('raw undici POST → node:http 204', `${fmt(raw.okPerSec)} req/s (${RAW_CONNECTIONS} connections)`),
+      info(`deliveries, backlog of ${fmt(backlog)} (${databaseLabel})`, `${fmt(perSec)}/s, ${fmt(deliveryCpuUs)} µs CPU/delivery${postgres ? ` + ${fmt(deliveryDbUs)} in PostgreSQL` : ''}`),
+      targetRow('deliveries/s ÷ raw POSTs/s', ratio, fmt(ratio, 3), { atLeast: TARGET_RATIO, text: `≥ ${TARGET_RATIO}` }),
+      info('steady event rate achieved', `${fmt(steady.okPerSec)}/s of ${STEADY_RATE}/s asked, ${fmt(lat.length)} deliveries`),
+      targetRow('commit → receive p99 at steady rate', p99, `${fmtMs(p99)} (p50 ${fmtMs(p50)})`, { below: TARGET_P99_MS, text: `< ${TARGET_P99_MS} ms` }),
+      foreignCpuRow(foreign),
+    ];
+  },
+};
