@@ -168,7 +168,7 @@ export const webhooksBench: Benchmark = {
     const lat = [...receiver.deliveries.entries()].filter(([id, d]) => !before.has(id) && d.committedAt >= steadyStart).map(([, d]) => d.at - d.committedAt);
     const p50 = percentile(lat, 50);
     const p99 = percentile(lat, 99);
-    ctx.say(`  steady: ${fmt(steady.okPerSec)} events/s for ${steady.durationS} s (POST p99 ${fmtMs(steady.latency.p99)}); ${fmt(lat.length)} deliveries, commit → receive p50 ${fmtMs(p50)}, p99 ${fmtMs(p99)}, max ${fmtMs(Math.max(...lat))}`);
+    ctx.say(`  steady: ${fmt(steady.okPerSec)} events/s for ${steady.durationS} s (POST p50 ${fmtMs(steady.latency.p50)}, p99 ${fmtMs(steady.latency.p99)}); ${fmt(lat.length)} deliveries, commit → receive p50 ${fmtMs(p50)}, p99 ${fmtMs(p99)}, max ${fmtMs(Math.max(...lat))}`);
     const foreign = meter.stop();
     await server.stop();
     await receiver.stop();
