@@ -49,6 +49,10 @@ export function toAppError(err: FastifyError | AppError | Error): AppError | nul
       'Retry-After': '1',
     });
   }
+  if (pgErrorCode(err) === '23503') {
+    // A row this change refers to (its organization, user, …) was deleted meanwhile.
+    return new AppError(404, 'NOT_FOUND', 'Resource not found', 'It was deleted while this request was being handled');
+  }
   if (pgErrorCode(err) === '22P02' || pgErrorCode(err) === '22021') {
     // Invalid text for a column type or bad encoding (a NUL byte): the input was wrong.
     return new AppError(400, 'VALIDATION_ERROR', 'Invalid request', 'A value has an invalid format');

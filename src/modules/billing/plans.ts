@@ -21,9 +21,10 @@ export const PLANS: Record<PlanName, { name: string; limits: PlanLimits }> = {
 /**
  * Locks the organization row for the rest of the transaction and returns its plan's limits, so
  * parallel requests that check a limit and then add a row are serialized and cannot overshoot.
+ * NO KEY UPDATE: inserts that only reference the organization (events, audit entries) still proceed.
  */
 export async function lockPlanLimits(tx: Tx, organizationId: string): Promise<PlanLimits> {
-  const [org] = await tx.select({ plan: organizations.plan }).from(organizations).where(eq(organizations.id, organizationId)).for('update');
+  const [org] = await tx.select({ plan: organizations.plan }).from(organizations).where(eq(organizations.id, organizationId)).for('no key update');
   return PLANS[org?.plan ?? 'free'].limits;
 }
 
