@@ -1,7 +1,7 @@
 // The audit log of an organization, newest first. Every filter combination is served by an index
 // that starts with organization_id; the unfiltered total comes from audit_log_counts instead of a
 // count(*) over millions of rows.
-import { and, count, desc, eq, gte, lte, type SQL } from 'drizzle-orm';
+import { and, count, eq, gte, lte, sql, type SQL } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
 import type { OrgAccess } from '../../http/authorize.js';
 import { auditLogCounts, auditLogs } from './tables.js';
@@ -28,7 +28,9 @@ export async function listAuditLogs(deps: Deps, access: OrgAccess, q: AuditQuery
     .select()
     .from(auditLogs)
     .where(where)
-    .orderBy(desc(auditLogs.createdAt), desc(auditLogs.id))
+    // NULLS LAST like the indexes (both columns are NOT NULL): with the default NULLS FIRST the
+    // planner cannot walk the index and sorts the whole organization instead.
+    .orderBy(sql`${auditLogs.createdAt} desc nulls last`, sql`${auditLogs.id} desc nulls last`)
     .limit(q.pageSize)
     .offset((q.page - 1) * q.pageSize);
   let total: number;

@@ -27,8 +27,8 @@ export const auditLogs = pgTable(
     primaryKey({ columns: [t.organizationId, t.id] }),
     // Newest first within an organization, and the same with each filter in front.
     index('audit_logs_org_created_idx').on(t.organizationId, t.createdAt.desc(), t.id.desc()),
-    index('audit_logs_org_actor_idx').on(t.organizationId, t.actorId, t.createdAt.desc()),
-    index('audit_logs_org_action_idx').on(t.organizationId, t.action, t.createdAt.desc()),
+    index('audit_logs_org_actor_created_idx').on(t.organizationId, t.actorId, t.createdAt.desc(), t.id.desc()),
+    index('audit_logs_org_action_created_idx').on(t.organizationId, t.action, t.createdAt.desc(), t.id.desc()),
   ],
 );
 
