@@ -1,5 +1,6 @@
-// Who is calling. `onRequest` reads the credential without touching the database (the rate limiter
-// needs the user id); the guard, which runs after the rate limiter, checks the session and sets
+// Who is calling. `onRequest` reads the credential before the rate limiter, which needs the user id
+// or the API key (a JWT is only verified there; a key is looked up, cached, since its limit is its
+// own); the guard, which runs after the rate limiter, checks the session or the key's state and sets
 // `request.actor`. Routes say what they need in `config.auth`; the default is a signed-in user.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
