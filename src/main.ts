@@ -30,10 +30,11 @@ async function main() {
     if (closing) return;
     closing = true;
     logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    // Long enough for a webhook attempt in flight to finish (its own timeout) before giving up.
     const force = setTimeout(() => {
       logger.error('shutdown took too long; exiting');
       process.exit(1);
-    }, 25_000);
+    }, Math.max(25_000, config.webhook.timeoutMs + 5_000));
     force.unref();
     try {
       await app.close();
