@@ -113,6 +113,8 @@ describe('projects', () => {
     const p3 = json(await api('GET', `/organizations/${org}/projects?page=3&pageSize=2`, owner));
     expect(p3).toMatchObject({ total: 5, page: 3, pageSize: 2, hasMore: false });
     expect(names(p3)).toEqual(['one']);
+    // Past the last page: no rows, the total still counted.
+    expect(json(await api('GET', `/organizations/${org}/projects?page=4&pageSize=2`, owner))).toEqual({ data: [], total: 5, page: 4, pageSize: 2, hasMore: false });
     expectError(await api('GET', `/organizations/${org}/projects?pageSize=101`, owner), 400, 'VALIDATION_ERROR', /pageSize/);
     // Another organization's projects are not listed.
     const other = json(await api('GET', `/organizations/${orgId}/projects?pageSize=100`, owner));

@@ -1,5 +1,6 @@
 // Projects of an organization (DECISIONS §4): always read with the organization's id.
-import { and, count, desc, eq } from 'drizzle-orm';
+import { and, count, desc, eq, getTableColumns, sql } from 'drizzle-orm';
+import { prepared } from '../../db/prepared.js';
 import type { Deps } from '../../deps.js';
 import type { Tx } from '../../db/client.js';
 import type { OrgAccess } from '../../http/authorize.js';
@@ -29,10 +30,24 @@ function cleanName(name: string): string {
 }
 
 export async function listProjects(deps: Deps, access: OrgAccess, page: number, pageSize: number) {
-  const inOrg = eq(projects.organizationId, access.organizationId);
-  const rows = await deps.db.select().from(projects).where(inOrg).orderBy(desc(projects.createdAt), desc(projects.id)).limit(pageSize).offset((page - 1) * pageSize);
-  const [totals] = await deps.db.select({ n: count() }).from(projects).where(inOrg);
-  const total = totals?.n ?? 0;
+  // One prepared round trip: the page and, in each of its rows, the organization's total.
+  const pageQuery = prepared(deps.db, 'projects_page', (db) =>
+    db
+      .select({ ...getTableColumns(projects), total: sql<number>`count(*) over ()`.mapWith(Number) })
+      .from(projects)
+      .where(eq(projects.organizationId, sql.placeholder('orgId')))
+      .orderBy(desc(projects.createdAt), desc(projects.id))
+      .limit(sql.placeholder('limit'))
+      .offset(sql.placeholder('offset'))
+      .prepare('projects_page'),
+  );
+  const rows = await pageQuery.execute({ orgId: access.organizationId, limit: pageSize, offset: (page - 1) * pageSize });
+  let total = rows[0]?.total ?? 0;
+  if (rows.length === 0 && page > 1) {
+    // Past the last page there is no row to carry the total.
+    const [totals] = await deps.db.select({ n: count() }).from(projects).where(eq(projects.organizationId, access.organizationId));
+    total = totals?.n ?? 0;
+  }
   return { data: rows.map(present), total, page, pageSize, hasMore: page * pageSize < total };
 }
 
