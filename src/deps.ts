@@ -13,6 +13,7 @@ import { createQuotaGuard, type QuotaGuard } from './modules/billing/quota.js';
 import { createPasswordHasher, type PasswordHasher } from './modules/auth/passwords.js';
 import { createSessionStore, type SessionStore } from './modules/auth/sessions.js';
 import { createTokenService, type TokenService } from './modules/auth/tokens.js';
+import { createUserCache, type UserCache } from './modules/users/user-cache.js';
 import { createRevocationList, type RevocationList } from './providers/cache/revocations.js';
 import type { PaymentProvider } from './providers/payments/provider.js';
 import { createStripeProvider } from './providers/payments/stripe.js';
@@ -31,6 +32,8 @@ export interface Deps {
   mailer: Mailer;
   revocations: RevocationList;
   sessions: SessionStore;
+  /** GET /users/me reads through it; writes to a user's row call `changed` after the commit. */
+  users: UserCache;
   tokens: TokenService;
   passwords: PasswordHasher;
   authorizeOrg: AuthorizeOrg;
@@ -108,6 +111,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     mailer,
     revocations,
     sessions,
+    users: createUserCache(dbHandle.db, revocations),
     tokens: createTokenService(config, clock),
     passwords: createPasswordHasher(config.auth.hashConcurrency, config.auth.hashQueueLimit),
     authorizeOrg: createAuthorizer(dbHandle.db),

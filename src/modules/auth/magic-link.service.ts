@@ -40,5 +40,6 @@ export async function verifyMagicLink(deps: Deps, input: { token: string; twoFac
       .returning();
     return row ?? user;
   });
+  await deps.users.changed(user.id);
   return startSession(deps, verified, meta);
 }

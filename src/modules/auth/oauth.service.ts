@@ -114,7 +114,7 @@ async function resolveAccount(deps: Deps, provider: Provider, profile: Profile):
  */
 async function linkExisting(deps: Deps, userId: string, provider: Provider, providerAccountId: string, email: string): Promise<UserRow> {
   const now = deps.clock.now();
-  return deps.db.transaction(async (tx) => {
+  const linked = await deps.db.transaction(async (tx) => {
     const [claimed] = await tx
       .update(users)
       .set({ emailVerifiedAt: now, passwordHash: null, twoFactorEnabled: false, updatedAt: now })
@@ -130,6 +130,8 @@ async function linkExisting(deps: Deps, userId: string, provider: Provider, prov
     const [user] = claimed ? [claimed] : await tx.select().from(users).where(eq(users.id, userId));
     return user!;
   });
+  await deps.users.changed(userId);
+  return linked;
 }
 
 async function createAccount(deps: Deps, provider: Provider, profile: Profile, email: string): Promise<{ user: UserRow; created: boolean }> {

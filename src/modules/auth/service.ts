@@ -62,14 +62,16 @@ export async function register(deps: Deps, input: { email: string; password: str
 }
 
 export async function verifyEmail(deps: Deps, token: string) {
-  await deps.db.transaction(async (tx) => {
+  const userId = await deps.db.transaction(async (tx) => {
     const { userId, email } = await consumeEmailToken(deps, tx, token, 'verify_email');
     // The link proves the address it was sent to; if the account's email changed since, it proves nothing.
     await tx
       .update(users)
       .set({ emailVerifiedAt: deps.clock.now(), updatedAt: deps.clock.now() })
       .where(and(eq(users.id, userId), sql`lower(${users.email}) = ${email}`, sql`${users.emailVerifiedAt} is null`));
+    return userId;
   });
+  await deps.users.changed(userId);
   return { message: 'Email verified' };
 }
 
@@ -229,10 +231,12 @@ export async function forgotPassword(deps: Deps, email: string) {
 export async function resetPassword(deps: Deps, input: { token: string; newPassword: string }) {
   assertPasswordPolicy(deps.config.auth.passwordPolicy, input.newPassword, 'newPassword');
   const passwordHash = await deps.passwords.hash(input.newPassword);
-  await deps.db.transaction(async (tx) => {
+  const userId = await deps.db.transaction(async (tx) => {
     const { userId } = await consumeEmailToken(deps, tx, input.token, 'reset_password');
     await tx.update(users).set({ passwordHash, failedLoginAttempts: 0, lockedUntil: null, updatedAt: deps.clock.now() }).where(eq(users.id, userId));
     await deps.sessions.revokeAllOfUser(tx, userId, 'password_reset');
+    return userId;
   });
+  await deps.users.changed(userId);
   return { message: 'Password has been reset' };
 }

@@ -70,6 +70,7 @@ export async function verifyTwoFactorSetup(deps: Deps, actor: UserActor, code: s
     if (!done) throw invalidCode();
     await tx.update(users).set({ twoFactorEnabled: true, updatedAt: deps.clock.now() }).where(eq(users.id, actor.userId));
   });
+  await deps.users.changed(actor.userId);
   return { twoFactorEnabled: true };
 }
 
@@ -110,6 +111,7 @@ export async function disableTwoFactor(deps: Deps, actor: UserActor, input: { pa
     await tx.delete(backupCodes).where(eq(backupCodes.userId, user.id));
     await tx.update(users).set({ twoFactorEnabled: false, updatedAt: deps.clock.now() }).where(eq(users.id, user.id));
   });
+  await deps.users.changed(user.id);
   return { twoFactorEnabled: false };
 }
 

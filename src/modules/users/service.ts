@@ -30,7 +30,9 @@ async function loadUser(deps: Deps, userId: string): Promise<UserRow> {
 }
 
 export async function getMe(deps: Deps, actor: UserActor) {
-  return presentUser(await loadUser(deps, actor.userId));
+  const user = await deps.users.get(actor.userId);
+  if (!user || !user.isActive) throw notFound('User not found');
+  return presentUser(user);
 }
 
 // IANA zones without an area prefix; other names must be `Area/Location`. ICU also knows Java-style
@@ -79,7 +81,7 @@ export async function updateMe(deps: Deps, actor: UserActor, input: { fullName?:
   if (input.avatarUrl !== undefined && input.avatarUrl !== null && !isHttpUrl(input.avatarUrl)) {
     throw validationError('Invalid request body', 'avatarUrl: must be an http or https URL');
   }
-  return deps.db.transaction(async (tx) => {
+  const result = await deps.db.transaction(async (tx) => {
     const [user] = await tx.select().from(users).where(eq(users.id, actor.userId)).for('update');
     if (!user || !user.isActive) throw notFound('User not found');
     const preferences: Preferences = patch
@@ -97,6 +99,8 @@ export async function updateMe(deps: Deps, actor: UserActor, input: { fullName?:
       .returning();
     return presentUser(updated!);
   });
+  await deps.users.changed(actor.userId);
+  return result;
 }
 
 /** Spec §4.2: wrong current password 401; same or weak new password 400; other sessions revoked. */
@@ -117,6 +121,7 @@ export async function changePassword(deps: Deps, actor: UserActor, input: { curr
     await tx.update(users).set({ passwordHash, updatedAt: deps.clock.now() }).where(eq(users.id, actor.userId));
     await deps.sessions.revokeAllOfUser(tx, actor.userId, 'password_changed', actor.sessionId);
   });
+  await deps.users.changed(actor.userId);
   return { message: 'Password changed; other sessions have been signed out' };
 }
 
