@@ -42,6 +42,11 @@ export const auditRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
         ...errors(401, 403, 404),
       },
     },
-    handler: async (req) => listAuditLogs(deps, await deps.authorizeOrg(req, req.params.orgId, 'audit-logs:read'), { ...req.query, page: req.query.page ?? 1, pageSize: req.query.pageSize ?? 20 }),
+    // The body comes from PostgreSQL as JSON text (list.service.ts): sent as is, not re-serialized.
+    handler: async (req, reply) => {
+      const access = await deps.authorizeOrg(req, req.params.orgId, 'audit-logs:read');
+      const body = await listAuditLogs(deps, access, { ...req.query, page: req.query.page ?? 1, pageSize: req.query.pageSize ?? 20 });
+      return reply.type('application/json; charset=utf-8').send(body as never);
+    },
   });
 };

@@ -3,7 +3,7 @@ import type { Deps } from '../../deps.js';
 import type { Tx } from '../../db/client.js';
 import type { RequestContext } from '../../http/authorize.js';
 import { newId } from '../../lib/ids.js';
-import { auditLogs } from './tables.js';
+import { lockOrganizations, prepareRaw, upsertCounters } from './counters.js';
 
 /** Who changed what where: an OrgAccess, or the like for a user joining by invitation. */
 export interface AuditSubject {
@@ -12,16 +12,32 @@ export interface AuditSubject {
   request: RequestContext;
 }
 
+// One statement: the entry and its counters (counters.ts, for the lock order: the organization,
+// then the counter rows, after whatever the business transaction already holds).
+const p = (name: string) => sql.placeholder(name);
+const INSERT_CHANGE = sql`with v as materialized (
+    select ${p('organizationId')}::text as organization_id, ${p('id')}::text as id, 'user'::text as actor_type, ${p('actorId')}::text as actor_id,
+      ${p('action')}::text as action, ${p('method')}::text as method, ${p('path')}::text as path, ${p('statusCode')}::integer as status_code,
+      ${p('ipAddress')}::text as ip_address, ${p('userAgent')}::text as user_agent, ${p('createdAt')}::timestamptz as created_at
+  ),
+  o as (${lockOrganizations}),
+  e as (
+    insert into audit_logs (organization_id, id, actor_type, actor_id, action, method, path, status_code, ip_address, user_agent, created_at)
+    select organization_id, id, actor_type, actor_id, action, method, path, status_code, ip_address, user_agent, created_at from v
+    where (select count(*) from o) >= 0
+    returning 1
+  )
+  ${upsertCounters('e')}`;
+
 /** The audit entry of a user's change, written in the change's own transaction. */
 export async function auditChange(deps: Deps, tx: Tx, access: AuditSubject, statusCode: number): Promise<void> {
   // An API key's requests are all audited by the request hook (audit/writer.ts), changes included.
   if (access.actor.type === 'api_key') return;
   const now = deps.clock.now();
   const r = access.request;
-  await tx.insert(auditLogs).values({
+  await prepareRaw(tx, 'audit_change', INSERT_CHANGE).execute({
     organizationId: access.organizationId,
     id: newId('aud', now.getTime()),
-    actorType: 'user',
     actorId: access.actor.id,
     action: `${r.method} ${r.route}`,
     method: r.method,
@@ -29,8 +45,6 @@ export async function auditChange(deps: Deps, tx: Tx, access: AuditSubject, stat
     statusCode,
     ipAddress: r.ipAddress,
     userAgent: r.userAgent,
-    createdAt: now,
+    createdAt: now.toISOString(),
   });
-  await tx.execute(sql`insert into audit_log_counts (organization_id, total) values (${access.organizationId}, 1)
-    on conflict (organization_id) do update set total = audit_log_counts.total + 1`);
 }

@@ -1,13 +1,14 @@
 // Group commit for the audit entries of API-key requests (DECISIONS §4: one per request, committed
-// before the response is sent). A request's entry joins the batch being formed; one transaction
-// inserts the whole batch, adds to each key's request count and last use, and bumps the per-org
-// totals; then every request of the batch is released. Under load, batches grow and the write
-// does not cap throughput; idle, a batch is one entry and adds no waiting.
+// before the response is sent). A request's entry joins the batch being formed; ONE statement (one
+// round trip, its own transaction) inserts the whole batch, adds to each key's request count and
+// last use, to the month's API usage and to the list's counters (counters.ts); then every request
+// of the batch is released. Under load, batches grow and the write does not cap throughput; idle, a
+// batch is one entry and adds no waiting.
 import { sql } from 'drizzle-orm';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/client.js';
 import { newId } from '../../lib/ids.js';
-import { auditLogs } from './tables.js';
+import { lockOrganizations, prepareRaw, upsertCounters } from './counters.js';
 
 export interface KeyAuditEntry {
   organizationId: string;
@@ -29,63 +30,63 @@ interface Pending {
 
 const MAX_BATCH = 500;
 
-const byId = ([a]: [string, unknown], [b]: [string, unknown]) => (a < b ? -1 : a > b ? 1 : 0);
+// The batch is one JSON parameter. Each step waits for the one before it (counters.ts), so rows are
+// locked in the order organizations, api_keys, api_usage, audit_log_counters, each sorted.
+const COMMIT_BATCH = sql`with v as materialized (
+    select v.*, 'api_key'::text as actor_type
+    from json_to_recordset(${sql.placeholder('entries')}::json) as v(organization_id text, id text, actor_id text, action text, method text,
+      path text, status_code integer, ip_address text, user_agent text, created_at timestamptz)
+  ),
+  o as (${lockOrganizations}),
+  e as (
+    insert into audit_logs (organization_id, id, actor_type, actor_id, action, method, path, status_code, ip_address, user_agent, created_at)
+    select organization_id, id, actor_type, actor_id, action, method, path, status_code, ip_address, user_agent, created_at from v
+    where (select count(*) from o) >= 0
+    returning 1
+  ),
+  kl as (
+    select k.organization_id, k.id from api_keys k
+    where (k.organization_id, k.id) in (select organization_id, actor_id from v) and (select count(*) from e) >= 0
+    order by k.organization_id, k.id
+    for no key update
+  ),
+  k as (
+    update api_keys k set request_count = k.request_count + s.n, last_used_at = greatest(k.last_used_at, s.at)
+    from (select organization_id, actor_id, count(*) as n, max(created_at) as at from v group by 1, 2) s
+    where k.organization_id = s.organization_id and k.id = s.actor_id and (select count(*) from kl) >= 0
+    returning 1
+  ),
+  u as (
+    insert into api_usage as a (organization_id, period, requests)
+    select organization_id, to_char(created_at at time zone 'UTC', 'YYYY-MM'), count(*) from v
+    where (select count(*) from k) >= 0
+    group by 1, 2
+    order by 1, 2
+    on conflict (organization_id, period) do update set requests = a.requests + excluded.requests
+    returning 1
+  ),
+  c as (${upsertCounters('u')} returning 1)
+  select (select count(*) from e)::int as entries, (select count(*) from c)::int as counters`;
 
 export function createAuditWriter(db: Db, logger: Logger) {
   let queue: Pending[] = [];
   let flushing: Promise<void> | null = null;
+  const statement = prepareRaw(db, 'audit_commit_batch', COMMIT_BATCH);
 
   async function commit(batch: Pending[]) {
-    const rows = batch.map(({ entry }) => ({
-      organizationId: entry.organizationId,
+    const entries = batch.map(({ entry }) => ({
+      organization_id: entry.organizationId,
       id: newId('aud', entry.createdAt.getTime()),
-      actorType: 'api_key' as const,
-      actorId: entry.keyId,
+      actor_id: entry.keyId,
       action: entry.action,
       method: entry.method,
       path: entry.path,
-      statusCode: entry.statusCode,
-      ipAddress: entry.ipAddress,
-      userAgent: entry.userAgent,
-      createdAt: entry.createdAt,
+      status_code: entry.statusCode,
+      ip_address: entry.ipAddress,
+      user_agent: entry.userAgent,
+      created_at: entry.createdAt.toISOString(),
     }));
-    const perKey = new Map<string, { org: string; n: number; last: Date }>();
-    const perOrg = new Map<string, number>();
-    for (const { entry } of batch) {
-      const k = perKey.get(entry.keyId);
-      if (k) {
-        k.n++;
-        if (entry.createdAt > k.last) k.last = entry.createdAt;
-      } else perKey.set(entry.keyId, { org: entry.organizationId, n: 1, last: entry.createdAt });
-      perOrg.set(entry.organizationId, (perOrg.get(entry.organizationId) ?? 0) + 1);
-    }
-    await db.transaction(async (tx) => {
-      await tx.insert(auditLogs).values(rows);
-      // Rows are touched in one order (by id) in every batch on every instance, so two concurrent
-      // batches wait for each other instead of deadlocking.
-      const keyValues = sql.join(
-        [...perKey].sort(byId).map(([id, v]) => sql`(${v.org}, ${id}, ${v.n}::bigint, ${v.last.toISOString()}::timestamptz)`),
-        sql`, `,
-      );
-      await tx.execute(sql`update api_keys as k set request_count = k.request_count + v.n,
-        last_used_at = greatest(k.last_used_at, v.at)
-        from (values ${keyValues}) as v(org, id, n, at) where k.organization_id = v.org and k.id = v.id`);
-      // The month's API usage (the apiRequests quota), per organization and period.
-      const perPeriod = new Map<string, { org: string; period: string; n: number }>();
-      for (const { entry } of batch) {
-        const period = entry.createdAt.toISOString().slice(0, 7);
-        const k = `${entry.organizationId}|${period}`;
-        const v = perPeriod.get(k);
-        if (v) v.n++;
-        else perPeriod.set(k, { org: entry.organizationId, period, n: 1 });
-      }
-      const usageValues = sql.join([...perPeriod].sort(byId).map(([, v]) => sql`(${v.org}, ${v.period}, ${v.n}::bigint)`), sql`, `);
-      await tx.execute(sql`insert into api_usage (organization_id, period, requests) values ${usageValues}
-        on conflict (organization_id, period) do update set requests = api_usage.requests + excluded.requests`);
-      const orgValues = sql.join([...perOrg].sort(byId).map(([org, n]) => sql`(${org}, ${n}::bigint)`), sql`, `);
-      await tx.execute(sql`insert into audit_log_counts (organization_id, total) values ${orgValues}
-        on conflict (organization_id) do update set total = audit_log_counts.total + excluded.total`);
-    });
+    await statement.execute({ entries: JSON.stringify(entries) });
   }
 
   async function drain(): Promise<void> {
