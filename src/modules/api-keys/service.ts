@@ -1,17 +1,26 @@
 // Organization API keys (spec §2.6, §4.6, DECISIONS §4): `{prefix}_{mode}_` + 32 hex characters,
 // stored as SHA-256, shown once. Active keys per plan are checked under the organization lock.
-import { and, count, desc, eq, gt, isNull, or } from 'drizzle-orm';
+import { and, count, desc, eq, getTableColumns, gt, isNull, or, sql } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
 import type { OrgAccess } from '../../http/authorize.js';
 import { conflict, notFound, validationError } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import { randomHex, sha256 } from '../../lib/secrets.js';
+import { keyLastUsedSql, keyRequestsSql } from '../audit/counters.js';
 import { auditChange } from '../audit/service.js';
 import { assertWithinLimit, lockPlanLimits } from '../billing/plans.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { apiKeys, type ApiKeyRow } from './tables.js';
 
-export const present = (k: ApiKeyRow) => ({
+type KeyWithUse = ApiKeyRow & { lastUsedAt: Date | null };
+
+// Qualified by hand: inside a subquery, drizzle's bare column names would bind to the inner table.
+const KEY_ORG = sql.raw('"api_keys"."organization_id"');
+const KEY_ID = sql.raw('"api_keys"."id"');
+// The key's columns and its last use (its newest audit entry).
+const keyColumns = { ...getTableColumns(apiKeys), lastUsedAt: keyLastUsedSql(KEY_ORG, KEY_ID) };
+
+export const present = (k: KeyWithUse) => ({
   id: k.id,
   name: k.name,
   keyPrefix: k.keyPrefix,
@@ -64,13 +73,13 @@ export async function createApiKey(deps: Deps, access: OrgAccess, input: CreateK
       .returning();
     await recordEvent(deps, tx, access.organizationId, 'api_key.created', eventData(key!));
     await auditChange(deps, tx, access, 201);
-    return { apiKey: present(key!), plainKey };
+    return { apiKey: present({ ...key!, lastUsedAt: null }), plainKey };
   });
 }
 
 export async function listApiKeys(deps: Deps, access: OrgAccess, page: number, pageSize: number) {
   const inOrg = eq(apiKeys.organizationId, access.organizationId);
-  const rows = await deps.db.select().from(apiKeys).where(inOrg).orderBy(desc(apiKeys.createdAt), desc(apiKeys.id)).limit(pageSize).offset((page - 1) * pageSize);
+  const rows = await deps.db.select(keyColumns).from(apiKeys).where(inOrg).orderBy(desc(apiKeys.createdAt), desc(apiKeys.id)).limit(pageSize).offset((page - 1) * pageSize);
   const [totals] = await deps.db.select({ n: count() }).from(apiKeys).where(inOrg);
   const total = totals?.n ?? 0;
   return { data: rows.map(present), total, page, pageSize, hasMore: page * pageSize < total };
@@ -101,11 +110,15 @@ export async function revokeApiKey(deps: Deps, access: OrgAccess, keyId: string)
     return k;
   });
   await deps.apiKeys.revoked(key.id);
-  return { message: 'API key revoked', apiKey: present(key) };
+  const [lastUse] = await deps.db.select({ at: keyColumns.lastUsedAt }).from(apiKeys).where(and(eq(apiKeys.organizationId, key.organizationId), eq(apiKeys.id, key.id)));
+  return { message: 'API key revoked', apiKey: present({ ...key, lastUsedAt: lastUse?.at ?? null }) };
 }
 
 export async function keyUsage(deps: Deps, access: OrgAccess, keyId: string) {
-  const [k] = await deps.db.select().from(apiKeys).where(and(eq(apiKeys.organizationId, access.organizationId), eq(apiKeys.id, keyId)));
+  const [k] = await deps.db
+    .select({ ...keyColumns, requests: keyRequestsSql(KEY_ORG, KEY_ID) })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.organizationId, access.organizationId), eq(apiKeys.id, keyId)));
   if (!k) throw notFound('API key not found');
   return {
     keyId: k.id,
@@ -113,6 +126,6 @@ export async function keyUsage(deps: Deps, access: OrgAccess, keyId: string) {
     prefix: k.keyPrefix,
     lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
     createdAt: k.createdAt.toISOString(),
-    usage: { requests: k.requestCount, rateLimit: k.rateLimit ?? deps.config.rateLimit.keyDefaultPerMin },
+    usage: { requests: k.requests, rateLimit: k.rateLimit ?? deps.config.rateLimit.keyDefaultPerMin },
   };
 }

@@ -1,4 +1,4 @@
-import { bigint, boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { organizations } from '../organizations/tables.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date', precision: 3 });
@@ -20,10 +20,9 @@ export const apiKeys = pgTable(
     createdBy: text('created_by').notNull(),
     createdAt: ts('created_at').notNull(),
     expiresAt: ts('expires_at'),
-    lastUsedAt: ts('last_used_at'),
     revokedAt: ts('revoked_at'),
-    // Requests made with the key over its life, added in batches with the audit entries.
-    requestCount: bigint('request_count', { mode: 'number' }).notNull().default(0),
+    // A key's last use and request count are read from its audit entries (audit/counters.ts): no
+    // write to this row per request.
   },
   (t) => [primaryKey({ columns: [t.organizationId, t.id] }), uniqueIndex('api_keys_key_hash_key').on(t.keyHash), index('api_keys_org_created_idx').on(t.organizationId, t.createdAt)],
 );

@@ -1,9 +1,10 @@
+import { randomInt } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
 import type { Tx } from '../../db/client.js';
 import type { RequestContext } from '../../http/authorize.js';
 import { newId } from '../../lib/ids.js';
-import { lockOrganizations, prepareRaw, upsertCounters } from './counters.js';
+import { COUNTER_SHARDS, lockOrganizations, prepareRaw, upsertCounters } from './counters.js';
 
 /** Who changed what where: an OrgAccess, or the like for a user joining by invitation. */
 export interface AuditSubject {
@@ -46,5 +47,8 @@ export async function auditChange(deps: Deps, tx: Tx, access: AuditSubject, stat
     ipAddress: r.ipAddress,
     userAgent: r.userAgent,
     createdAt: now.toISOString(),
+    // Any shard: the transaction holds its counter rows until it commits; another writer most
+    // likely adds to another shard meanwhile.
+    shard: randomInt(COUNTER_SHARDS),
   });
 }

@@ -1,4 +1,4 @@
-import { bigint, date, index, integer, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, date, index, integer, pgTable, primaryKey, smallint, text, timestamp } from 'drizzle-orm/pg-core';
 import { organizations } from '../organizations/tables.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date', precision: 3 });
@@ -50,7 +50,10 @@ export const auditLogCounters = pgTable(
     actorId: text('actor_id').notNull(),
     action: text('action').notNull(),
     day: date('day', { mode: 'string' }).notNull(),
+    // Concurrent writers add to different shards, so they never wait for each other's row locks;
+    // readers sum the shards (counters.ts).
+    shard: smallint('shard').notNull().default(0),
     total: bigint('total', { mode: 'number' }).notNull(),
   },
-  (t) => [primaryKey({ name: 'audit_log_counters_pk', columns: [t.organizationId, t.actorType, t.actorId, t.action, t.day] })],
+  (t) => [primaryKey({ name: 'audit_log_counters_pk', columns: [t.organizationId, t.actorType, t.actorId, t.action, t.day, t.shard] })],
 );

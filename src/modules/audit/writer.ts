@@ -1,14 +1,16 @@
 // Group commit for the audit entries of API-key requests (DECISIONS §4: one per request, committed
 // before the response is sent). A request's entry joins the batch being formed; ONE statement (one
-// round trip, its own transaction) inserts the whole batch, adds to each key's request count and
-// last use, to the month's API usage and to the list's counters (counters.ts); then every request
-// of the batch is released. Under load, batches grow and the write does not cap throughput; idle, a
-// batch is one entry and adds no waiting.
+// round trip, its own transaction) inserts the whole batch and adds to the list's counters
+// (counters.ts), from which a key's request count and the month's API usage are also read; then
+// every request of the batch is released. Up to SLOTS batches are in flight at once, each adding to
+// its own counter shard (as does each instance), so no batch waits for another's locks. Under load,
+// batches grow and the write does not cap throughput; idle, a batch is one entry and adds no waiting.
+import { randomInt } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/client.js';
 import { newId } from '../../lib/ids.js';
-import { lockOrganizations, prepareRaw, upsertCounters } from './counters.js';
+import { COUNTER_SHARDS, lockOrganizations, prepareRaw, upsertCounters } from './counters.js';
 
 export interface KeyAuditEntry {
   organizationId: string;
@@ -29,9 +31,13 @@ interface Pending {
 }
 
 const MAX_BATCH = 500;
+// Batches in flight at once. Measured on 2 cores (npm run bench -- keys), one is best: the machine is
+// CPU-bound there, and a smaller batch costs more per entry than overlapping commits saves. With the
+// database on its own cores, more slots shorten a request's wait to a single commit.
+const SLOTS = 1;
 
 // The batch is one JSON parameter. Each step waits for the one before it (counters.ts), so rows are
-// locked in the order organizations, api_keys, api_usage, audit_log_counters, each sorted.
+// locked in the order organizations, audit_log_counters, each sorted.
 const COMMIT_BATCH = sql`with v as materialized (
     select v.*, 'api_key'::text as actor_type
     from json_to_recordset(${sql.placeholder('entries')}::json) as v(organization_id text, id text, actor_id text, action text, method text,
@@ -44,36 +50,18 @@ const COMMIT_BATCH = sql`with v as materialized (
     where (select count(*) from o) >= 0
     returning 1
   ),
-  kl as (
-    select k.organization_id, k.id from api_keys k
-    where (k.organization_id, k.id) in (select organization_id, actor_id from v) and (select count(*) from e) >= 0
-    order by k.organization_id, k.id
-    for no key update
-  ),
-  k as (
-    update api_keys k set request_count = k.request_count + s.n, last_used_at = greatest(k.last_used_at, s.at)
-    from (select organization_id, actor_id, count(*) as n, max(created_at) as at from v group by 1, 2) s
-    where k.organization_id = s.organization_id and k.id = s.actor_id and (select count(*) from kl) >= 0
-    returning 1
-  ),
-  u as (
-    insert into api_usage as a (organization_id, period, requests)
-    select organization_id, to_char(created_at at time zone 'UTC', 'YYYY-MM'), count(*) from v
-    where (select count(*) from k) >= 0
-    group by 1, 2
-    order by 1, 2
-    on conflict (organization_id, period) do update set requests = a.requests + excluded.requests
-    returning 1
-  ),
-  c as (${upsertCounters('u')} returning 1)
+  c as (${upsertCounters('e')} returning 1)
   select (select count(*) from e)::int as entries, (select count(*) from c)::int as counters`;
 
 export function createAuditWriter(db: Db, logger: Logger) {
   let queue: Pending[] = [];
-  let flushing: Promise<void> | null = null;
+  const inFlight = new Set<Promise<void>>();
+  // This instance's slots use shards base, base + 1, …: other instances most likely use others.
+  const base = randomInt(COUNTER_SHARDS);
+  const freeSlots = Array.from({ length: SLOTS }, (_, i) => (base + i) % COUNTER_SHARDS);
   const statement = prepareRaw(db, 'audit_commit_batch', COMMIT_BATCH);
 
-  async function commit(batch: Pending[]) {
+  async function commit(batch: Pending[], shard: number) {
     const entries = batch.map(({ entry }) => ({
       organization_id: entry.organizationId,
       id: newId('aud', entry.createdAt.getTime()),
@@ -86,45 +74,47 @@ export function createAuditWriter(db: Db, logger: Logger) {
       user_agent: entry.userAgent,
       created_at: entry.createdAt.toISOString(),
     }));
-    await statement.execute({ entries: JSON.stringify(entries) });
+    await statement.execute({ entries: JSON.stringify(entries), shard });
   }
 
-  async function drain(): Promise<void> {
-    while (queue.length > 0) {
-      const batch = queue.slice(0, MAX_BATCH);
-      queue = queue.slice(batch.length);
-      try {
-        await commit(batch);
-        for (const p of batch) p.resolve();
-      } catch (err) {
-        if (batch.length === 1) {
-          logger.error({ err }, 'audit entry could not be committed');
-          batch[0]!.reject(err);
-          continue;
-        }
-        // One entry the database refuses must not fail the requests batched with it: the batch was
-        // rolled back as a whole, so each entry is committed on its own and only the bad ones fail.
-        logger.warn({ err }, 'audit batch failed; committing its entries one by one');
-        for (const p of batch) {
-          try {
-            await commit([p]);
-            p.resolve();
-          } catch (one) {
-            logger.error({ err: one }, 'audit entry could not be committed');
-            p.reject(one);
-          }
+  async function run(batch: Pending[], shard: number): Promise<void> {
+    try {
+      await commit(batch, shard);
+      for (const p of batch) p.resolve();
+    } catch (err) {
+      if (batch.length === 1) {
+        logger.error({ err }, 'audit entry could not be committed');
+        batch[0]!.reject(err);
+        return;
+      }
+      // One entry the database refuses must not fail the requests batched with it: the batch was
+      // rolled back as a whole, so each entry is committed on its own and only the bad ones fail.
+      logger.warn({ err }, 'audit batch failed; committing its entries one by one');
+      for (const p of batch) {
+        try {
+          await commit([p], shard);
+          p.resolve();
+        } catch (one) {
+          logger.error({ err: one }, 'audit entry could not be committed');
+          p.reject(one);
         }
       }
     }
   }
 
   function kick() {
-    if (flushing || queue.length === 0) return;
-    flushing = drain().finally(() => {
-      flushing = null;
-      // Entries that arrived after the last loop check start the next round.
-      kick();
-    });
+    while (queue.length > 0 && freeSlots.length > 0) {
+      const shard = freeSlots.pop()!;
+      const batch = queue.length <= MAX_BATCH ? queue : queue.slice(0, MAX_BATCH);
+      queue = queue.length <= MAX_BATCH ? [] : queue.slice(MAX_BATCH);
+      const done: Promise<void> = run(batch, shard).finally(() => {
+        inFlight.delete(done);
+        freeSlots.push(shard);
+        // Entries that arrived meanwhile make the next batch.
+        kick();
+      });
+      inFlight.add(done);
+    }
   }
 
   return {
@@ -135,7 +125,7 @@ export function createAuditWriter(db: Db, logger: Logger) {
       return done;
     },
     async close(): Promise<void> {
-      while (flushing) await flushing;
+      while (inFlight.size > 0) await Promise.all(inFlight);
     },
   };
 }

@@ -3,7 +3,7 @@
 // by a new month, unlimited on Enterprise, lifted at once by an upgrade.
 //
 // The guard caches an organization's usage for 2 s of real time. Each test uses a fresh organization
-// whose usage is written into api_usage before its first API-key request, so the guard's first read
+// whose usage is written into its counters before its first API-key request, so the guard's first read
 // already sees it; plan changes through the billing code path tell the guard to read again.
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,12 +32,23 @@ async function orgWithKey(plan: 'free' | 'pro' | 'enterprise' = 'free') {
   return { orgId: org.id, key: json(res).plainKey as string };
 }
 
+/** The month's usage set to `requests`: the organization's API-key counter rows of the month (audit/counters.ts). */
 async function setUsage(orgId: string, requests: number, p = period()) {
-  await t.deps.db.execute(sql`insert into api_usage (organization_id, period, requests) values (${orgId}, ${p}, ${requests})
-    on conflict (organization_id, period) do update set requests = excluded.requests`);
+  await t.deps.db.execute(sql`delete from audit_log_counters where organization_id = ${orgId} and actor_type = 'api_key' and actor_id = '' and action = ''
+    and to_char(day, 'YYYY-MM') = ${p}`);
+  await t.deps.db.execute(sql`insert into audit_log_counters (organization_id, actor_type, actor_id, action, day, shard, total)
+    values (${orgId}, 'api_key', '', '', ${`${p}-01`}::date, 0, ${requests})`);
 }
 const usageRow = async (orgId: string, p = period()) =>
-  Number((await queryRows<{ requests: number }>(t, sql`select requests from api_usage where organization_id = ${orgId} and period = ${p}`))[0]?.requests ?? 0);
+  Number(
+    (
+      await queryRows<{ requests: number }>(
+        t,
+        sql`select coalesce(sum(total), 0)::int as requests from audit_log_counters where organization_id = ${orgId} and actor_type = 'api_key'
+          and actor_id = '' and action = '' and to_char(day, 'YYYY-MM') = ${p}`,
+      )
+    )[0]?.requests ?? 0,
+  );
 
 const keyRequest = (orgId: string, key: string) => t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/projects`, headers: { 'x-api-key': key } });
 async function billingData(orgId: string) {

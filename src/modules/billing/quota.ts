@@ -1,10 +1,11 @@
 // The monthly apiRequests quota of API-key requests (DECISIONS §6). The count is kept by the audit
-// writer's batches (api_usage); each instance reads it at most every 2 s and adds what it let through
+// writer's batches (in audit_log_counters, audit/counters.ts); each instance reads it at most every 2 s and adds what it let through
 // since, so the check costs no query on the hot path. Across instances it can overshoot by what
 // they let through within those 2 s.
-import { eq, sql } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import { AppError } from '../../http/errors.js';
+import { keyRequestsInMonth } from '../audit/counters.js';
 import type { Clock } from '../../lib/clock.js';
 import { organizations } from '../organizations/tables.js';
 import { PLANS } from './plans.js';
@@ -18,10 +19,7 @@ export function createQuotaGuard(db: Db, clock: Clock) {
 
   async function load(orgId: string, period: string) {
     const [org] = await db.select({ plan: organizations.plan }).from(organizations).where(eq(organizations.id, orgId));
-    const result = (await db.execute(
-      sql`select requests from api_usage where organization_id = ${orgId} and period = ${period}`,
-    )) as unknown as { rows: Array<{ requests: number | string }> };
-    const used = Number(result.rows[0]?.requests ?? 0);
+    const used = await keyRequestsInMonth(db, orgId, period);
     const s = { period, used, limit: PLANS[org?.plan ?? 'free'].limits.apiRequests, at: Date.now() };
     state.set(orgId, s);
     return s;

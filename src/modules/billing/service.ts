@@ -14,7 +14,8 @@ import { organizations, type PlanName } from '../organizations/tables.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { PLANS } from './plans.js';
 import { periodOf } from './quota.js';
-import { apiUsage, billingEvents, subscriptions, type SubscriptionRow } from './tables.js';
+import { keyRequestsInMonth } from '../audit/counters.js';
+import { billingEvents, subscriptions, type SubscriptionRow } from './tables.js';
 
 const PAID_STATUSES = new Set(['active', 'trialing', 'past_due']);
 const ENDED_STATUSES = new Set(['canceled', 'incomplete_expired']);
@@ -44,10 +45,7 @@ export async function getBilling(deps: Deps, access: OrgAccess) {
   const [org] = await deps.db.select({ plan: organizations.plan }).from(organizations).where(eq(organizations.id, access.organizationId));
   const [sub] = await deps.db.select().from(subscriptions).where(eq(subscriptions.organizationId, access.organizationId));
   const period = periodOf(deps.clock.now());
-  const [usage] = await deps.db
-    .select({ requests: apiUsage.requests })
-    .from(apiUsage)
-    .where(sql`${apiUsage.organizationId} = ${access.organizationId} and ${apiUsage.period} = ${period}`);
+  const requests = await keyRequestsInMonth(deps.db, access.organizationId, period);
   const plan = org?.plan ?? 'free';
   return {
     success: true as const,
@@ -57,7 +55,7 @@ export async function getBilling(deps: Deps, access: OrgAccess) {
       subscription: sub?.subscriptionId
         ? { id: sub.subscriptionId, currentPeriodEnd: sub.currentPeriodEnd?.toISOString() ?? null, cancelAtPeriodEnd: sub.cancelAtPeriodEnd }
         : null,
-      usage: { period, apiRequests: Number(usage?.requests ?? 0) },
+      usage: { period, apiRequests: requests },
     },
   };
 }

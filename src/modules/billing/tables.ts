@@ -1,4 +1,4 @@
-import { bigint, boolean, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { boolean, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { organizations, type PlanName } from '../organizations/tables.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date', precision: 3 });
@@ -33,18 +33,5 @@ export const billingEvents = pgTable('billing_events', {
   type: text('type').notNull(),
   receivedAt: ts('received_at').notNull(),
 });
-
-/** API-key requests per organization and month (the apiRequests quota). */
-export const apiUsage = pgTable(
-  'api_usage',
-  {
-    organizationId: text('organization_id')
-      .notNull()
-      .references(() => organizations.id, { onDelete: 'cascade' }),
-    period: text('period').notNull(),
-    requests: bigint('requests', { mode: 'number' }).notNull().default(0),
-  },
-  (t) => [primaryKey({ columns: [t.organizationId, t.period] })],
-);
 
 export type SubscriptionRow = typeof subscriptions.$inferSelect;
