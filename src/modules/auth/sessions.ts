@@ -2,7 +2,7 @@
 // (DECISIONS §2), so every authenticated request asks `isActive`: the revocation list first (shared
 // through Redis when configured), then a short-lived in-process cache, then one prepared
 // primary-key select. `lastUsedAt` is batched: touches are kept in memory and written together.
-import { and, eq, gt, inArray, isNull, ne, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Config } from '../../config.js';
 import type { Db, Tx } from '../../db/client.js';
 import type { Clock } from '../../lib/clock.js';
@@ -84,31 +84,34 @@ export function createSessionStore(db: Db, config: Config, clock: Clock, revocat
 
     /**
      * A new session for a login. The user row is locked so parallel logins count each other, and
-     * beyond the cap the least recently used sessions are revoked in the same transaction.
+     * beyond the cap the least recently used sessions are revoked in the same transaction: after the
+     * lock, one statement inserts the session and revokes the surplus (read after the lock, so it sees
+     * every session a parallel login committed before it).
      */
     async create(tx: Tx, id: string, userId: string, meta: { userAgent: string | null; ipAddress: string | null }, refreshJti: string, expiresAt: Date) {
-      const now = clock.now();
+      const now = clock.now().toISOString();
       await tx.execute(sql`select 1 from users where id = ${userId} for update`);
-      await tx.insert(sessions).values({
-        id,
-        userId,
-        refreshTokenHash: sha256(refreshJti),
-        userAgent: meta.userAgent?.slice(0, 512) ?? null,
-        ipAddress: meta.ipAddress,
-        lastUsedAt: now,
-        expiresAt,
-        createdAt: now,
-      });
       // Recency counts the touches not yet written (a session used since the last flush is not the
-      // least recently used), and the session being created is never the one to go, even on a tie.
-      const others = await tx
-        .select({ id: sessions.id, lastUsedAt: sessions.lastUsedAt, createdAt: sessions.createdAt })
-        .from(sessions)
-        .where(and(eq(sessions.userId, userId), isNull(sessions.revokedAt), gt(sessions.expiresAt, now), ne(sessions.id, id)));
-      const usedAt = (s: (typeof others)[number]) => Math.max(s.lastUsedAt.getTime(), touches.get(s.id)?.getTime() ?? 0);
-      others.sort((a, b) => usedAt(b) - usedAt(a) || b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
-      const surplus = others.slice(config.auth.maxSessions - 1);
-      await this.revoke(tx, surplus.map((s) => s.id), 'session_cap');
+      // least recently used); the session being created is never the one to go, even on a tie.
+      const pending: Array<{ id: string; at: string }> = [];
+      for (const [sid, at] of touches) if (cache.get(sid)?.userId === userId) pending.push({ id: sid, at: at.toISOString() });
+      const result = (await tx.execute(sql`with ins as (
+          insert into sessions (id, user_id, refresh_token_hash, user_agent, ip_address, last_used_at, expires_at, created_at)
+          values (${id}, ${userId}, ${sha256(refreshJti)}, ${meta.userAgent?.slice(0, 512) ?? null}, ${meta.ipAddress},
+            ${now}::timestamptz, ${expiresAt.toISOString()}::timestamptz, ${now}::timestamptz)
+          returning id
+        ),
+        touched as (select * from json_to_recordset(${JSON.stringify(pending)}::json) as t(id text, at timestamptz)),
+        surplus as (
+          select s.id from sessions s left join touched t on t.id = s.id
+          where s.user_id = ${userId} and s.revoked_at is null and s.expires_at > ${now}::timestamptz and s.id <> ${id}
+          order by greatest(s.last_used_at, coalesce(t.at, s.last_used_at)) desc, s.created_at desc, s.id desc
+          offset ${config.auth.maxSessions - 1}
+        )
+        update sessions s set revoked_at = ${now}::timestamptz, revoked_reason = 'session_cap'
+        from surplus where s.id = surplus.id and s.revoked_at is null and (select count(*) from ins) = 1
+        returning s.id`)) as unknown as { rows: Array<{ id: string }> };
+      await markRevoked(result.rows.map((r) => r.id));
     },
 
     /** Revokes the given sessions (already scoped by the caller) and makes their tokens fail at once. */
