@@ -50,6 +50,52 @@ export interface SenderOptions {
 }
 
 /**
+ * The attempts running, oldest first. Every attempt has the same timeout, so deadlines come in the
+ * order attempts start: one timer, on the oldest, serves them all (a timer per attempt cost more
+ * than the check itself). Memory follows the attempts in flight.
+ */
+class Running {
+  first: Attempt | null = null;
+  last: Attempt | null = null;
+  timer: NodeJS.Timeout | null = null;
+
+  add(a: Attempt) {
+    a.prev = this.last;
+    if (this.last) this.last.next = a;
+    else this.first = a;
+    this.last = a;
+    if (!this.timer) this.arm();
+  }
+
+  remove(a: Attempt) {
+    if (a.prev) a.prev.next = a.next;
+    else if (this.first === a) this.first = a.next;
+    if (a.next) a.next.prev = a.prev;
+    else if (this.last === a) this.last = a.prev;
+    a.prev = a.next = null;
+  }
+
+  arm() {
+    if (!this.first) return;
+    this.timer = setTimeout(() => this.sweep(), Math.max(0, this.first.deadline - performance.now()));
+    this.timer.unref();
+  }
+
+  sweep() {
+    this.timer = null;
+    const now = performance.now();
+    // Each one past its deadline times out, which takes it off the list.
+    while (this.first && this.first.deadline <= now) this.first.timeout();
+    this.arm();
+  }
+
+  close() {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+}
+
+/**
  * One attempt, as undici's dispatch handler (onConnect, onHeaders, onData, onComplete, onError):
  * state in fields rather than closures, since there is one per delivery.
  */
@@ -61,17 +107,22 @@ class Attempt {
   settled = false;
   timedOut = false;
   cut = false;
+  // Neighbours in the list of running attempts (oldest first).
+  prev: Attempt | null = null;
+  next: Attempt | null = null;
 
   constructor(
     readonly started: number,
     readonly deadline: number,
     readonly timeoutMessage: string,
+    readonly running: Running,
     readonly resolve: (r: SendResult) => void,
   ) {}
 
   finish(status: number | null, body: string | null, error: string | null) {
     if (this.settled) return;
     this.settled = true;
+    this.running.remove(this);
     this.resolve({ status, body: body === null ? null : clean(body), error: error === null ? null : clean(error), durationMs: Math.round(performance.now() - this.started) });
   }
 
@@ -167,31 +218,8 @@ export function createWebhookSender(cfg: Config['webhook'], opts: SenderOptions 
 
   const timeoutMessage = `timeout after ${cfg.timeoutMs} ms`;
 
-  // The whole attempt is bounded by WEBHOOK_TIMEOUT_MS, connection included. Every attempt has the
-  // same timeout, so deadlines come in the order attempts start: one timer, on the oldest attempt
-  // still running, serves them all (a timer per attempt cost more than the check itself).
-  let running: Attempt[] = [];
-  let head = 0;
-  let timer: NodeJS.Timeout | null = null;
-  function arm() {
-    while (head < running.length && running[head]!.settled) head++;
-    if (head > 1024 && head * 2 > running.length) {
-      running = running.slice(head);
-      head = 0;
-    }
-    if (head >= running.length || timer) return;
-    timer = setTimeout(sweep, Math.max(0, running[head]!.deadline - performance.now()));
-    timer.unref();
-  }
-  function sweep() {
-    timer = null;
-    const now = performance.now();
-    while (head < running.length && running[head]!.deadline <= now) {
-      const a = running[head++]!;
-      if (!a.settled) a.timeout();
-    }
-    arm();
-  }
+  // The whole attempt is bounded by WEBHOOK_TIMEOUT_MS, connection included.
+  const running = new Running();
 
   return {
     send(url: string, body: string, headers: Record<string, string>): Promise<SendResult> {
@@ -199,9 +227,8 @@ export function createWebhookSender(cfg: Config['webhook'], opts: SenderOptions 
       const target = targetOf(url);
       if (target.refused) return Promise.resolve({ status: null, body: null, error: target.refused, durationMs: Math.round(performance.now() - started) });
       return new Promise<SendResult>((resolve) => {
-        const attempt = new Attempt(started, started + cfg.timeoutMs, timeoutMessage, resolve);
-        running.push(attempt);
-        if (!timer) arm();
+        const attempt = new Attempt(started, started + cfg.timeoutMs, timeoutMessage, running, resolve);
+        running.add(attempt);
         try {
           agent.dispatch(
             { origin: target.origin, path: target.path, method: 'POST', body, headers, headersTimeout: cfg.timeoutMs, bodyTimeout: cfg.timeoutMs },
@@ -213,8 +240,7 @@ export function createWebhookSender(cfg: Config['webhook'], opts: SenderOptions 
       });
     },
     close: async () => {
-      if (timer) clearTimeout(timer);
-      timer = null;
+      running.close();
       await agent.close();
     },
   };
