@@ -1,0 +1,267 @@
+// The worker's batches (issue 6): results of many concurrent deliveries recorded together, results
+// not yet written keeping their lease (nobody else sends them), stop() and drain() writing every
+// result, and the per-endpoint cap that keeps a slow endpoint from taking every slot. Real local
+// receivers; PGlite, and PostgreSQL with TEST_DATABASE_URL.
+import { sql } from 'drizzle-orm';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { attemptRows, createOrg, createWebhook, deliveryRows, login, type Receiver, rowsOf, setPlan, signedInUser, type SignedInUser, startReceiver } from '../../../test/factories.js';
+import { createTestApp, type TestApp } from '../../../test/harness.js';
+import { recordEvent } from './outbox.js';
+import { createDeliveryWorker, type DeliveryWorker } from './worker.js';
+
+let t: TestApp;
+let owner: SignedInUser;
+const receivers: Receiver[] = [];
+const workers: DeliveryWorker[] = [];
+
+function worker(opts: Parameters<typeof createDeliveryWorker>[1] = {}) {
+  const w = createDeliveryWorker(t.deps, { pollMs: 50, ...opts });
+  workers.push(w);
+  return w;
+}
+async function receiver(handler?: Receiver['handler']) {
+  const r = await startReceiver(handler);
+  receivers.push(r);
+  return r;
+}
+
+/** `n` events for the organization, committed up to 50 per transaction. */
+async function record(orgId: string, n: number, type = 'load.tested') {
+  for (let i = 0; i < n; i += 50) {
+    await t.deps.db.transaction(async (tx) => {
+      for (let j = i; j < Math.min(n, i + 50); j++) await recordEvent(t.deps, tx, orgId, type, { n: j });
+    });
+  }
+}
+
+async function statusCounts(endpointId: string) {
+  const rows = rowsOf(await t.deps.db.execute(sql`select status, count(*)::int as n from webhook_deliveries where endpoint_id = ${endpointId} group by status`));
+  return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
+}
+
+async function attemptCount(endpointId: string) {
+  const [row] = rowsOf(
+    await t.deps.db.execute(
+      sql`select count(*)::int as n, count(distinct delivery_id)::int as d from webhook_attempts where delivery_id in (select id from webhook_deliveries where endpoint_id = ${endpointId})`,
+    ),
+  );
+  return { n: Number(row!.n), d: Number(row!.d) };
+}
+
+async function waitUntil(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+function deferred() {
+  let resolve: () => void = () => {};
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+const ids = (rx: Receiver) => rx.received.map((r) => r.headers['x-webhook-delivery-id'] as string);
+
+beforeAll(async () => {
+  t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } });
+  owner = await signedInUser(t, 'batch-owner');
+});
+// The fake clock passes leases here: a fresh access token for every test.
+beforeEach(async () => {
+  const { accessToken } = await login(t, owner.email, owner.password);
+  owner = { ...owner, accessToken, auth: { authorization: `Bearer ${accessToken}` } };
+});
+// A worker left running by a failed test would deliver the next test's events.
+afterEach(async () => {
+  for (const r of receivers.splice(0)) await r.close();
+  for (const w of workers.splice(0)) await w.stop().catch(() => {});
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('results recorded in batches', () => {
+  it('600 deliveries over 3 endpoints, 48 at a time: each delivered once, one attempt each, written in far fewer statements than results', async () => {
+    const rx = await receiver((_req, res) => setTimeout(() => res.writeHead(204).end(), 5));
+    const org = await createOrg(t, owner);
+    await setPlan(t, org.id, 'enterprise');
+    const hooks = [];
+    for (let i = 0; i < 3; i++) hooks.push(await createWebhook(t, org.id, owner, { url: `${rx.url}/${i}` }));
+    await record(org.id, 200);
+    const w = worker({ concurrency: 48 });
+    await w.start();
+    await waitUntil('600 requests arrived', () => rx.received.length >= 600);
+    await w.drain(60_000);
+
+    for (const hook of hooks) {
+      expect(await statusCounts(hook.id)).toEqual({ delivered: 200 });
+      expect(await attemptCount(hook.id)).toEqual({ n: 200, d: 200 });
+    }
+    expect(rx.received).toHaveLength(600);
+    expect(new Set(ids(rx)).size).toBe(600);
+    const rows = rowsOf(await t.deps.db.execute(sql`select attempts, locked_by, locked_until, response_status from webhook_deliveries where organization_id = ${org.id}`));
+    expect(rows.every((r) => r.attempts === 1 && r.locked_by === null && r.locked_until === null && r.response_status === 204)).toBe(true);
+    const stats = w.stats();
+    expect(stats.recorded).toBe(600);
+    expect(stats.batches).toBeLessThan(300);
+    expect(stats.claims).toBeLessThan(300);
+    await w.stop();
+  });
+});
+
+describe('starting', () => {
+  it('a worker started on a backlog claims it at once, without waiting for the poll or a NOTIFY', async () => {
+    const rx = await receiver();
+    const org = await createOrg(t, owner);
+    const hook = await createWebhook(t, org.id, owner, { url: rx.url });
+    await record(org.id, 3);
+    const w = worker({ pollMs: 60_000 });
+    await w.start();
+    await rx.waitFor(3, 5_000);
+    await w.drain(60_000);
+    expect(await statusCounts(hook.id)).toEqual({ delivered: 3 });
+  });
+});
+
+describe('a result not yet written', () => {
+  it('keeps its lease: another worker does not send the delivery again; drain() writes it', async () => {
+    const rx = await receiver();
+    const org = await createOrg(t, owner);
+    const hook = await createWebhook(t, org.id, owner, { url: rx.url });
+    // Results wait a minute for their batch: only drain() or stop() writes them sooner.
+    const a = worker({ flushDelayMs: 60_000 });
+    await a.start();
+    await record(org.id, 5);
+    a.wake();
+    await rx.waitFor(5);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await statusCounts(hook.id)).toEqual({ pending: 5 });
+    expect(a.stats().unrecorded).toBe(5);
+
+    const b = worker();
+    await b.start();
+    b.wake();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(rx.received).toHaveLength(5);
+
+    await a.drain(60_000);
+    expect(await statusCounts(hook.id)).toEqual({ delivered: 5 });
+    expect(await attemptCount(hook.id)).toEqual({ n: 5, d: 5 });
+    expect(a.stats().unrecorded).toBe(0);
+    await b.drain(60_000);
+    expect(rx.received).toHaveLength(5);
+    await a.stop();
+    await b.stop();
+  });
+
+  it('stop() writes every result before it resolves', async () => {
+    const rx = await receiver();
+    const org = await createOrg(t, owner);
+    const hook = await createWebhook(t, org.id, owner, { url: rx.url });
+    const w = worker({ flushDelayMs: 60_000 });
+    await w.start();
+    await record(org.id, 7);
+    w.wake();
+    await rx.waitFor(7);
+    expect(await statusCounts(hook.id)).toEqual({ pending: 7 });
+    await w.stop();
+    expect(await statusCounts(hook.id)).toEqual({ delivered: 7 });
+    expect(await attemptCount(hook.id)).toEqual({ n: 7, d: 7 });
+  });
+
+  it('lost with its worker (never written): the delivery is sent again, same id, once the lease runs out; the late write does not undo the new result', async () => {
+    const rx = await receiver();
+    const org = await createOrg(t, owner);
+    const hook = await createWebhook(t, org.id, owner, { url: rx.url });
+    const a = worker({ flushDelayMs: 60_000 });
+    await a.start();
+    await record(org.id, 1);
+    a.wake();
+    await rx.waitFor(1);
+    // Worker A is as good as crashed: its result is still in memory. After the lease, B takes over.
+    t.clock.advance(t.deps.config.webhook.timeoutMs + 31_000);
+    const b = worker();
+    await b.start();
+    b.wake();
+    await rx.waitFor(2);
+    await b.drain(60_000);
+    expect(ids(rx)[1]).toBe(ids(rx)[0]);
+    const [d] = rowsOf(await t.deps.db.execute(sql`select id, status, attempts, locked_by from webhook_deliveries where endpoint_id = ${hook.id}`));
+    expect(d).toMatchObject({ status: 'delivered', attempts: 1, locked_by: null });
+
+    // A comes back and writes its (stale) result: recorded as an attempt, the delivery unchanged.
+    await a.stop();
+    expect(await statusCounts(hook.id)).toEqual({ delivered: 1 });
+    const attempts = await attemptRows(t, d!.id as string);
+    expect(attempts).toHaveLength(2);
+    expect(attempts.every((x) => x.response_status === 204)).toBe(true);
+    await b.stop();
+  });
+});
+
+describe('a slow endpoint', () => {
+  it('holds at most its share of the slots (a quarter): deliveries to another endpoint behind it go out meanwhile', async () => {
+    const gate = deferred();
+    const slow = await receiver((_req, res) => void gate.promise.then(() => res.writeHead(204).end()));
+    const fast = await receiver();
+    const slowOrg = await createOrg(t, owner);
+    const fastOrg = await createOrg(t, owner);
+    const slowHook = await createWebhook(t, slowOrg.id, owner, { url: slow.url });
+    const fastHook = await createWebhook(t, fastOrg.id, owner, { url: fast.url });
+    // The slow endpoint's deliveries come first in the queue.
+    await record(slowOrg.id, 20);
+    await record(fastOrg.id, 20);
+    const w = worker({ concurrency: 8 });
+    await w.start();
+    w.wake();
+    try {
+      await waitUntil('the fast endpoint has all 20', async () => (await statusCounts(fastHook.id)).delivered === 20);
+      expect(slow.received).toHaveLength(2);
+      expect(w.stats().inFlight).toBe(2);
+      expect(await statusCounts(slowHook.id)).toEqual({ pending: 20 });
+    } finally {
+      gate.resolve();
+    }
+    await waitUntil('the slow endpoint has all 20', async () => (await statusCounts(slowHook.id)).delivered === 20);
+    await w.drain(60_000);
+    expect(new Set(ids(slow)).size).toBe(20);
+    expect(slow.received).toHaveLength(20);
+    expect(fast.received).toHaveLength(20);
+    await w.stop();
+  });
+});
+
+describe('the timeout (WEBHOOK_TIMEOUT_MS=500)', () => {
+  it('also ends an attempt still waiting for a connection to its origin, which then is never sent', async () => {
+    const slowApp = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_TIMEOUT_MS: '500' } });
+    try {
+      // Never answers.
+      const rx = await receiver(() => {});
+      const user = await signedInUser(slowApp, 'batch-timeout');
+      const org = await createOrg(slowApp, user);
+      await setPlan(slowApp, org.id, 'enterprise');
+      // Two endpoints on one origin, one connection per origin: the second attempt waits for it.
+      const a = await createWebhook(slowApp, org.id, user, { url: `${rx.url}/a` });
+      const b = await createWebhook(slowApp, org.id, user, { url: `${rx.url}/b` });
+      const w = createDeliveryWorker(slowApp.deps, { pollMs: 50, concurrency: 4, perEndpoint: 1 });
+      workers.push(w);
+      await w.start();
+      const started = Date.now();
+      await slowApp.deps.db.transaction((tx) => recordEvent(slowApp.deps, tx, org.id, 'load.tested', { n: 1 }));
+      w.wake();
+      await w.drain(60_000);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(450);
+      expect(rx.received).toHaveLength(1);
+      for (const hook of [a, b]) {
+        const [d] = await deliveryRows(slowApp, hook.id);
+        expect(d).toMatchObject({ status: 'pending', attempts: 1, response_status: null });
+        expect(d!.last_error).toBe('timeout after 500 ms');
+      }
+      await w.stop();
+    } finally {
+      await slowApp.close();
+    }
+  });
+});
