@@ -1,5 +1,5 @@
 // A CPU profile of one hot route, for finding where its time goes (not part of `npm run bench`):
-//   npx tsx bench/profile.ts me|keys|login [seconds]
+//   npx tsx bench/profile.ts me|keys|login|create [seconds]
 // Starts the app (PostgreSQL at BENCH_DATABASE_URL, else PGlite) with --cpu-prof, sets up what the
 // route needs through the API, loads only that route, and prints the heaviest call paths.
 import fs from 'node:fs';
@@ -38,6 +38,16 @@ try {
     const key = await createApiKey(server, token, orgId, ['read:projects']);
     url = `${server.url}/api/v1/organizations/${orgId}/projects`;
     headers = { 'x-api-key': key.plainKey };
+  } else if (which === 'create') {
+    const { token, orgId } = await createOrgOwner(server, 'owner@bench.test', 'profile');
+    url = `${server.url}/api/v1/organizations/${orgId}/projects`;
+    headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    await load({ url, connections: 10, duration: 1, headers, method: 'POST', body: JSON.stringify({ name: 'p' }) });
+    const r = await load({ url, connections: 10, duration: seconds, headers, method: 'POST', body: JSON.stringify({ name: 'p' }) });
+    console.log(`create: ${Math.round(r.okPerSec)} req/s, ${r.completed} requests`);
+    await server.stop();
+    printProfile(newestProfile(), r.completed);
+    process.exit(0);
   } else if (which === 'login') {
     await createVerifiedUser(server, 'login@bench.test');
     const r = await closedLoop({

@@ -1,12 +1,11 @@
 // Recording an event is part of the business transaction (DECISIONS §5): the caller passes its tx.
 // The event row and one delivery row per matching active endpoint are the outbox; NOTIFY (sent by
 // PostgreSQL only when the transaction commits) wakes the delivery workers.
-import { and, eq, isNull, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
 import type { Tx } from '../../db/client.js';
 import { newId } from '../../lib/ids.js';
 import { subscriptionNames } from './catalogue.js';
-import { events, webhookDeliveries, webhookEndpoints } from './tables.js';
 
 export const WAKE_CHANNEL = 'tenantry_webhooks';
 
@@ -21,27 +20,25 @@ export async function recordEvent(
 ): Promise<{ eventId: string; deliveryIds: string[] }> {
   const now = deps.clock.now();
   const eventId = newId('evt', now.getTime());
-  await tx.insert(events).values({ organizationId, id: eventId, type, data, createdAt: now });
   const names = subscriptionNames(type);
-  const targets = await tx
-    .select({ id: webhookEndpoints.id })
-    .from(webhookEndpoints)
-    .where(
-      and(
-        eq(webhookEndpoints.organizationId, organizationId),
-        eq(webhookEndpoints.isActive, true),
-        isNull(webhookEndpoints.deletedAt),
-        onlyEndpointId
-          ? eq(webhookEndpoints.id, onlyEndpointId)
-          : sql`(${webhookEndpoints.events} = '[]'::jsonb or jsonb_exists_any(${webhookEndpoints.events}, array[${sql.join(
-              names.map((n) => sql`${n}`),
-              sql`, `,
-            )}]::text[]))`,
-      ),
-    );
-  if (targets.length === 0) return { eventId, deliveryIds: [] };
+  // One round trip: the event row, and the endpoints it goes to.
+  const targets = (await tx.execute(sql`with ev as (
+      insert into events (organization_id, id, type, data, created_at)
+      values (${organizationId}, ${eventId}, ${type}, ${JSON.stringify(data)}::jsonb, ${now.toISOString()}::timestamptz)
+      returning 1
+    )
+    select id from webhook_endpoints
+    where organization_id = ${organizationId} and is_active and deleted_at is null and (select count(*) from ev) = 1 and ${
+      onlyEndpointId
+        ? sql`id = ${onlyEndpointId}`
+        : sql`(events = '[]'::jsonb or jsonb_exists_any(events, array[${sql.join(
+            names.map((n) => sql`${n}`),
+            sql`, `,
+          )}]::text[]))`
+    }`)) as unknown as { rows: Array<{ id: string }> };
+  if (targets.rows.length === 0) return { eventId, deliveryIds: [] };
   const payload = { type, timestamp: now.toISOString(), data };
-  const rows = targets.map((e) => ({
+  const rows = targets.rows.map((e) => ({
     organizationId,
     id: newId('dlv', now.getTime()),
     endpointId: e.id,
@@ -53,7 +50,19 @@ export async function recordEvent(
     createdAt: now,
     updatedAt: now,
   }));
-  await tx.insert(webhookDeliveries).values(rows);
-  await tx.execute(sql`select pg_notify(${WAKE_CHANNEL}, '')`);
+  // And one more: the deliveries, and the wake-up (sent by PostgreSQL at commit).
+  const deliveries = sql.join(
+    rows.map(
+      (r) =>
+        sql`(${organizationId}, ${r.id}, ${r.endpointId}, ${eventId}, ${type}, ${JSON.stringify(payload)}::jsonb, 'pending', ${now.toISOString()}::timestamptz, ${now.toISOString()}::timestamptz, ${now.toISOString()}::timestamptz)`,
+    ),
+    sql`, `,
+  );
+  await tx.execute(sql`with d as (
+      insert into webhook_deliveries (organization_id, id, endpoint_id, event_id, event_type, payload, status, next_retry_at, created_at, updated_at)
+      values ${deliveries}
+      returning 1
+    )
+    select pg_notify(${WAKE_CHANNEL}, '') where (select count(*) from d) > 0`);
   return { eventId, deliveryIds: rows.map((r) => r.id) };
 }
