@@ -13,7 +13,8 @@
 //   deliveries) timed until the receiver has every delivery: deliveries/s ÷ raw POSTs/s.
 //   Latency: every endpoint but one disabled through the API (one delivery per event, as with a
 //   single endpoint), then with the worker running, events at a steady 500/s (autocannon
-//   overallRate) for 5 s; p99 of receive time − payload timestamp.
+//   overallRate) for 5 s, made by a machine client: POST …/projects with an API key (write:projects),
+//   as an integration producing events at that rate would; p99 of receive time − payload timestamp.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
@@ -23,6 +24,7 @@ import {
   type Benchmark,
   closedLoop,
   cpuOf,
+  createApiKey,
   createOrgOwner,
   type DatabaseChoice,
   fmt,
@@ -139,6 +141,7 @@ export const webhooksBench: Benchmark = {
     ctx.say(`receiver on ${receiver.url}; account, organization (Enterprise by test checkout) and ${ENDPOINTS} endpoints (project.created, /hook/0…${ENDPOINTS - 1}) created through the API`);
 
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const machine = await createApiKey(server, token, orgId, ['write:projects']);
     const projectsPath = `/api/v1/organizations/${orgId}/projects`;
     const backends = postgres ? await postgresBackendPids(postgres.adminUrl, postgres.name) : [];
     const meter = foreignCpu([server.pid, ...backends]);
@@ -204,9 +207,11 @@ export const webhooksBench: Benchmark = {
     const steady = await load({
       url: `${server.url}${projectsPath}`,
       method: 'POST',
-      headers,
+      headers: { 'x-api-key': machine.plainKey, 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'Steady' }),
-      connections: 20,
+      // Enough connections that the asked rate is not capped by one request's latency per connection
+      // (autocannon splits overallRate across them).
+      connections: 50,
       overallRate: STEADY_RATE,
       duration: STEADY_S,
     });
