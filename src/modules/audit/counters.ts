@@ -63,6 +63,18 @@ export async function keyRequestsInMonth(db: Db, orgId: string, period: string):
 /** Locks the organizations of the entries in CTE `v` (step 1 of the lock order). */
 export const lockOrganizations = sql.raw(`select o.id from organizations o where o.id in (select organization_id from v) order by o.id for key share`);
 
+/**
+ * The CTEs `o` (step 1 of the lock order) and `e` (the entries of CTE `v` inserted once `o` has
+ * run), shared by both writers; `e` returns a row per entry.
+ */
+export const insertEntries = sql`o as (${lockOrganizations}),
+  e as (
+    insert into audit_logs (organization_id, id, actor_type, actor_id, action, method, path, status_code, ip_address, user_agent, created_at)
+    select organization_id, id, actor_type, actor_id, action, method, path, status_code, ip_address, user_agent, created_at from v
+    where (select count(*) from o) >= 0
+    returning 1
+  )`;
+
 const dialect = new PgDialect();
 const texts = new WeakMap<SQL, Query>();
 

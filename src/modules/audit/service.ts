@@ -4,7 +4,7 @@ import type { Deps } from '../../deps.js';
 import type { Tx } from '../../db/client.js';
 import type { RequestContext } from '../../http/authorize.js';
 import { newId } from '../../lib/ids.js';
-import { COUNTER_SHARDS, lockOrganizations, prepareRaw, upsertCounters } from './counters.js';
+import { COUNTER_SHARDS, insertEntries, prepareRaw, upsertCounters } from './counters.js';
 
 /** Who changed what where: an OrgAccess, or the like for a user joining by invitation. */
 export interface AuditSubject {
@@ -21,13 +21,7 @@ const INSERT_CHANGE = sql`with v as materialized (
       ${p('action')}::text as action, ${p('method')}::text as method, ${p('path')}::text as path, ${p('statusCode')}::integer as status_code,
       ${p('ipAddress')}::text as ip_address, ${p('userAgent')}::text as user_agent, ${p('createdAt')}::timestamptz as created_at
   ),
-  o as (${lockOrganizations}),
-  e as (
-    insert into audit_logs (organization_id, id, actor_type, actor_id, action, method, path, status_code, ip_address, user_agent, created_at)
-    select organization_id, id, actor_type, actor_id, action, method, path, status_code, ip_address, user_agent, created_at from v
-    where (select count(*) from o) >= 0
-    returning 1
-  )
+  ${insertEntries}
   ${upsertCounters('e')}`;
 
 /** The audit entry of a user's change, written in the change's own transaction. */

@@ -10,7 +10,7 @@ import { sql } from 'drizzle-orm';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/client.js';
 import { newId } from '../../lib/ids.js';
-import { COUNTER_SHARDS, lockOrganizations, prepareRaw, upsertCounters } from './counters.js';
+import { COUNTER_SHARDS, insertEntries, prepareRaw, upsertCounters } from './counters.js';
 
 export interface KeyAuditEntry {
   organizationId: string;
@@ -43,13 +43,7 @@ const COMMIT_BATCH = sql`with v as materialized (
     from json_to_recordset(${sql.placeholder('entries')}::json) as v(organization_id text, id text, actor_id text, action text, method text,
       path text, status_code integer, ip_address text, user_agent text, created_at timestamptz)
   ),
-  o as (${lockOrganizations}),
-  e as (
-    insert into audit_logs (organization_id, id, actor_type, actor_id, action, method, path, status_code, ip_address, user_agent, created_at)
-    select organization_id, id, actor_type, actor_id, action, method, path, status_code, ip_address, user_agent, created_at from v
-    where (select count(*) from o) >= 0
-    returning 1
-  ),
+  ${insertEntries},
   c as (${upsertCounters('e')} returning 1)
   select (select count(*) from e)::int as entries, (select count(*) from c)::int as counters`;
 

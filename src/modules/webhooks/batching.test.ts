@@ -4,40 +4,15 @@
 // receivers; PGlite, and PostgreSQL with TEST_DATABASE_URL.
 import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { attemptRows, createOrg, createWebhook, deliveryRows, login, type Receiver, rowsOf, setPlan, signedInUser, type SignedInUser, startReceiver } from '../../../test/factories.js';
+import { attemptRows, createOrg, createWebhook, deliveryRows, login, type Receiver, rowsOf, setPlan, signedInUser, type SignedInUser } from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
-import { recordEvent } from './outbox.js';
-import { createDeliveryWorker, type DeliveryWorker } from './worker.js';
+import { deferred, waitUntil, workerFixtures } from '../../../test/worker-fixtures.js';
 
 let t: TestApp;
 let owner: SignedInUser;
-const receivers: Receiver[] = [];
-const workers: DeliveryWorker[] = [];
-
-function worker(opts: Parameters<typeof createDeliveryWorker>[1] = {}) {
-  const w = createDeliveryWorker(t.deps, { pollMs: 50, ...opts });
-  workers.push(w);
-  return w;
-}
-async function receiver(handler?: Receiver['handler']) {
-  const r = await startReceiver(handler);
-  receivers.push(r);
-  return r;
-}
-
-/** `n` events for the organization, committed up to 50 per transaction. */
-async function record(orgId: string, n: number, type = 'load.tested') {
-  for (let i = 0; i < n; i += 50) {
-    await t.deps.db.transaction(async (tx) => {
-      for (let j = i; j < Math.min(n, i + 50); j++) await recordEvent(t.deps, tx, orgId, type, { n: j });
-    });
-  }
-}
-
-async function statusCounts(endpointId: string) {
-  const rows = rowsOf(await t.deps.db.execute(sql`select status, count(*)::int as n from webhook_deliveries where endpoint_id = ${endpointId} group by status`));
-  return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
-}
+const fx = workerFixtures(() => t);
+const { worker, receiver, statusCounts } = fx;
+const record = (orgId: string, n: number) => fx.record(orgId, n, { perTransaction: 50 });
 
 async function attemptCount(endpointId: string) {
   const [row] = rowsOf(
@@ -46,20 +21,6 @@ async function attemptCount(endpointId: string) {
     ),
   );
   return { n: Number(row!.n), d: Number(row!.d) };
-}
-
-async function waitUntil(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-function deferred() {
-  let resolve: () => void = () => {};
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
 }
 
 const ids = (rx: Receiver) => rx.received.map((r) => r.headers['x-webhook-delivery-id'] as string);
@@ -75,8 +36,7 @@ beforeEach(async () => {
 });
 // A worker left running by a failed test would deliver the next test's events.
 afterEach(async () => {
-  for (const r of receivers.splice(0)) await r.close();
-  for (const w of workers.splice(0)) await w.stop().catch(() => {});
+  await fx.stopAll();
 });
 afterAll(async () => {
   await t?.close();
@@ -236,6 +196,7 @@ describe('a slow endpoint', () => {
 describe('the timeout (WEBHOOK_TIMEOUT_MS=500)', () => {
   it('also ends an attempt still waiting for a connection to its origin, which then is never sent', async () => {
     const slowApp = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_TIMEOUT_MS: '500' } });
+    const slowFx = workerFixtures(() => slowApp);
     try {
       // Never answers.
       const rx = await receiver(() => {});
@@ -245,11 +206,10 @@ describe('the timeout (WEBHOOK_TIMEOUT_MS=500)', () => {
       // Two endpoints on one origin, one connection per origin: the second attempt waits for it.
       const a = await createWebhook(slowApp, org.id, user, { url: `${rx.url}/a` });
       const b = await createWebhook(slowApp, org.id, user, { url: `${rx.url}/b` });
-      const w = createDeliveryWorker(slowApp.deps, { pollMs: 50, concurrency: 4, perEndpoint: 1 });
-      workers.push(w);
+      const w = slowFx.worker({ concurrency: 4, perEndpoint: 1 });
       await w.start();
       const started = Date.now();
-      await slowApp.deps.db.transaction((tx) => recordEvent(slowApp.deps, tx, org.id, 'load.tested', { n: 1 }));
+      await slowFx.record(org.id, 1);
       w.wake();
       await w.drain(60_000);
       expect(Date.now() - started).toBeGreaterThanOrEqual(450);
@@ -261,6 +221,7 @@ describe('the timeout (WEBHOOK_TIMEOUT_MS=500)', () => {
       }
       await w.stop();
     } finally {
+      await slowFx.stopAll();
       await slowApp.close();
     }
   });

@@ -2,54 +2,15 @@
 // workers really race for rows with FOR UPDATE SKIP LOCKED); must hold on PGlite too.
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createOrg, createWebhook, login, type Receiver, rowsOf, signedInUser, type SignedInUser, startReceiver } from '../../../test/factories.js';
+import { createOrg, createWebhook, login, type Receiver, rowsOf, signedInUser, type SignedInUser } from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
+import { deferred, waitUntil, workerFixtures } from '../../../test/worker-fixtures.js';
 import { recordEvent } from './outbox.js';
-import { createDeliveryWorker, type DeliveryWorker } from './worker.js';
 
 let t: TestApp;
 let owner: SignedInUser;
-const receivers: Receiver[] = [];
-const workers: DeliveryWorker[] = [];
-
-function worker(opts: Parameters<typeof createDeliveryWorker>[1] = {}) {
-  const w = createDeliveryWorker(t.deps, { pollMs: 50, ...opts });
-  workers.push(w);
-  return w;
-}
-async function receiver(handler?: Receiver['handler']) {
-  const r = await startReceiver(handler);
-  receivers.push(r);
-  return r;
-}
-
-/** `n` events for the organization, committed a few per transaction. */
-async function record(orgId: string, n: number, type = 'load.tested') {
-  for (let i = 0; i < n; i += 10) {
-    await t.deps.db.transaction(async (tx) => {
-      for (let j = i; j < Math.min(n, i + 10); j++) await recordEvent(t.deps, tx, orgId, type, { n: j });
-    });
-  }
-}
-
-async function statusCounts(endpointId: string) {
-  const rows = rowsOf(await t.deps.db.execute(sql`select status, count(*)::int as n from webhook_deliveries where endpoint_id = ${endpointId} group by status`));
-  return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
-}
-
-async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs = 120_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-function deferred() {
-  let resolve: () => void = () => {};
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
-}
+const fx = workerFixtures(() => t);
+const { worker, receiver, record, statusCounts } = fx;
 
 function countIds(rx: Receiver) {
   const counts = new Map<string, number>();
@@ -70,8 +31,7 @@ beforeEach(async () => {
   owner = { ...owner, accessToken, auth: { authorization: `Bearer ${accessToken}` } };
 });
 afterAll(async () => {
-  for (const r of receivers) await r.close();
-  for (const w of workers) await w.stop().catch(() => {});
+  await fx.stopAll();
   await t?.close();
 });
 
