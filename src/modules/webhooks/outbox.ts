@@ -37,24 +37,15 @@ export async function recordEvent(
           )}]::text[]))`
     }`)) as unknown as { rows: Array<{ id: string }> };
   if (targets.rows.length === 0) return { eventId, deliveryIds: [] };
-  const payload = { type, timestamp: now.toISOString(), data };
-  const rows = targets.rows.map((e) => ({
-    organizationId,
-    id: newId('dlv', now.getTime()),
-    endpointId: e.id,
-    eventId,
-    eventType: type,
-    payload,
-    status: 'pending' as const,
-    nextRetryAt: now,
-    createdAt: now,
-    updatedAt: now,
-  }));
+  // The same delivery id on every attempt (spec §6.3); the payload is the body every attempt sends.
+  const payload = JSON.stringify({ type, timestamp: now.toISOString(), data });
+  const at = now.toISOString();
+  const deliveryIds = targets.rows.map(() => newId('dlv', now.getTime()));
   // And one more: the deliveries, and the wake-up (sent by PostgreSQL at commit).
   const deliveries = sql.join(
-    rows.map(
-      (r) =>
-        sql`(${organizationId}, ${r.id}, ${r.endpointId}, ${eventId}, ${type}, ${JSON.stringify(payload)}::jsonb, 'pending', ${now.toISOString()}::timestamptz, ${now.toISOString()}::timestamptz, ${now.toISOString()}::timestamptz)`,
+    targets.rows.map(
+      (e, i) =>
+        sql`(${organizationId}, ${deliveryIds[i]}, ${e.id}, ${eventId}, ${type}, ${payload}::jsonb, 'pending', ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz)`,
     ),
     sql`, `,
   );
@@ -64,5 +55,5 @@ export async function recordEvent(
       returning 1
     )
     select pg_notify(${WAKE_CHANNEL}, '') where (select count(*) from d) > 0`);
-  return { eventId, deliveryIds: rows.map((r) => r.id) };
+  return { eventId, deliveryIds };
 }
