@@ -60,6 +60,12 @@ export const PageQuery = Type.Object(
   },
 );
 
+/** The pagination fields of every list, after its items (spec §7). */
+export const PageFields = { total: Type.Integer(), page: Type.Integer(), pageSize: Type.Integer(), hasMore: Type.Boolean() };
+
+/** The values of PageFields for a page of a list of `total` items. */
+export const pageInfo = (total: number, page: number, pageSize: number) => ({ total, page, pageSize, hasMore: page * pageSize < total });
+
 export const bearerAuth = [{ bearerAuth: [] }];
 /** Routes an API key may call too (with the right scope). */
 export const bearerOrKey: Array<Record<string, string[]>> = [{ bearerAuth: [] }, { apiKey: [] }];

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Body, Nullable, NullableTimestamp, Timestamp } from '../../http/schemas.js';
+import { Body, Nullable, NullableTimestamp, PageFields, Timestamp } from '../../http/schemas.js';
 import { SCOPES } from '../organizations/permissions.js';
 
 export const ScopeName = Type.Enum(SCOPES, { description: 'action:resource (spec §5.3)' });
@@ -26,7 +26,7 @@ const keyFields = {
 export const CreateKeyBody = Body(keyFields);
 export const CreateKeyFlatBody = Body({ organizationId: Type.String({ minLength: 1, maxLength: 64 }), ...keyFields });
 export const CreatedKey = Type.Object({ apiKey: ApiKey, plainKey: Type.String({ description: 'The full key: shown in this response only' }) });
-export const KeyList = Type.Object({ data: Type.Array(ApiKey), total: Type.Integer(), page: Type.Integer(), pageSize: Type.Integer(), hasMore: Type.Boolean() });
+export const KeyList = Type.Object({ data: Type.Array(ApiKey), ...PageFields });
 export const KeyParams = Type.Object({ keyId: Type.String({ minLength: 1, maxLength: 64 }) });
 export const OrgKeyParams = Type.Object({ orgId: Type.String({ minLength: 1, maxLength: 64 }), keyId: Type.String({ minLength: 1, maxLength: 64 }) });
 export const KeyUsage = Type.Object({

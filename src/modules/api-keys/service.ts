@@ -4,6 +4,7 @@ import { and, count, desc, eq, getTableColumns, gt, isNull, or, sql } from 'driz
 import type { Deps } from '../../deps.js';
 import type { OrgAccess } from '../../http/authorize.js';
 import { conflict, notFound, validationError } from '../../http/errors.js';
+import { pageInfo } from '../../http/schemas.js';
 import { newId } from '../../lib/ids.js';
 import { randomHex, sha256 } from '../../lib/secrets.js';
 import { keyLastUsedSql, keyRequestsSql } from '../audit/counters.js';
@@ -82,7 +83,7 @@ export async function listApiKeys(deps: Deps, access: OrgAccess, page: number, p
   const rows = await deps.db.select(keyColumns).from(apiKeys).where(inOrg).orderBy(desc(apiKeys.createdAt), desc(apiKeys.id)).limit(pageSize).offset((page - 1) * pageSize);
   const [totals] = await deps.db.select({ n: count() }).from(apiKeys).where(inOrg);
   const total = totals?.n ?? 0;
-  return { data: rows.map(present), total, page, pageSize, hasMore: page * pageSize < total };
+  return { data: rows.map(present), ...pageInfo(total, page, pageSize) };
 }
 
 /** The organization of a key, for the flat `/api-keys/{keyId}` paths; 404 when there is none. */

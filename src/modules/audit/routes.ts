@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Deps } from '../../deps.js';
-import { bearerOrKey, errors, Nullable, Timestamp } from '../../http/schemas.js';
+import { bearerOrKey, errors, Nullable, PageFields, Timestamp } from '../../http/schemas.js';
 import { OrgParams } from '../organizations/schemas.js';
 import { listAuditLogs } from './list.service.js';
 
@@ -38,7 +38,7 @@ export const auditRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app
       params: OrgParams,
       querystring: AuditQuery,
       response: {
-        200: Type.Object({ data: Type.Array(AuditEntry), total: Type.Integer(), page: Type.Integer(), pageSize: Type.Integer(), hasMore: Type.Boolean() }),
+        200: Type.Object({ data: Type.Array(AuditEntry), ...PageFields }),
         ...errors(401, 403, 404),
       },
     },

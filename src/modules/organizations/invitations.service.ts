@@ -7,6 +7,7 @@ import type { Tx } from '../../db/client.js';
 import type { UserActor } from '../../http/actor.js';
 import type { OrgAccess, RequestContext } from '../../http/authorize.js';
 import { AppError, authorizationError, conflict, notFound, validationError } from '../../http/errors.js';
+import { pageInfo } from '../../http/schemas.js';
 import { newId } from '../../lib/ids.js';
 import { randomToken, sha256 } from '../../lib/secrets.js';
 import { sendLater } from '../../providers/mail/mailer.js';
@@ -130,7 +131,7 @@ export async function listInvitations(deps: Deps, access: OrgAccess, query: { pa
     .offset((query.page - 1) * query.pageSize);
   const [totals] = await deps.db.select({ n: count() }).from(invitations).where(where);
   const total = totals?.n ?? 0;
-  return { data: rows.map((r) => present(r.inv, r.by, now)), total, page: query.page, pageSize: query.pageSize, hasMore: query.page * query.pageSize < total };
+  return { data: rows.map((r) => present(r.inv, r.by, now)), ...pageInfo(total, query.page, query.pageSize) };
 }
 
 async function loadInvitation(tx: Tx, organizationId: string, invitationId: string) {

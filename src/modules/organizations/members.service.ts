@@ -4,6 +4,7 @@ import type { Deps } from '../../deps.js';
 import type { Tx } from '../../db/client.js';
 import type { OrgAccess } from '../../http/authorize.js';
 import { authorizationError, notFound, validationError } from '../../http/errors.js';
+import { pageInfo } from '../../http/schemas.js';
 import { auditChange } from '../audit/service.js';
 import { users } from '../users/tables.js';
 import { recordEvent } from '../webhooks/outbox.js';
@@ -31,7 +32,7 @@ export async function listMembers(deps: Deps, access: OrgAccess, page: number, p
     .offset((page - 1) * pageSize);
   const [totals] = await deps.db.select({ total: count() }).from(memberships).where(inOrg);
   const total = totals?.total ?? 0;
-  return { members: rows.map((r) => presentMember(r.m, r.u)), total, page, pageSize, hasMore: page * pageSize < total };
+  return { members: rows.map((r) => presentMember(r.m, r.u)), ...pageInfo(total, page, pageSize) };
 }
 
 /** Spec §4.4: the owner's role and the caller's own role cannot be changed; nobody becomes owner this way. */

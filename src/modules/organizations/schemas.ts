@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Body, Nullable, Timestamp } from '../../http/schemas.js';
+import { Body, Nullable, PageFields, Timestamp } from '../../http/schemas.js';
 
 export const Slug = Type.String({ minLength: 3, maxLength: 50, pattern: '^[a-z0-9]+(?:-[a-z0-9]+)*$' });
 const Url = Type.String({ format: 'uri', maxLength: 2048, description: 'An absolute http or https URL' });
@@ -54,10 +54,7 @@ export const Member = Type.Object({
 
 export const MemberList = Type.Object({
   members: Type.Array(Member),
-  total: Type.Integer(),
-  page: Type.Integer(),
-  pageSize: Type.Integer(),
-  hasMore: Type.Boolean(),
+  ...PageFields,
 });
 
 export const OrgSummary = Type.Object({
@@ -72,10 +69,7 @@ export const OrgSummary = Type.Object({
 
 export const OrgSummaryList = Type.Object({
   organizations: Type.Array(OrgSummary),
-  total: Type.Integer(),
-  page: Type.Integer(),
-  pageSize: Type.Integer(),
-  hasMore: Type.Boolean(),
+  ...PageFields,
 });
 
 export const AssignableRole = Type.Enum(['admin', 'member', 'viewer']);
@@ -96,7 +90,7 @@ export const Invitation = Type.Object({
 });
 export const InviteBody = Body({ email: Type.String({ format: 'email', maxLength: 254 }), role: AssignableRole });
 export const InvitationWithUrl = Type.Object({ invitation: Invitation, inviteUrl: Type.String() });
-export const InvitationList = Type.Object({ data: Type.Array(Invitation), total: Type.Integer(), page: Type.Integer(), pageSize: Type.Integer(), hasMore: Type.Boolean() });
+export const InvitationList = Type.Object({ data: Type.Array(Invitation), ...PageFields });
 export const InvitationQuery = Type.Object({
   page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
   pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),

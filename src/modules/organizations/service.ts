@@ -6,6 +6,7 @@ import { isUniqueViolation } from '../../db/client.js';
 import type { UserActor } from '../../http/actor.js';
 import type { OrgAccess, RequestContext } from '../../http/authorize.js';
 import { conflict, notFound, validationError } from '../../http/errors.js';
+import { pageInfo } from '../../http/schemas.js';
 import { newId } from '../../lib/ids.js';
 import { apiKeys } from '../api-keys/tables.js';
 import { auditChange } from '../audit/service.js';
@@ -221,9 +222,6 @@ export async function listMyOrganizations(deps: Deps, actor: UserActor, page: nu
       membershipId: m.id,
       joinedAt: m.joinedAt.toISOString(),
     })),
-    total,
-    page,
-    pageSize,
-    hasMore: page * pageSize < total,
+    ...pageInfo(total, page, pageSize),
   };
 }

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Body, Nullable, Timestamp } from '../../http/schemas.js';
+import { Body, Nullable, PageFields, Timestamp } from '../../http/schemas.js';
 
 export const Project = Type.Object({
   id: Type.String(),
@@ -11,7 +11,7 @@ export const Project = Type.Object({
   updatedAt: Timestamp,
 });
 
-export const ProjectList = Type.Object({ data: Type.Array(Project), total: Type.Integer(), page: Type.Integer(), pageSize: Type.Integer(), hasMore: Type.Boolean() });
+export const ProjectList = Type.Object({ data: Type.Array(Project), ...PageFields });
 export const CreateProjectBody = Body({ name: Type.String({ minLength: 1, maxLength: 100 }), description: Type.Optional(Nullable(Type.String({ maxLength: 500 }))) });
 export const PatchProjectBody = Body({ name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })), description: Type.Optional(Nullable(Type.String({ maxLength: 500 }))) });
 export const ProjectParams = Type.Object({ orgId: Type.String({ minLength: 1, maxLength: 64 }), projectId: Type.String({ minLength: 1, maxLength: 64 }) });

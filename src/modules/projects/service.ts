@@ -5,6 +5,7 @@ import type { Deps } from '../../deps.js';
 import type { Tx } from '../../db/client.js';
 import type { OrgAccess } from '../../http/authorize.js';
 import { notFound, validationError } from '../../http/errors.js';
+import { pageInfo } from '../../http/schemas.js';
 import { newId } from '../../lib/ids.js';
 import { auditChange } from '../audit/service.js';
 import { recordEvent } from '../webhooks/outbox.js';
@@ -48,7 +49,7 @@ export async function listProjects(deps: Deps, access: OrgAccess, page: number, 
     const [totals] = await deps.db.select({ n: count() }).from(projects).where(eq(projects.organizationId, access.organizationId));
     total = totals?.n ?? 0;
   }
-  return { data: rows.map(present), total, page, pageSize, hasMore: page * pageSize < total };
+  return { data: rows.map(present), ...pageInfo(total, page, pageSize) };
 }
 
 export async function createProject(deps: Deps, access: OrgAccess, input: { name: string; description?: string | null }) {

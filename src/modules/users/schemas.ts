@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Body, Nullable, NullableTimestamp, Timestamp } from '../../http/schemas.js';
+import { Body, Nullable, NullableTimestamp, PageFields, Timestamp } from '../../http/schemas.js';
 
 export const PreferencesSchema = Type.Object({
   theme: Type.Enum(['light', 'dark', 'system']),
@@ -54,10 +54,7 @@ export const Session = Type.Object({
 
 export const SessionList = Type.Object({
   sessions: Type.Array(Session),
-  total: Type.Integer(),
-  page: Type.Integer(),
-  pageSize: Type.Integer(),
-  hasMore: Type.Boolean(),
+  ...PageFields,
 });
 
 export const SessionParams = Type.Object({ sessionId: Type.String({ minLength: 1, maxLength: 64 }) });

@@ -4,6 +4,7 @@ import { prepared } from '../../db/prepared.js';
 import type { Deps } from '../../deps.js';
 import type { UserActor } from '../../http/actor.js';
 import { authenticationError, notFound, validationError } from '../../http/errors.js';
+import { pageInfo } from '../../http/schemas.js';
 import { assertPasswordPolicy } from '../auth/passwords.js';
 import { assertNotLocked, recordLoginFailure } from '../auth/service.js';
 import { sessions } from '../auth/tables.js';
@@ -150,10 +151,7 @@ export async function listSessions(deps: Deps, actor: UserActor, page: number, p
       createdAt: s.createdAt.toISOString(),
       isCurrent: s.id === actor.sessionId,
     })),
-    total,
-    page,
-    pageSize,
-    hasMore: page * pageSize < total,
+    ...pageInfo(total, page, pageSize),
   };
 }
 

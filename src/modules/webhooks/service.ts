@@ -4,6 +4,7 @@ import type { Deps } from '../../deps.js';
 import type { Tx } from '../../db/client.js';
 import type { OrgAccess } from '../../http/authorize.js';
 import { conflict, notFound, validationError } from '../../http/errors.js';
+import { pageInfo } from '../../http/schemas.js';
 import { newId } from '../../lib/ids.js';
 import { encrypt, randomHex } from '../../lib/secrets.js';
 import { unsafeUrlReason } from '../../lib/ssrf.js';
@@ -156,7 +157,7 @@ export async function listDeliveries(deps: Deps, access: OrgAccess, id: string, 
     .offset((page - 1) * pageSize);
   const [n] = await deps.db.select({ n: count() }).from(webhookDeliveries).where(where);
   const total = n?.n ?? 0;
-  return { success: true as const, data: rows.map(presentDelivery), total, page, pageSize, hasMore: page * pageSize < total };
+  return { success: true as const, data: rows.map(presentDelivery), ...pageInfo(total, page, pageSize) };
 }
 
 export async function sendTestEvent(deps: Deps, access: OrgAccess, id: string) {
