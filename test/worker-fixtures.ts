@@ -1,4 +1,4 @@
-// What the delivery-worker tests share (src/modules/webhooks/crash.test.ts, batching.test.ts):
+// What the delivery-worker tests share (src/modules/webhooks/*.test.ts):
 // workers and local receivers that are all stopped by `stopAll`, events recorded straight into the
 // outbox, delivery states counted in the database, and waiting for a condition.
 import { sql } from 'drizzle-orm';

@@ -9,28 +9,22 @@ import {
   createOrg,
   createWebhook,
   deliveryRows,
-  type Receiver,
   rowsOf,
   setPlan,
   signedInUser,
   type SignedInUser,
-  startReceiver,
   stripeVerify,
 } from '../../../test/factories.js';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { recordEvent } from './outbox.js';
-import { createDeliveryWorker, type DeliveryWorker } from './worker.js';
+import { workerFixtures } from '../../../test/worker-fixtures.js';
+import type { DeliveryWorker } from './worker.js';
 
 let t: TestApp;
 let worker: DeliveryWorker;
 let owner: SignedInUser;
-const receivers: Receiver[] = [];
-
-async function receiver(handler?: Receiver['handler']) {
-  const r = await startReceiver(handler);
-  receivers.push(r);
-  return r;
-}
+const fx = workerFixtures(() => t);
+const { receiver } = fx;
 
 const drain = () => worker.drain(60_000);
 const createProject = async (orgId: string, name = 'P') => {
@@ -41,14 +35,13 @@ const createProject = async (orgId: string, name = 'P') => {
 
 beforeAll(async () => {
   t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } });
-  worker = createDeliveryWorker(t.deps, { pollMs: 50 });
+  worker = fx.worker();
   await worker.start();
   owner = await signedInUser(t, 'dlv-owner');
 });
 afterAll(async () => {
-  // Receivers first: a request still waiting on one fails at once instead of holding the stop.
-  for (const r of receivers) await r.close();
-  await worker?.stop();
+  // Receivers first (stopAll): a request still waiting on one fails at once instead of holding the stop.
+  await fx.stopAll();
   await t?.close();
 });
 

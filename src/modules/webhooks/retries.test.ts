@@ -12,22 +12,17 @@ import {
   type Receiver,
   signedInUser,
   type SignedInUser,
-  startReceiver,
   stripeVerify,
 } from '../../../test/factories.js';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
+import { workerFixtures } from '../../../test/worker-fixtures.js';
 import { createDeliveryWorker, type DeliveryWorker } from './worker.js';
 
 let t: TestApp;
 let worker: DeliveryWorker;
 let owner: SignedInUser;
-const receivers: Receiver[] = [];
-
-async function receiver(handler?: Receiver['handler']) {
-  const r = await startReceiver(handler);
-  receivers.push(r);
-  return r;
-}
+const fx = workerFixtures(() => t);
+const { receiver } = fx;
 
 const drain = () => worker.drain(60_000);
 /** Moves the fake clock and lets the worker deliver what came due. */
@@ -51,7 +46,7 @@ async function hookWithEvent(rx: Receiver) {
 
 beforeAll(async () => {
   t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } });
-  worker = createDeliveryWorker(t.deps, { pollMs: 50 });
+  worker = fx.worker();
   await worker.start();
   owner = await signedInUser(t, 'retry-owner');
 });
@@ -62,8 +57,7 @@ async function signIn() {
 }
 beforeEach(signIn);
 afterAll(async () => {
-  for (const r of receivers) await r.close();
-  await worker?.stop();
+  await fx.stopAll();
   await t?.close();
 });
 
