@@ -1,6 +1,5 @@
 // The signed-in user's own account: profile, password, sessions (spec §4.2).
-import { and, count, desc, eq, gt, inArray, isNull, sql } from 'drizzle-orm';
-import { prepared } from '../../db/prepared.js';
+import { and, count, desc, eq, gt, inArray, isNull } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
 import type { UserActor } from '../../http/actor.js';
 import { authenticationError, notFound, validationError } from '../../http/errors.js';
@@ -24,8 +23,7 @@ export const presentUser = (u: UserRow) => ({
 });
 
 async function loadUser(deps: Deps, userId: string): Promise<UserRow> {
-  const byId = prepared(deps.db, 'user_by_id', (db) => db.select().from(users).where(eq(users.id, sql.placeholder('id'))).prepare('user_by_id'));
-  const [user] = await byId.execute({ id: userId });
+  const user = await deps.users.row(userId);
   if (!user || !user.isActive) throw notFound('User not found');
   return user;
 }

@@ -15,7 +15,7 @@ const VERSION_TTL_S = (CACHE_TTL_MS / 1000) * 10;
 
 export function createUserCache(db: Db, versions: RevocationList) {
   const cache = new Map<string, { user: UserRow; version: string; at: number }>();
-  const byId = db.select().from(users).where(eq(users.id, sql.placeholder('id'))).prepare('user_me');
+  const byId = db.select().from(users).where(eq(users.id, sql.placeholder('id'))).prepare('user_by_id');
 
   return {
     /** The user's row, fresh as of its last change; undefined when there is no such user. */
@@ -32,6 +32,12 @@ export function createUserCache(db: Db, versions: RevocationList) {
       }
       if (cache.size >= CACHE_MAX && !cache.has(userId)) cache.delete(cache.keys().next().value!);
       cache.set(userId, { user, version, at: Date.now() });
+      return user;
+    },
+
+    /** The user's row as stored now, never from the cache (for checks on its lockout counters). */
+    async row(userId: string): Promise<UserRow | undefined> {
+      const [user] = await byId.execute({ id: userId });
       return user;
     },
 
