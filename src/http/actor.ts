@@ -110,7 +110,7 @@ export function registerActor(app: FastifyInstance, deps: Deps) {
       }
       const { userId, email, sessionId } = cred.claims;
       if (!(await deps.sessions.isActive(sessionId, userId))) throw authenticationError('Session is no longer active');
-      deps.sessions.touch(sessionId);
+      deps.sessions.touch(sessionId, userId);
       request.actor = { kind: 'user', userId, email, sessionId };
     };
     route.preParsing = [...(Array.isArray(route.preParsing) ? route.preParsing : route.preParsing ? [route.preParsing] : []), guard];

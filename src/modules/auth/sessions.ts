@@ -25,6 +25,8 @@ interface Cached {
 export function createSessionStore(db: Db, config: Config, clock: Clock, revocations: RevocationList) {
   const cache = new Map<string, Cached>();
   const touches = new Map<string, Date>();
+  // The sessions in `touches` of each user, so a login finds its user's without a scan.
+  const touchedByUser = new Map<string, Set<string>>();
   // An access token outlives its session's revocation by at most its own lifetime.
   const revocationTtlS = config.auth.accessTtlS + 60;
 
@@ -43,6 +45,7 @@ export function createSessionStore(db: Db, config: Config, clock: Clock, revocat
     if (touches.size === 0) return;
     const batch = [...touches.entries()];
     touches.clear();
+    touchedByUser.clear();
     const values = sql.join(
       batch.map(([id, at]) => sql`(${id}, ${at.toISOString()}::timestamptz)`),
       sql`, `,
@@ -76,8 +79,11 @@ export function createSessionStore(db: Db, config: Config, clock: Clock, revocat
       return row.userId === userId && row.expiresAt.getTime() > now;
     },
 
-    touch(sessionId: string): void {
+    touch(sessionId: string, userId: string): void {
       touches.set(sessionId, clock.now());
+      let mine = touchedByUser.get(userId);
+      if (!mine) touchedByUser.set(userId, (mine = new Set()));
+      mine.add(sessionId);
     },
 
     flushTouches,
@@ -94,7 +100,10 @@ export function createSessionStore(db: Db, config: Config, clock: Clock, revocat
       // Recency counts the touches not yet written (a session used since the last flush is not the
       // least recently used); the session being created is never the one to go, even on a tie.
       const pending: Array<{ id: string; at: string }> = [];
-      for (const [sid, at] of touches) if (cache.get(sid)?.userId === userId) pending.push({ id: sid, at: at.toISOString() });
+      for (const sid of touchedByUser.get(userId) ?? []) {
+        const at = touches.get(sid);
+        if (at) pending.push({ id: sid, at: at.toISOString() });
+      }
       const result = (await tx.execute(sql`with ins as (
           insert into sessions (id, user_id, refresh_token_hash, user_agent, ip_address, last_used_at, expires_at, created_at)
           values (${id}, ${userId}, ${sha256(refreshJti)}, ${meta.userAgent?.slice(0, 512) ?? null}, ${meta.ipAddress},
