@@ -51,3 +51,22 @@ export function expectError(res: LightMyRequestResponse, status: number, code: s
   expect(json(res)).toMatchObject({ success: false, error: { code, message: expect.any(String), details: expect.any(String) } });
   return json(res).error as { code: string; message: string; details: string };
 }
+
+export const MAGIC_LINK_SUBJECT = /sign-in link/i;
+
+/** Asks for a magic link and returns the token of the new mail (waits for that very mail). */
+export async function requestMagicLink(t: TestApp, email: string): Promise<{ token: string; mail: string }> {
+  const mailsTo = () => t.mail.mails.filter((m) => m.to.includes(email.toLowerCase()) && MAGIC_LINK_SUBJECT.test(m.subject));
+  const before = mailsTo().length;
+  const res = await t.request({ method: 'POST', url: '/api/v1/auth/magic-link', payload: { email } });
+  expect(res.statusCode, res.body).toBe(200);
+  const deadline = Date.now() + 5000;
+  while (mailsTo().length <= before) {
+    if (Date.now() > deadline) throw new Error(`no sign-in mail to ${email}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const mail = mailsTo()[before]!.decoded;
+  const m = /http:\/\/app\.test\/magic-link\?token=([A-Za-z0-9_%-]+)/.exec(mail);
+  if (!m) throw new Error(`no magic link in: ${mail}`);
+  return { token: decodeURIComponent(m[1]!), mail };
+}

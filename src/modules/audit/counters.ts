@@ -17,9 +17,8 @@
 // of data-modifying CTEs is not defined by PostgreSQL, so each step is made to wait for the one
 // before it with `(select count(*) from <previous>) >= 0`, always true, evaluated (as an init plan)
 // before the step touches its first row.
-import { type Query, type SQL, sql, type SQLWrapper } from 'drizzle-orm';
-import { PgDialect, type PgPreparedQuery, type PreparedQueryConfig } from 'drizzle-orm/pg-core';
-import type { Db, Tx } from '../../db/client.js';
+import { type SQL, sql, type SQLWrapper } from 'drizzle-orm';
+import type { Db } from '../../db/client.js';
 import { auditLogs } from './tables.js';
 
 export const COUNTER_SHARDS = 8;
@@ -74,19 +73,3 @@ export const insertEntries = sql`o as (${lockOrganizations}),
     where (select count(*) from o) >= 0
     returning 1
   )`;
-
-const dialect = new PgDialect();
-const texts = new WeakMap<SQL, Query>();
-
-type Raw = PgPreparedQuery<PreparedQueryConfig & { execute: { rows: Record<string, unknown>[] } }>;
-
-/**
- * Raw SQL with `sql.placeholder`s as a prepared query, on the pool or in a transaction (`tx`). Named,
- * each PostgreSQL connection parses it once and may keep a generic plan (the same name must always
- * carry the same SQL); unnamed (`name` undefined), it is planned for each execution's values.
- */
-export function prepareRaw(db: Db | Tx, name: string | undefined, query: SQL): Raw {
-  let q = texts.get(query);
-  if (!q) texts.set(query, (q = dialect.sqlToQuery(query)));
-  return db._.session.prepareQuery(q, undefined, name, false) as unknown as Raw;
-}

@@ -14,7 +14,7 @@ import { PgDialect } from 'drizzle-orm/pg-core';
 import type { Db } from '../../db/client.js';
 import type { Deps } from '../../deps.js';
 import type { OrgAccess } from '../../http/authorize.js';
-import { prepareRaw } from './counters.js';
+import { prepareRaw } from '../../db/prepared.js';
 
 export interface AuditQuery {
   page: number;

@@ -4,7 +4,8 @@ import type { Deps } from '../../deps.js';
 import type { Tx } from '../../db/client.js';
 import type { RequestContext } from '../../http/authorize.js';
 import { newId } from '../../lib/ids.js';
-import { COUNTER_SHARDS, insertEntries, prepareRaw, upsertCounters } from './counters.js';
+import { prepareRaw } from '../../db/prepared.js';
+import { COUNTER_SHARDS, insertEntries, upsertCounters } from './counters.js';
 
 /** Who changed what where: an OrgAccess, or the like for a user joining by invitation. */
 export interface AuditSubject {

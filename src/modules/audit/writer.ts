@@ -10,7 +10,8 @@ import { sql } from 'drizzle-orm';
 import type { Logger } from 'pino';
 import type { Db } from '../../db/client.js';
 import { newId } from '../../lib/ids.js';
-import { COUNTER_SHARDS, insertEntries, prepareRaw, upsertCounters } from './counters.js';
+import { prepareRaw } from '../../db/prepared.js';
+import { COUNTER_SHARDS, insertEntries, upsertCounters } from './counters.js';
 
 export interface KeyAuditEntry {
   organizationId: string;

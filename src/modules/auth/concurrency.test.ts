@@ -1,7 +1,9 @@
 // Races settled by the database (STACK.md pitfall 1: only meaningful on PostgreSQL, where requests
 // really overlap; on PGlite they must pass too). Each case fires its requests with Promise.all.
+import { sql } from 'drizzle-orm';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, json, type TestApp } from '../../../test/harness.js';
+import { createTestApp, json, onPostgres, queryRows, type TestApp } from '../../../test/harness.js';
 import { PASSWORD, registerUser, signedInUser, uniqueEmail } from '../../../test/factories.js';
 import { expectError, getMe, listSessions, loginRaw, refreshRaw, verifiedUser } from '../../../test/auth-helpers.js';
 
@@ -78,3 +80,47 @@ describe('concurrent requests', () => {
     expect(statuses(responses)).toEqual([201, 409, 409]);
   }, SLOW);
 });
+
+// Logins wait for their Argon2 verifications, which run a few at a time, so the six above rarely
+// start their sessions together. Here the sign-in's last step (tenantry_start_session, one statement
+// per sign-in) runs on six connections at once, for three users: with the user row lock they are
+// serialized and each sees the others' sessions; without it they would overlap and keep six.
+if (onPostgres) {
+  describe('starting sessions on parallel connections (PostgreSQL)', () => {
+    it('six sessions started at the same moment under a cap of five leave exactly five active', async () => {
+      const clients = await Promise.all(
+        Array.from({ length: 6 }, async () => {
+          const c = new pg.Client({ connectionString: t.database.url! });
+          await c.connect();
+          return c;
+        }),
+      );
+      try {
+        for (let round = 0; round < 3; round++) {
+          const { email } = await verifiedUser(t, `race-start-${round}`);
+          const [user] = await queryRows<{ id: string }>(t, sql`select id from users where email = ${email}`);
+          const now = t.clock.now();
+          const expires = new Date(now.getTime() + 86_400_000).toISOString();
+          await Promise.all(
+            clients.map((c, i) =>
+              c.query(`select id from tenantry_start_session($1, $2, $3, null, null, $4, $5, '[]', 4) as id`, [
+                `ses_race_${round}_${i}`,
+                user!.id,
+                `hash-${round}-${i}`,
+                now.toISOString(),
+                expires,
+              ]),
+            ),
+          );
+          const [active] = await queryRows<{ n: number }>(
+            t,
+            sql`select count(*)::int as n from sessions where user_id = ${user!.id} and revoked_at is null`,
+          );
+          expect(active!.n).toBe(5);
+        }
+      } finally {
+        await Promise.all(clients.map((c) => c.end()));
+      }
+    });
+  });
+}

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { PASSWORD, registerUser, uniqueEmail } from '../../../test/factories.js';
-import { bearer, decodeJwt, expectError, getMe, listSessions, loginRaw, verifiedUser } from '../../../test/auth-helpers.js';
+import { bearer, decodeJwt, expectError, getMe, listSessions, loginRaw, MAGIC_LINK_SUBJECT, requestMagicLink, verifiedUser } from '../../../test/auth-helpers.js';
 import { totpCode, wrongCode } from '../../../test/totp.js';
 
 let t: TestApp;
@@ -16,28 +16,14 @@ afterAll(async () => {
 });
 
 const MINUTE = 60 * 1000;
-const SUBJECT = /sign-in link/i;
+const SUBJECT = MAGIC_LINK_SUBJECT;
 
 const post = (url: string, payload: Record<string, unknown>, headers: Record<string, string> = {}) =>
   t.request({ method: 'POST', url: `/api/v1${url}`, payload, headers });
 
 const mailsTo = (email: string) => t.mail.mails.filter((m) => m.to.includes(email.toLowerCase()) && SUBJECT.test(m.subject));
 
-/** Asks for a link and returns the token of the new mail (waits for that very mail). */
-async function requestLink(email: string): Promise<{ token: string; mail: string }> {
-  const before = mailsTo(email).length;
-  const res = await post('/auth/magic-link', { email });
-  expect(res.statusCode, res.body).toBe(200);
-  const deadline = Date.now() + 5000;
-  while (mailsTo(email).length <= before) {
-    if (Date.now() > deadline) throw new Error(`no sign-in mail to ${email}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  const mail = mailsTo(email)[before]!.decoded;
-  const m = /http:\/\/app\.test\/magic-link\?token=([A-Za-z0-9_%-]+)/.exec(mail);
-  if (!m) throw new Error(`no magic link in: ${mail}`);
-  return { token: decodeURIComponent(m[1]!), mail };
-}
+const requestLink = (email: string) => requestMagicLink(t, email);
 
 const verify = (token: string, twoFactorCode?: string) => post('/auth/magic-link/verify', { token, ...(twoFactorCode ? { twoFactorCode } : {}) });
 

@@ -128,12 +128,7 @@ export const loginUser = (user: UserRow) => ({
 export async function startSession(deps: Deps, user: UserRow, meta: ClientMeta) {
   const sessionId = newId('ses', deps.clock.now().getTime());
   const refresh = deps.tokens.signRefresh(user.id, sessionId);
-  await deps.db.transaction(async (tx) => {
-    if (user.failedLoginAttempts > 0 || user.lockedUntil) {
-      await tx.update(users).set({ failedLoginAttempts: 0, lockedUntil: null }).where(eq(users.id, user.id));
-    }
-    await deps.sessions.create(tx, sessionId, user.id, meta, refresh.jti, refresh.expiresAt);
-  });
+  await deps.sessions.start(sessionId, user.id, meta, refresh.jti, refresh.expiresAt);
   return {
     accessToken: deps.tokens.signAccess(user, sessionId),
     refreshToken: refresh.token,

@@ -5,6 +5,7 @@
 import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Config } from '../../config.js';
 import type { Db, Tx } from '../../db/client.js';
+import { prepareRaw } from '../../db/prepared.js';
 import type { Clock } from '../../lib/clock.js';
 import { sha256 } from '../../lib/secrets.js';
 import type { RevocationList } from '../../providers/cache/revocations.js';
@@ -35,6 +36,13 @@ export function createSessionStore(db: Db, config: Config, clock: Clock, revocat
     .from(sessions)
     .where(eq(sessions.id, sql.placeholder('id')))
     .prepare('session_by_id');
+  const p = (name: string) => sql.placeholder(name);
+  const startStatement = prepareRaw(
+    db,
+    'session_start',
+    sql`select id from tenantry_start_session(${p('id')}, ${p('userId')}, ${p('hash')}, ${p('userAgent')}, ${p('ip')},
+      ${p('now')}::timestamptz, ${p('expiresAt')}::timestamptz, ${p('touched')}::json, ${p('keep')}::integer) as id`,
+  );
 
   async function markRevoked(ids: string[]) {
     for (const id of ids) cache.delete(id);
@@ -89,38 +97,31 @@ export function createSessionStore(db: Db, config: Config, clock: Clock, revocat
     flushTouches,
 
     /**
-     * A new session for a login. The user row is locked so parallel logins count each other, and
-     * beyond the cap the least recently used sessions are revoked in the same transaction: after the
-     * lock, one statement inserts the session and revokes the surplus (read after the lock, so it sees
-     * every session a parallel login committed before it).
+     * A new session for a sign-in, in one round trip (tenantry_start_session, migration 0009): the
+     * user row is locked so parallel sign-ins count each other, the lockout's failures are cleared,
+     * and beyond the cap the least recently used sessions are revoked, read after the lock so every
+     * session a parallel sign-in committed before it counts.
      */
-    async create(tx: Tx, id: string, userId: string, meta: { userAgent: string | null; ipAddress: string | null }, refreshJti: string, expiresAt: Date) {
-      const now = clock.now().toISOString();
-      await tx.execute(sql`select 1 from users where id = ${userId} for update`);
+    async start(id: string, userId: string, meta: { userAgent: string | null; ipAddress: string | null }, refreshJti: string, expiresAt: Date) {
       // Recency counts the touches not yet written (a session used since the last flush is not the
-      // least recently used); the session being created is never the one to go, even on a tie.
+      // least recently used).
       const pending: Array<{ id: string; at: string }> = [];
       for (const sid of touchedByUser.get(userId) ?? []) {
         const at = touches.get(sid);
         if (at) pending.push({ id: sid, at: at.toISOString() });
       }
-      const result = (await tx.execute(sql`with ins as (
-          insert into sessions (id, user_id, refresh_token_hash, user_agent, ip_address, last_used_at, expires_at, created_at)
-          values (${id}, ${userId}, ${sha256(refreshJti)}, ${meta.userAgent?.slice(0, 512) ?? null}, ${meta.ipAddress},
-            ${now}::timestamptz, ${expiresAt.toISOString()}::timestamptz, ${now}::timestamptz)
-          returning id
-        ),
-        touched as (select * from json_to_recordset(${JSON.stringify(pending)}::json) as t(id text, at timestamptz)),
-        surplus as (
-          select s.id from sessions s left join touched t on t.id = s.id
-          where s.user_id = ${userId} and s.revoked_at is null and s.expires_at > ${now}::timestamptz and s.id <> ${id}
-          order by greatest(s.last_used_at, coalesce(t.at, s.last_used_at)) desc, s.created_at desc, s.id desc
-          offset ${config.auth.maxSessions - 1}
-        )
-        update sessions s set revoked_at = ${now}::timestamptz, revoked_reason = 'session_cap'
-        from surplus where s.id = surplus.id and s.revoked_at is null and (select count(*) from ins) = 1
-        returning s.id`)) as unknown as { rows: Array<{ id: string }> };
-      await markRevoked(result.rows.map((r) => r.id));
+      const { rows } = await startStatement.execute({
+        id,
+        userId,
+        hash: sha256(refreshJti),
+        userAgent: meta.userAgent?.slice(0, 512) ?? null,
+        ip: meta.ipAddress,
+        now: clock.now().toISOString(),
+        expiresAt: expiresAt.toISOString(),
+        touched: JSON.stringify(pending),
+        keep: config.auth.maxSessions - 1,
+      });
+      await markRevoked(rows.map((r) => r.id as string));
     },
 
     /** Revokes the given sessions (already scoped by the caller) and makes their tokens fail at once. */
