@@ -33,6 +33,8 @@ const ROUNDS = 3;
 const SLICE_S = 2;
 const WARMUP_S = 1;
 const CONNECTIONS = 10;
+const MANY_CONNECTIONS = 50;
+const MANY_ROUNDS = 2;
 
 export const keysBench: Benchmark = {
   name: 'keys',
@@ -64,34 +66,40 @@ export const keysBench: Benchmark = {
     const backends = await postgresBackendPids(postgres!.adminUrl, postgres!.name);
     // Transactions committed in the database while the key route runs: with group commit, far fewer than requests.
     const xacts = async () => Number((await sqlOn<{ n: string }>(postgres!.adminUrl, 'select xact_commit as n from pg_stat_database where datname = $1', [postgres!.name]))[0]?.n ?? NaN);
-    let keyXacts = 0;
     const meter = foreignCpu([server.pid, bare.pid, ...backends]);
-    const rounds: LoadResult[][] = targets.map(() => []);
-    const cpuS = targets.map(() => 0);
-    const dbCpuS = targets.map(() => 0);
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const [i, t] of targets.entries()) {
-        const s0 = cpuOf([t.pid]);
-        const d0 = cpuOf(backends);
-        const x0 = i === 1 ? await xacts() : 0;
-        rounds[i]!.push(await load({ url: t.url, connections: CONNECTIONS, duration: SLICE_S, headers: t.headers }));
-        // Backends report their counters to the stats system within a second.
-        if (i === 1) keyXacts += (await new Promise((r) => setTimeout(r, 1100)).then(xacts)) - x0;
-        cpuS[i]! += cpuOf([t.pid]) - s0;
-        dbCpuS[i]! += cpuOf(backends) - d0;
+    /** Alternating rounds of both targets at `connections`; CPU per request of each during its own slices. */
+    async function measure(connections: number, rounds: number) {
+      let keyXacts = 0;
+      const results: LoadResult[][] = targets.map(() => []);
+      const cpuS = targets.map(() => 0);
+      const dbCpuS = targets.map(() => 0);
+      for (let round = 0; round < rounds; round++) {
+        for (const [i, t] of targets.entries()) {
+          const s0 = cpuOf([t.pid]);
+          const d0 = cpuOf(backends);
+          const x0 = i === 1 ? await xacts() : 0;
+          results[i]!.push(await load({ url: t.url, connections, duration: SLICE_S, headers: t.headers }));
+          // Backends report their counters to the stats system within a second.
+          if (i === 1) keyXacts += (await new Promise((r) => setTimeout(r, 1100)).then(xacts)) - x0;
+          cpuS[i]! += cpuOf([t.pid]) - s0;
+          dbCpuS[i]! += cpuOf(backends) - d0;
+        }
+        ctx.say(`  ${connections} connections, round ${round + 1}: bare ${fmt(results[0]!.at(-1)!.okPerSec)}, key ${fmt(results[1]!.at(-1)!.okPerSec)} req/s`);
       }
-      ctx.say(`  round ${round + 1}: bare ${fmt(rounds[0]!.at(-1)!.okPerSec)}, key ${fmt(rounds[1]!.at(-1)!.okPerSec)} req/s`);
+      const [b, k] = results.map((r, i) => {
+        const c = combine(r);
+        assertAllOk(targets[i]!.label, c);
+        return c;
+      }) as [LoadResult, LoadResult];
+      const perReq = (i: number, s: number[]) => (s[i]! / results[i]!.reduce((a, x) => a + x.completed, 0)) * 1e6;
+      const cpu = (i: number) => `${fmt(perReq(i, cpuS))} µs CPU/req + ${fmt(perReq(i, dbCpuS))} in PostgreSQL`;
+      for (const [i, c] of [b, k].entries()) {
+        ctx.say(`  ${targets[i]!.label}: ${fmt(c.okPerSec)} req/s, p50 ${fmtMs(c.latency.p50)}, p99 ${fmtMs(c.latency.p99)}, ${cpu(i)}`);
+      }
+      return { b, k, keyXacts, cpu };
     }
-    const foreign = meter.stop();
-    const [b, k] = rounds.map((r, i) => {
-      const c = combine(r);
-      assertAllOk(targets[i]!.label, c);
-      return c;
-    }) as [LoadResult, LoadResult];
-    const perReq = (i: number, s: number[]) => (s[i]! / rounds[i]!.reduce((a, x) => a + x.completed, 0)) * 1e6;
-    for (const [i, c] of [b, k].entries()) {
-      ctx.say(`  ${targets[i]!.label}: ${fmt(c.okPerSec)} req/s, p50 ${fmtMs(c.latency.p50)}, p99 ${fmtMs(c.latency.p99)}, CPU ${fmt(perReq(i, cpuS))} µs/req + ${fmt(perReq(i, dbCpuS))} µs in PostgreSQL`);
-    }
+    const main = await measure(CONNECTIONS, ROUNDS);
+    const { b, k, keyXacts } = main;
     // Every answered key request has its entry (autocannon may drop a few in flight at the end of a
     // slice, which the server still completes and audits).
     const [audit1] = await sqlOn<{ n: string }>(dbUrl, `select count(*) as n from audit_logs where organization_id = $1 and actor_type = 'api_key'`, [orgId]);
@@ -99,16 +107,23 @@ export const keysBench: Benchmark = {
     const answered = k.completed;
     ctx.say(`  audit entries written during the rounds: ${fmt(written)} for ${fmt(answered)} answered key requests; ${fmt(keyXacts)} transactions committed (${fmt(keyXacts / answered, 2)} per request, each query outside a transaction counts one)`);
     if (written < answered) throw new Error(`only ${written} audit entries for ${answered} answered key requests`);
+    // The same with more clients at once: the group commit's batches grow with them.
+    const many = await measure(MANY_CONNECTIONS, MANY_ROUNDS);
+    const foreign = meter.stop();
 
     await bare.stop();
     await server.stop();
     const ratio = k.okPerSec / b.okPerSec;
     return [
-      info('bare Fastify + prepared PK select', `${fmt(b.okPerSec)} req/s, p99 ${fmtMs(b.latency.p99)}, ${fmt(perReq(0, cpuS))} µs CPU/req + ${fmt(perReq(0, dbCpuS))} in PostgreSQL`),
-      info('GET …/projects (X-API-Key, audited)', `${fmt(k.okPerSec)} req/s, ${fmt(perReq(1, cpuS))} µs CPU/req + ${fmt(perReq(1, dbCpuS))} in PostgreSQL`),
+      info('bare Fastify + prepared PK select', `${fmt(b.okPerSec)} req/s, p99 ${fmtMs(b.latency.p99)}, ${main.cpu(0)}`),
+      info('GET …/projects (X-API-Key, audited)', `${fmt(k.okPerSec)} req/s, ${main.cpu(1)}`),
       info('audit entries / answered key requests', `${fmt(written)} / ${fmt(answered)}, ${fmt(keyXacts / answered, 2)} PostgreSQL transactions per request`),
       targetRow('key route ÷ bare', ratio, fmt(ratio, 3), { atLeast: 0.5, text: '≥ 0.5' }),
       info('key route p50 / p99', `${fmtMs(k.latency.p50)} / ${fmtMs(k.latency.p99)}`),
+      info(
+        `key route ÷ bare, ${MANY_CONNECTIONS} connections`,
+        `${fmt(many.k.okPerSec / many.b.okPerSec, 3)} (${fmt(many.k.okPerSec)} vs ${fmt(many.b.okPerSec)} req/s; key p99 ${fmtMs(many.k.latency.p99)}; ${many.cpu(1)})`,
+      ),
       foreignCpuRow(foreign),
     ];
   },

@@ -440,6 +440,17 @@ export function processCpuSeconds(pid: number): number {
     const u = process.cpuUsage();
     return (u.user + u.system) / 1e6;
   }
+  const ticks = procTicks(pid);
+  return Number.isNaN(ticks) ? NaN : ticks / ticksPerSecond();
+}
+
+/** CPU seconds used so far by the main thread of process `pid` (its JavaScript, not its thread pool); NaN without /proc. */
+export function mainThreadCpuSeconds(pid: number): number {
+  const ticks = procTicks(pid, pid);
+  return Number.isNaN(ticks) ? NaN : ticks / ticksPerSecond();
+}
+
+function ticksPerSecond(): number {
   clockTicks ??= (() => {
     try {
       return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
@@ -447,13 +458,12 @@ export function processCpuSeconds(pid: number): number {
       return 100;
     }
   })();
-  const ticks = procTicks(pid);
-  return Number.isNaN(ticks) ? NaN : ticks / clockTicks;
+  return clockTicks;
 }
 
-function procTicks(pid: number): number {
+function procTicks(pid: number, tid?: number): number {
   try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = fs.readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return Number(fields[11]) + Number(fields[12]); // utime + stime
   } catch {

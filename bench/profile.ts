@@ -1,6 +1,6 @@
 // A CPU profile of one hot route, for finding where its time goes (not part of `npm run bench`):
 //   npx tsx bench/profile.ts me|keys|login|create [seconds]
-// Starts the app (PostgreSQL at BENCH_DATABASE_URL, else PGlite) with --cpu-prof, sets up what the
+// Starts the app (PostgreSQL at BENCH_DATABASE_URL, else PGlite) with --cpu-prof (BENCH_CPU_PROF=0: without), sets up what the
 // route needs through the API, loads only that route, and prints the heaviest call paths.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -13,8 +13,10 @@ import {
   type DatabaseChoice,
   load,
   login,
+  mainThreadCpuSeconds,
   makeWorkDir,
   PASSWORD,
+  processCpuSeconds,
   runCleanups,
   sqlOn,
   startAppServer,
@@ -22,7 +24,7 @@ import {
 
 const which = process.argv[2] ?? 'me';
 const seconds = Number(process.argv[3] ?? 6);
-process.env.BENCH_CPU_PROF = '1';
+process.env.BENCH_CPU_PROF ??= '1';
 const workDir = makeWorkDir();
 const database: DatabaseChoice = process.env.BENCH_DATABASE_URL ? { kind: 'pg', adminUrl: process.env.BENCH_DATABASE_URL } : { kind: 'pglite' };
 const ctx = { workDir, database, postgres: async () => ({ error: 'n/a' }), say: (m: string) => console.log(m) };
@@ -50,6 +52,8 @@ try {
     process.exit(0);
   } else if (which === 'login') {
     await createVerifiedUser(server, 'login@bench.test');
+    const main0 = mainThreadCpuSeconds(server.pid);
+    const all0 = processCpuSeconds(server.pid);
     const r = await closedLoop({
       url: server.url,
       connections: 8,
@@ -57,6 +61,8 @@ try {
       request: () => ({ method: 'POST', path: '/api/v1/auth/login', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'login@bench.test', password: PASSWORD }) }),
     });
     console.log(`login: ${r.okPerSec.toFixed(1)} logins/s, ${r.completed} logins`);
+    const perLoginMs = (s: number) => ((s * 1000) / r.completed).toFixed(2);
+    console.log(`CPU per login: ${perLoginMs(processCpuSeconds(server.pid) - all0)} ms, of which the main thread ${perLoginMs(mainThreadCpuSeconds(server.pid) - main0)} ms`);
     await server.stop();
     printProfile(newestProfile(), r.completed);
     process.exit(0);
