@@ -72,15 +72,21 @@ export function createAuditWriter(db: Db, logger: Logger) {
     await statement.execute({ entries: JSON.stringify(entries), shard });
   }
 
-  async function run(batch: Pending[], shard: number): Promise<void> {
+  /**
+   * Commits a batch and returns what settles its requests, which the caller applies once the slot is
+   * free again: the next batch then goes to the database before this one's responses are written,
+   * so the database commits it while this process sends them.
+   */
+  async function run(batch: Pending[], shard: number): Promise<() => void> {
     try {
       await commit(batch, shard);
-      for (const p of batch) p.resolve();
+      return () => {
+        for (const p of batch) p.resolve();
+      };
     } catch (err) {
       if (batch.length === 1) {
         logger.error({ err }, 'audit entry could not be committed');
-        batch[0]!.reject(err);
-        return;
+        return () => batch[0]!.reject(err);
       }
       // One entry the database refuses must not fail the requests batched with it: the batch was
       // rolled back as a whole, so each entry is committed on its own and only the bad ones fail.
@@ -94,6 +100,7 @@ export function createAuditWriter(db: Db, logger: Logger) {
           p.reject(one);
         }
       }
+      return () => {};
     }
   }
 
@@ -102,11 +109,12 @@ export function createAuditWriter(db: Db, logger: Logger) {
       const shard = freeSlots.pop()!;
       const batch = queue.length <= MAX_BATCH ? queue : queue.slice(0, MAX_BATCH);
       queue = queue.length <= MAX_BATCH ? [] : queue.slice(MAX_BATCH);
-      const done: Promise<void> = run(batch, shard).finally(() => {
+      const done: Promise<void> = run(batch, shard).then((settle) => {
         inFlight.delete(done);
         freeSlots.push(shard);
         // Entries that arrived meanwhile make the next batch.
         kick();
+        settle();
       });
       inFlight.add(done);
     }
