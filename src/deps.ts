@@ -13,6 +13,8 @@ import { createQuotaGuard, type QuotaGuard } from './modules/billing/quota.js';
 import { createPasswordHasher, type PasswordHasher } from './modules/auth/passwords.js';
 import { createSessionStore, type SessionStore } from './modules/auth/sessions.js';
 import { createTokenService, type TokenService } from './modules/auth/tokens.js';
+import { createProjectListCache, type ProjectListCache } from './modules/projects/list-cache.js';
+import type { ProjectPage } from './modules/projects/service.js';
 import { createUserCache, type UserCache } from './modules/users/user-cache.js';
 import { createRevocationList, type RevocationList } from './providers/cache/revocations.js';
 import type { PaymentProvider } from './providers/payments/provider.js';
@@ -34,6 +36,8 @@ export interface Deps {
   sessions: SessionStore;
   /** GET /users/me reads through it; writes to a user's row call `changed` after the commit. */
   users: UserCache;
+  /** GET …/projects reads through it; project writes call `changed` after the commit. */
+  projectLists: ProjectListCache<ProjectPage>;
   tokens: TokenService;
   passwords: PasswordHasher;
   authorizeOrg: AuthorizeOrg;
@@ -112,6 +116,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     revocations,
     sessions,
     users: createUserCache(dbHandle.db, revocations),
+    projectLists: createProjectListCache<ProjectPage>(revocations, logger),
     tokens: createTokenService(config, clock),
     passwords: createPasswordHasher(config.auth.hashConcurrency, config.auth.hashQueueLimit),
     authorizeOrg: createAuthorizer(dbHandle.db),

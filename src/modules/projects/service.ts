@@ -30,7 +30,14 @@ function cleanName(name: string): string {
   return trimmed;
 }
 
-export async function listProjects(deps: Deps, access: OrgAccess, page: number, pageSize: number) {
+export type ProjectPage = Awaited<ReturnType<typeof loadPage>>;
+
+/** A page of the organization's projects, from the cache while no project of it has changed (list-cache.ts). */
+export function listProjects(deps: Deps, access: OrgAccess, page: number, pageSize: number): Promise<ProjectPage> {
+  return deps.projectLists.get(access.organizationId, page, pageSize, () => loadPage(deps, access, page, pageSize));
+}
+
+async function loadPage(deps: Deps, access: OrgAccess, page: number, pageSize: number) {
   // One prepared round trip: the page and, in each of its rows, the organization's total.
   const pageQuery = prepared(deps.db, 'projects_page', (db) =>
     db
@@ -54,7 +61,7 @@ export async function listProjects(deps: Deps, access: OrgAccess, page: number, 
 
 export async function createProject(deps: Deps, access: OrgAccess, input: { name: string; description?: string | null }) {
   const now = deps.clock.now();
-  return deps.db.transaction(async (tx) => {
+  const created = await deps.db.transaction(async (tx) => {
     const [p] = await tx
       .insert(projects)
       .values({
@@ -71,6 +78,8 @@ export async function createProject(deps: Deps, access: OrgAccess, input: { name
     await auditChange(deps, tx, access, 201);
     return present(p!);
   });
+  await deps.projectLists.changed(access.organizationId);
+  return created;
 }
 
 async function load(tx: Tx | Deps['db'], access: OrgAccess, projectId: string) {
@@ -84,7 +93,7 @@ export async function getProject(deps: Deps, access: OrgAccess, projectId: strin
 }
 
 export async function updateProject(deps: Deps, access: OrgAccess, projectId: string, input: { name?: string; description?: string | null }) {
-  return deps.db.transaction(async (tx) => {
+  const updated = await deps.db.transaction(async (tx) => {
     await load(tx, access, projectId);
     const [p] = await tx
       .update(projects)
@@ -101,6 +110,8 @@ export async function updateProject(deps: Deps, access: OrgAccess, projectId: st
     await auditChange(deps, tx, access, 200);
     return present(p);
   });
+  await deps.projectLists.changed(access.organizationId);
+  return updated;
 }
 
 export async function deleteProject(deps: Deps, access: OrgAccess, projectId: string) {
@@ -110,5 +121,6 @@ export async function deleteProject(deps: Deps, access: OrgAccess, projectId: st
     await recordEvent(deps, tx, access.organizationId, 'project.deleted', eventData(p));
     await auditChange(deps, tx, access, 200);
   });
+  await deps.projectLists.changed(access.organizationId);
   return { message: 'Project deleted' };
 }

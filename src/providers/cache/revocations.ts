@@ -1,12 +1,13 @@
 // Revocations that every instance must see at once (sessions, API keys), and the versions of cached
-// records (a user's profile) that every instance must reload once changed. Without Redis both live in
+// records (a user's profile, an organization's project list) that every instance must reload once
+// changed. Without Redis both live in
 // this process (one instance). With REDIS_URL they are written to Redis before the response is sent,
 // and each check asks Redis, so a revocation or a change on one instance holds on all of them.
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 
 export type RevocationKind = 'session' | 'api_key';
-export type VersionKind = 'user';
+export type VersionKind = 'user' | 'projects';
 
 export interface RevocationList {
   add(kind: RevocationKind, ids: string[], ttlS: number): Promise<void>;
