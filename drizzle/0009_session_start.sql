@@ -8,9 +8,11 @@ CREATE FUNCTION "tenantry_start_session"(
   p_now timestamptz, p_expires_at timestamptz, p_touched json, p_keep integer
 ) RETURNS SETOF text LANGUAGE sql VOLATILE AS $$
   SELECT 1 FROM users WHERE id = p_user_id FOR UPDATE;
-  -- A sign-in clears the failures that count toward the lockout.
+  -- A sign-in clears the failures that count toward the lockout, but not a lock that parallel
+  -- failures set while its password was being checked (it was refused before its check if locked).
   UPDATE users SET failed_login_attempts = 0, locked_until = NULL
-    WHERE id = p_user_id AND (failed_login_attempts <> 0 OR locked_until IS NOT NULL);
+    WHERE id = p_user_id AND (failed_login_attempts <> 0 OR locked_until IS NOT NULL)
+      AND (locked_until IS NULL OR locked_until <= p_now);
   WITH ins AS (
     INSERT INTO sessions (id, user_id, refresh_token_hash, user_agent, ip_address, last_used_at, expires_at, created_at)
     VALUES (p_id, p_user_id, p_refresh_token_hash, p_user_agent, p_ip_address, p_now, p_expires_at, p_now)

@@ -81,6 +81,36 @@ describe('concurrent requests', () => {
   }, SLOW);
 });
 
+// A sign-in whose password checked out clears the failures counted toward the lockout, but a lock
+// that parallel failures set while its password was being checked stays (the sign-in itself was
+// checked against the lock before). Called as the sign-in calls it, since the race is too narrow to
+// produce over HTTP.
+describe('the lockout at the start of a session', () => {
+  async function startWith(failed: number, lockedUntil: Date | null) {
+    const { email } = await verifiedUser(t, 'start-lock');
+    const [user] = await queryRows<{ id: string }>(t, sql`select id from users where email = ${email}`);
+    await t.deps.db.execute(sql`update users set failed_login_attempts = ${failed}, locked_until = ${lockedUntil?.toISOString() ?? null}::timestamptz where id = ${user!.id}`);
+    const now = t.clock.now();
+    await t.deps.db.execute(
+      sql`select id from tenantry_start_session(${`ses_lock_${user!.id}`}, ${user!.id}, ${`hash_${user!.id}`}, null, null, ${now.toISOString()}::timestamptz, ${new Date(now.getTime() + 86_400_000).toISOString()}::timestamptz, '[]', 4) as id`,
+    );
+    const [after] = await queryRows<{ failed: number; locked: boolean }>(
+      t,
+      sql`select failed_login_attempts as failed, locked_until is not null as locked from users where id = ${user!.id}`,
+    );
+    return after!;
+  }
+
+  it('clears failures and an expired lock', async () => {
+    expect(await startWith(3, null)).toEqual({ failed: 0, locked: false });
+    expect(await startWith(5, new Date(t.clock.now().getTime() - 1000))).toEqual({ failed: 0, locked: false });
+  });
+
+  it('keeps a lock that is still in force', async () => {
+    expect(await startWith(5, new Date(t.clock.now().getTime() + 60_000))).toEqual({ failed: 5, locked: true });
+  });
+});
+
 // Logins wait for their Argon2 verifications, which run a few at a time, so the six above rarely
 // start their sessions together. Here the sign-in's last step (tenantry_start_session, one statement
 // per sign-in) runs on six connections at once, for three users: with the user row lock they are
