@@ -3,6 +3,7 @@
 // start with a message that names the variable.
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 export class ConfigError extends Error {
@@ -95,6 +96,16 @@ function str(env: Env, name: string, fallback: string): string {
 function optional(env: Env, name: string): string | null {
   const v = env[name];
   return v === undefined || v === '' ? null : v;
+}
+
+/**
+ * Argon2id hashes in flight by default: the cores divided by the 4 lanes of each hash (p=4,
+ * ARGON2_OPTIONS in modules/auth/passwords.ts), at least 1. @node-rs/argon2 runs a hash's lanes on
+ * parallel threads, so one hash already fills 2 cores; measured there, a second one in flight adds
+ * no throughput, only thrashing, and doubles each sign-in's wait.
+ */
+function defaultHashConcurrency(): number {
+  return Math.max(1, Math.floor(os.availableParallelism() / 4));
 }
 
 function int(env: Env, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
@@ -335,7 +346,7 @@ export function loadConfig(env: Env = process.env): Config {
       accessTtlS: 15 * 60,
       refreshTtlS: 7 * 24 * 60 * 60,
       passwordPolicy,
-      hashConcurrency: int(env, 'AUTH_HASH_CONCURRENCY', 2, 1, 64),
+      hashConcurrency: int(env, 'AUTH_HASH_CONCURRENCY', defaultHashConcurrency(), 1, 64),
       hashQueueLimit: int(env, 'AUTH_HASH_QUEUE_LIMIT', 64, 1, 100_000),
       methods: {
         password: bool(env, 'AUTH_PASSWORD_ENABLED', true),
