@@ -37,6 +37,8 @@ describe('API key happy path', () => {
 
     const revoked = await t.request({ method: 'DELETE', url: `/api/v1/api-keys/${apiKey.id}`, headers: owner.auth });
     expect(revoked.statusCode, revoked.body).toBe(200);
+    // The revoked key as it stands, its last use (the three requests above) included.
+    expect(json(revoked).apiKey).toMatchObject({ id: apiKey.id, isActive: false, lastUsedAt: t.clock.now().toISOString() });
     const after = await t.request({ method: 'GET', url: `/api/v1/organizations/${org.id}/projects`, headers: { 'x-api-key': plainKey } });
     expect(after.statusCode).toBe(401);
     expect(json(after).error.message).toBe('API key is inactive');

@@ -100,7 +100,7 @@ export async function revokeApiKey(deps: Deps, access: OrgAccess, keyId: string)
       .update(apiKeys)
       .set({ isActive: false, revokedAt: now })
       .where(and(eq(apiKeys.organizationId, access.organizationId), eq(apiKeys.id, keyId), eq(apiKeys.isActive, true)))
-      .returning();
+      .returning(keyColumns);
     if (!k) {
       const [exists] = await tx.select({ id: apiKeys.id }).from(apiKeys).where(and(eq(apiKeys.organizationId, access.organizationId), eq(apiKeys.id, keyId)));
       if (!exists) throw notFound('API key not found');
@@ -111,8 +111,7 @@ export async function revokeApiKey(deps: Deps, access: OrgAccess, keyId: string)
     return k;
   });
   await deps.apiKeys.revoked(key.id);
-  const [lastUse] = await deps.db.select({ at: keyColumns.lastUsedAt }).from(apiKeys).where(and(eq(apiKeys.organizationId, key.organizationId), eq(apiKeys.id, key.id)));
-  return { message: 'API key revoked', apiKey: present({ ...key, lastUsedAt: lastUse?.at ?? null }) };
+  return { message: 'API key revoked', apiKey: present(key) };
 }
 
 export async function keyUsage(deps: Deps, access: OrgAccess, keyId: string) {
