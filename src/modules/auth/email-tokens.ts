@@ -1,6 +1,6 @@
 // Tokens sent by mail (verification, password reset, magic link): 256 random bits, single use,
 // stored as SHA-256, with an expiry. A new token of a purpose replaces the unused older ones.
-import { and, eq, gt, isNull } from 'drizzle-orm';
+import { and, eq, gt, isNull, lt, sql } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
 import type { Tx } from '../../db/client.js';
 import { validationError } from '../../http/errors.js';
@@ -23,13 +23,22 @@ const LINK_PATH: Record<EmailTokenPurpose, string> = {
   two_factor_login: '/two-factor',
 };
 
+/** Two-factor codes checked against one magic link or two-factor ticket before it is dead. */
+export const MAX_TOKEN_CODE_CHECKS = 5;
+
+/**
+ * What a verification token is bound to: the password of the registration that asked for it. The
+ * stored hash has its own salt, so any new password, even the same one typed again, changes it.
+ */
+export const passwordBinding = (passwordHash: string | null) => sha256(`password:${passwordHash ?? ''}`);
+
 /** Issues a token and returns the link to mail (after the transaction commits). */
-export async function issueEmailToken(deps: Deps, tx: Tx, userId: string, email: string, purpose: EmailTokenPurpose): Promise<string> {
-  const token = await issueToken(deps, tx, userId, email, purpose);
+export async function issueEmailToken(deps: Deps, tx: Tx, userId: string, email: string, purpose: EmailTokenPurpose, binding: string | null = null): Promise<string> {
+  const token = await issueToken(deps, tx, userId, email, purpose, binding);
   return `${deps.config.appOrigin}${LINK_PATH[purpose]}?token=${encodeURIComponent(token)}`;
 }
 
-export async function issueToken(deps: Deps, tx: Tx, userId: string, email: string, purpose: EmailTokenPurpose): Promise<string> {
+export async function issueToken(deps: Deps, tx: Tx, userId: string, email: string, purpose: EmailTokenPurpose, binding: string | null = null): Promise<string> {
   const now = deps.clock.now();
   const token = randomToken(32);
   await tx.delete(emailTokens).where(and(eq(emailTokens.userId, userId), eq(emailTokens.purpose, purpose), isNull(emailTokens.usedAt)));
@@ -39,11 +48,14 @@ export async function issueToken(deps: Deps, tx: Tx, userId: string, email: stri
     purpose,
     tokenHash: sha256(token),
     email,
+    binding,
     expiresAt: new Date(now.getTime() + TOKEN_TTL_MS[purpose]),
     createdAt: now,
   });
   return token;
 }
+
+const invalidToken = () => validationError('Invalid or expired token', 'token: is unknown, already used or expired');
 
 /**
  * Consumes a token: one guarded UPDATE, so of two concurrent uses exactly one succeeds.
@@ -55,9 +67,53 @@ export async function consumeEmailToken(deps: Deps, tx: Tx, token: string, purpo
     .update(emailTokens)
     .set({ usedAt: now })
     .where(and(eq(emailTokens.tokenHash, sha256(token)), eq(emailTokens.purpose, purpose), isNull(emailTokens.usedAt), gt(emailTokens.expiresAt, now)))
-    .returning({ userId: emailTokens.userId, email: emailTokens.email });
-  if (!row) throw validationError('Invalid or expired token', 'token: is unknown, already used or expired');
+    .returning({ userId: emailTokens.userId, email: emailTokens.email, binding: emailTokens.binding });
+  if (!row) throw invalidToken();
   return row;
+}
+
+/**
+ * A live token of the purpose, read without consuming it (a missing two-factor code must not burn a
+ * link); one whose code checks are used up is dead.
+ */
+export async function findLiveToken(deps: Deps, token: string, purpose: EmailTokenPurpose) {
+  const now = deps.clock.now();
+  const [row] = await deps.db
+    .select({ userId: emailTokens.userId, email: emailTokens.email })
+    .from(emailTokens)
+    .where(
+      and(
+        eq(emailTokens.tokenHash, sha256(token)),
+        eq(emailTokens.purpose, purpose),
+        isNull(emailTokens.usedAt),
+        gt(emailTokens.expiresAt, now),
+        lt(emailTokens.attempts, MAX_TOKEN_CODE_CHECKS),
+      ),
+    );
+  return row;
+}
+
+/**
+ * Reserves one two-factor code check against a live token, before the check (as the account's
+ * lockout does, lockout.ts): of parallel guesses at most MAX_TOKEN_CODE_CHECKS are checked, then the
+ * token is dead whatever the account's own count. False when it is dead, used or expired.
+ */
+export async function reserveTokenCheck(deps: Deps, token: string, purpose: EmailTokenPurpose): Promise<boolean> {
+  const now = deps.clock.now();
+  const rows = await deps.db
+    .update(emailTokens)
+    .set({ attempts: sql`${emailTokens.attempts} + 1` })
+    .where(
+      and(
+        eq(emailTokens.tokenHash, sha256(token)),
+        eq(emailTokens.purpose, purpose),
+        isNull(emailTokens.usedAt),
+        gt(emailTokens.expiresAt, now),
+        lt(emailTokens.attempts, MAX_TOKEN_CODE_CHECKS),
+      ),
+    )
+    .returning({ attempts: emailTokens.attempts });
+  return rows.length === 1;
 }
 
 /**
@@ -65,10 +121,16 @@ export async function consumeEmailToken(deps: Deps, tx: Tx, token: string, purpo
  * answer, not awaited, so known and unknown emails answer after the same single lookup and the
  * response time does not tell whether an account exists.
  */
-export function mailTokenLater(deps: Deps, user: { id: string; email: string }, purpose: EmailTokenPurpose, mail: (to: string, link: string) => Mail): void {
+export function mailTokenLater(
+  deps: Deps,
+  user: { id: string; email: string; passwordHash: string | null },
+  purpose: EmailTokenPurpose,
+  mail: (to: string, link: string) => Mail,
+): void {
+  const binding = purpose === 'verify_email' ? passwordBinding(user.passwordHash) : null;
   setImmediate(() => {
     deps.db
-      .transaction((tx) => issueEmailToken(deps, tx, user.id, user.email, purpose))
+      .transaction((tx) => issueEmailToken(deps, tx, user.id, user.email, purpose, binding))
       .then((link) => sendLater(deps.mailer, deps.logger, mail(user.email, link)))
       .catch((err: Error) => deps.logger.error({ err: { message: err.message }, userId: user.id, purpose }, 'email token not issued'));
   });

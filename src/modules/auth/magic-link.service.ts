@@ -1,14 +1,15 @@
-// Sign-in by a link sent to the account's email (DECISIONS §2): 15 minutes, single use, stored
-// hashed. Verifying answers exactly as login does: lockout, two-factor step, session cap.
-import { and, eq, gt, isNull, sql } from 'drizzle-orm';
+// Sign-in by a link sent to the account's email: 15 minutes, single use, stored hashed. Verifying
+// answers as login does (lockout, two-factor step, session cap). On an account whose address was
+// never verified, the link is the first proof of it and claims the account fresh (claim.ts).
 import type { Deps } from '../../deps.js';
 import { validationError } from '../../http/errors.js';
-import { sha256 } from '../../lib/secrets.js';
 import { magicLinkMail } from '../../providers/mail/templates.js';
 import { users } from '../users/tables.js';
-import { consumeEmailToken, mailTokenLater } from './email-tokens.js';
-import { assertNotLocked, assertSecondFactor, type ClientMeta, findUserByEmail, startSession } from './service.js';
-import { emailTokens } from './tables.js';
+import { eq } from 'drizzle-orm';
+import { claimUnverifiedAccount } from './claim.js';
+import { consumeEmailToken, findLiveToken, mailTokenLater } from './email-tokens.js';
+import { assertNotLocked, checkSecondFactorOnToken, type ClientMeta, findUserByEmail, needsSecondFactor, startSession } from './service.js';
+import { twoFactorRequired } from './two-factor.service.js';
 
 export async function requestMagicLink(deps: Deps, email: string) {
   const user = await findUserByEmail(deps, email);
@@ -19,27 +20,31 @@ export async function requestMagicLink(deps: Deps, email: string) {
 const invalidLink = () => validationError('Invalid or expired token', 'token: is unknown, already used or expired');
 
 export async function verifyMagicLink(deps: Deps, input: { token: string; twoFactorCode?: string }, meta: ClientMeta) {
-  const now = deps.clock.now();
   // Read first without consuming: a missing two-factor code must not burn the link.
-  const [pending] = await deps.db
-    .select({ userId: emailTokens.userId })
-    .from(emailTokens)
-    .where(and(eq(emailTokens.tokenHash, sha256(input.token)), eq(emailTokens.purpose, 'magic_link'), isNull(emailTokens.usedAt), gt(emailTokens.expiresAt, now)));
+  const pending = await findLiveToken(deps, input.token, 'magic_link');
   if (!pending) throw invalidLink();
   const [user] = await deps.db.select().from(users).where(eq(users.id, pending.userId));
   if (!user || !user.isActive) throw invalidLink();
+
+  if (!user.emailVerifiedAt) {
+    // The first proof of the address: neither the lock nor a second factor set up without that proof
+    // stands in its way, since the claim drops them.
+    const claimed = await deps.db.transaction(async (tx) => {
+      const { email } = await consumeEmailToken(deps, tx, input.token, 'magic_link');
+      return claimUnverifiedAccount(deps, tx, user.id, email, null);
+    });
+    // Verified in between by another path: the link is spent; the sign-in starts over as usual.
+    if (!claimed) throw invalidLink();
+    await deps.users.changed(user.id);
+    return startSession(deps, claimed, meta);
+  }
+
   assertNotLocked(deps, user);
-  await assertSecondFactor(deps, user, input.twoFactorCode);
-  const verified = await deps.db.transaction(async (tx) => {
-    const { email } = await consumeEmailToken(deps, tx, input.token, 'magic_link');
-    // The link proves the address it was sent to.
-    const [row] = await tx
-      .update(users)
-      .set({ emailVerifiedAt: sql`coalesce(${users.emailVerifiedAt}, ${now.toISOString()}::timestamptz)`, updatedAt: now })
-      .where(and(eq(users.id, user.id), sql`lower(${users.email}) = ${email}`))
-      .returning();
-    return row ?? user;
-  });
-  await deps.users.changed(user.id);
-  return startSession(deps, verified, meta);
+  let reservation = null;
+  if (needsSecondFactor(deps, user)) {
+    if (!input.twoFactorCode) throw twoFactorRequired();
+    reservation = await checkSecondFactorOnToken(deps, user, input.token, 'magic_link', input.twoFactorCode);
+  }
+  await deps.db.transaction((tx) => consumeEmailToken(deps, tx, input.token, 'magic_link'));
+  return startSession(deps, user, meta, reservation);
 }

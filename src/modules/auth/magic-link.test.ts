@@ -137,7 +137,7 @@ describe('signing in with a magic link', () => {
     expect((await verify(second.token)).statusCode).toBe(200);
   });
 
-  it('verifies an unverified account’s email, which can then sign in by link and by password', async () => {
+  it('verifies an unverified account’s email and claims it: the password set before the proof no longer signs in', async () => {
     const { email } = await registerUser(t, uniqueEmail('ml-unverified'));
     expectError(await loginRaw(t, email, PASSWORD), 403, 'EMAIL_NOT_VERIFIED');
     const { token } = await requestLink(email);
@@ -146,7 +146,9 @@ describe('signing in with a magic link', () => {
     const body = json(res);
     expect(body.user.emailVerified).toBe(t.clock.now().toISOString());
     expect(json(await getMe(t, body.accessToken)).emailVerified).toBe(t.clock.now().toISOString());
-    expect((await loginRaw(t, email, PASSWORD)).statusCode).toBe(200);
+    expectError(await loginRaw(t, email, PASSWORD), 401, 'AUTHENTICATION_ERROR');
+    // The next link signs in as usual.
+    expect((await verify((await requestLink(email)).token)).statusCode).toBe(200);
   });
 
   it('answers 423 for a locked account, and the link works once the lock is over', async () => {
@@ -208,11 +210,12 @@ describe('magic link with two-factor enabled', () => {
     expectError(await verify(token, totpCode(user.secret, t.clock.now(), 1)), 400, 'VALIDATION_ERROR');
   });
 
-  it('takes a backup code; wrong codes count toward the lockout', async () => {
+  it('takes a backup code; wrong codes count toward the lockout and spend the link', async () => {
     const user = await twoFactorAccount('ml-2fa-lock');
     const { token } = await requestLink(user.email);
     for (let i = 0; i < 5; i++) expect((await verify(token, wrongCode(user.secret, t.clock.now()))).statusCode).toBe(401);
-    expectError(await verify(token, user.backupCodes[0]), 423, 'ACCOUNT_LOCKED');
+    expectError(await verify(token, user.backupCodes[0]), 400, 'VALIDATION_ERROR');
+    expectError(await verify((await requestLink(user.email)).token, user.backupCodes[0]), 423, 'ACCOUNT_LOCKED');
 
     t.clock.advance(15 * MINUTE);
     const fresh = await requestLink(user.email);

@@ -1,21 +1,21 @@
 // Social sign-in with Google and GitHub: OAuth 2.0 authorization code flow with PKCE and state, through
 // arctic's OAuth2Client (endpoints from configuration, so a local OAuth server can stand in).
-// The callback links by provider identity, else by *verified* email, else creates the account, and
-// then answers as login does (lockout, email verification, two-factor step, session cap).
-import { and, eq, gt, isNull, sql } from 'drizzle-orm';
+// The callback links by provider identity, else by the provider's *verified* email, else creates the
+// account, and then answers as login does (lockout, email verification, two-factor step, session
+// cap). An email the provider does not mark verified proves nothing: it neither creates nor links.
+import { and, eq, gt, sql } from 'drizzle-orm';
+import Format from 'typebox/format';
 import { ArcticFetchError, CodeChallengeMethod, generateCodeVerifier, generateState, OAuth2Client, OAuth2RequestError } from 'arctic';
 import type { OAuthProviderConfig } from '../../config.js';
 import type { Deps } from '../../deps.js';
 import { isUniqueViolation } from '../../db/client.js';
-import { AppError, authenticationError, conflict, notFound, validationError } from '../../http/errors.js';
+import { AppError, authenticationError, notFound, validationError } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import { sha256 } from '../../lib/secrets.js';
-import { sendLater } from '../../providers/mail/mailer.js';
-import { verifyEmailMail } from '../../providers/mail/templates.js';
 import { defaultPreferences, users, type UserRow } from '../users/tables.js';
-import { issueEmailToken } from './email-tokens.js';
+import { claimUnverifiedAccount } from './claim.js';
 import { assertCanSignIn, assertNotLocked, type ClientMeta, findUserByEmail, startSession } from './service.js';
-import { backupCodes, oauthAccounts, oauthStates, twoFactor } from './tables.js';
+import { oauthAccounts, oauthStates } from './tables.js';
 import { startTwoFactorChallenge } from './two-factor-login.service.js';
 
 export type Provider = 'google' | 'github';
@@ -71,15 +71,29 @@ async function fetchProfile(provider: Provider, cfg: OAuthProviderConfig, access
     };
   }
   const u = (await fetchJson(`${cfg.userInfoUrl}/user`, accessToken)) as Record<string, unknown>;
-  const emails = (await fetchJson(`${cfg.userInfoUrl}/user/emails`, accessToken)) as Array<{ email: string; primary: boolean; verified: boolean }>;
-  const primary = emails.find((e) => e.primary && e.verified) ?? emails.find((e) => e.verified) ?? emails.find((e) => e.primary) ?? null;
+  const listed = await fetchJson(`${cfg.userInfoUrl}/user/emails`, accessToken);
+  const emails = (Array.isArray(listed) ? listed : []) as Array<{ email?: unknown; primary?: unknown; verified?: unknown }>;
+  // The primary address if GitHub verified it, else another verified one; never an unverified one.
+  const verified = emails.filter((e) => e.verified === true && typeof e.email === 'string');
+  const chosen = verified.find((e) => e.primary === true) ?? verified[0];
+  const primary = emails.find((e) => e.primary === true && typeof e.email === 'string');
   return {
     id: String(u.id),
-    email: primary?.email ?? null,
-    emailVerified: primary?.verified === true,
+    email: ((chosen ?? primary)?.email as string | undefined) ?? null,
+    emailVerified: Boolean(chosen),
     name: typeof u.name === 'string' && u.name ? u.name.slice(0, 100) : null,
     avatarUrl: typeof u.avatar_url === 'string' ? u.avatar_url : null,
   };
+}
+
+/**
+ * The provider's email checked as a request body's is (the same format check, at most 254
+ * characters, ASCII only: `\u212A`, the Kelvin sign, lowercases to `k` and must not reach the
+ * account spelled with k), then normalized; null when it is not an address this service accepts.
+ */
+function providerEmail(raw: string): string | null {
+  const email = raw.trim();
+  return email.length <= 254 && Format.Test('email', email) ? email.toLowerCase() : null;
 }
 
 /** The account for a provider identity: linked before, or linked now by verified email, or new. */
@@ -91,12 +105,13 @@ async function resolveAccount(deps: Deps, provider: Provider, profile: Profile):
     .where(and(eq(oauthAccounts.provider, provider), eq(oauthAccounts.providerAccountId, profile.id)));
   if (linked) return { user: linked.user, created: false };
   if (!profile.email) throw validationError('The provider did not share an email address', 'Allow access to your email address and try again');
-  const email = profile.email.trim().toLowerCase();
-  const existing = await findUserByEmail(deps, email);
-  if (existing && !profile.emailVerified) {
-    // An unverified provider email proves nothing about the existing account's owner.
-    throw conflict('An account with this email already exists', 'Sign in to it another way; the provider has not verified this email');
+  const email = providerEmail(profile.email);
+  if (!email) throw validationError('The provider’s email address is not valid', 'Sign in another way, or use another address at the provider');
+  if (!profile.emailVerified) {
+    // Whoever controls this provider account has not proven the address: nothing is created or linked.
+    throw new AppError(403, 'EMAIL_NOT_VERIFIED', 'The provider has not verified this email address', 'Verify the address with the provider, then sign in again');
   }
+  const existing = await findUserByEmail(deps, email);
   try {
     return existing ? { user: await linkExisting(deps, existing.id, provider, profile.id, email), created: false } : await createAccount(deps, provider, profile, email);
   } catch (err) {
@@ -107,25 +122,13 @@ async function resolveAccount(deps: Deps, provider: Provider, profile: Profile):
 }
 
 /**
- * Links a provider identity whose verified email is the account's. An account whose email was never
- * verified may have been registered by someone else ahead of the address's owner (pre-account
- * takeover): the provider has now proven the address, so what was set up without that proof
- * (password, other linked identities, two-factor, sessions) is dropped.
+ * Links a provider identity whose verified email is the account's. On an account whose email was
+ * never verified the provider's proof of the address claims it first (claim.ts).
  */
 async function linkExisting(deps: Deps, userId: string, provider: Provider, providerAccountId: string, email: string): Promise<UserRow> {
   const now = deps.clock.now();
   const linked = await deps.db.transaction(async (tx) => {
-    const [claimed] = await tx
-      .update(users)
-      .set({ emailVerifiedAt: now, passwordHash: null, twoFactorEnabled: false, updatedAt: now })
-      .where(and(eq(users.id, userId), isNull(users.emailVerifiedAt)))
-      .returning();
-    if (claimed) {
-      await tx.delete(oauthAccounts).where(eq(oauthAccounts.userId, userId));
-      await tx.delete(twoFactor).where(eq(twoFactor.userId, userId));
-      await tx.delete(backupCodes).where(eq(backupCodes.userId, userId));
-      await deps.sessions.revokeAllOfUser(tx, userId, 'revoked_all');
-    }
+    const claimed = await claimUnverifiedAccount(deps, tx, userId, email, null);
     await tx.insert(oauthAccounts).values({ id: newId('tok', now.getTime()), userId, provider, providerAccountId, email, createdAt: now });
     const [user] = claimed ? [claimed] : await tx.select().from(users).where(eq(users.id, userId));
     return user!;
@@ -142,7 +145,7 @@ async function createAccount(deps: Deps, provider: Provider, profile: Profile, e
       .values({
         id: newId('usr', now.getTime()),
         email,
-        emailVerifiedAt: profile.emailVerified ? now : null,
+        emailVerifiedAt: now,
         passwordHash: null,
         fullName: profile.name,
         avatarUrl: profile.avatarUrl,
@@ -152,11 +155,9 @@ async function createAccount(deps: Deps, provider: Provider, profile: Profile, e
       })
       .returning();
     await tx.insert(oauthAccounts).values({ id: newId('tok', now.getTime()), userId: u!.id, provider, providerAccountId: profile.id, email, createdAt: now });
-    const link = profile.emailVerified ? null : await issueEmailToken(deps, tx, u!.id, email, 'verify_email');
-    return { user: u!, link };
+    return u!;
   });
-  if (result.link) sendLater(deps.mailer, deps.logger, verifyEmailMail(email, result.link));
-  return { user: result.user, created: true };
+  return { user: result, created: true };
 }
 
 export async function finishOAuth(

@@ -143,20 +143,22 @@ describe('the callback: accounts', () => {
     expect((await getMe(t, json(res).accessToken)).statusCode).toBe(200);
   });
 
-  it('never links an unverified provider email to an existing account (409)', async () => {
+  it('never links an unverified provider email to an existing account (403)', async () => {
     const { email, userId } = await verifiedUser(t, 'g-unverified');
     const who = identity(email, false);
-    expectError(await signIn(who), 409, 'CONFLICT');
+    expectError(await signIn(who), 403, 'EMAIL_NOT_VERIFIED');
     expect(await linksOf(userId)).toEqual([]);
     const link = await t.deps.db.select().from(oauthAccounts).where(and(eq(oauthAccounts.provider, 'google'), eq(oauthAccounts.providerAccountId, who.sub)));
     expect(link).toEqual([]);
   });
 
-  it('creates an unverified account for an unverified provider email, which must verify first (403)', async () => {
+  it('creates no account for an unverified provider email (403, nothing stored)', async () => {
     const email = uniqueEmail('g-new-unverified');
-    expectError(await signIn(identity(email, false)), 403, 'EMAIL_NOT_VERIFIED');
-    const token = await t.mail.tokenFrom(email, /Verify your email/, '/verify-email');
-    expect((await t.request({ method: 'POST', url: '/api/v1/auth/verify-email', payload: { token } })).statusCode).toBe(200);
+    const who = identity(email, false);
+    expectError(await signIn(who), 403, 'EMAIL_NOT_VERIFIED');
+    expect(await t.deps.db.select().from(oauthAccounts).where(and(eq(oauthAccounts.provider, 'google'), eq(oauthAccounts.providerAccountId, who.sub)))).toEqual([]);
+    // The address is still free to register.
+    await registerUser(t, email);
   });
 
   it('a provider that shares no email is refused with 400', async () => {
@@ -288,7 +290,8 @@ describe('the callback: two-factor', () => {
 
     const next = json(await signIn(who)).twoFactorToken as string;
     for (let i = 0; i < 5; i++) expect((await finish(next, wrongCode(setup.secret, t.clock.now()))).statusCode).toBe(401);
-    expectError(await finish(next, totpCode(setup.secret, t.clock.now())), 423, 'ACCOUNT_LOCKED');
+    // Five wrong codes spend the ticket, and lock the account.
+    expectError(await finish(next, totpCode(setup.secret, t.clock.now())), 400, 'VALIDATION_ERROR');
     // The social callback itself answers 423 while the account is locked.
     expectError(await signIn(who), 423, 'ACCOUNT_LOCKED');
   });

@@ -12,7 +12,6 @@ import {
   LoginBody,
   LoginResponse,
   MagicLinkVerifyBody,
-  PasswordBody,
   RefreshBody,
   RegisterBody,
   RegisterResponse,
@@ -20,6 +19,7 @@ import {
   TokenBody,
   TokenPair,
   TwoFactorLoginBody,
+  TwoFactorSetupBody,
   TwoFactorSetupResponse,
   TwoFactorState,
 } from './schemas.js';
@@ -108,11 +108,12 @@ const twoFactorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, {
       tags,
       security,
       summary: 'Start (or restart) two-factor setup: a new secret and 10 new backup codes',
-      description: 'While two-factor is enabled, the current secret stays in force until a code of the new one is verified; the old backup codes stop working at once.',
-      body: PasswordBody,
-      response: { 200: TwoFactorSetupResponse, ...errors(401, 404) },
+      description:
+        'A wrong password counts toward the sign-in lockout (423 once locked). While two-factor is enabled a current code is required, the current secret stays in force until a code of the new one is verified, and the old backup codes stop working at once.',
+      body: TwoFactorSetupBody,
+      response: { 200: TwoFactorSetupResponse, ...errors(401, 404, 423) },
     },
-    handler: async (req) => twoFactor.setupTwoFactor(deps, requireUser(req), req.body.password),
+    handler: async (req) => twoFactor.setupTwoFactor(deps, requireUser(req), req.body),
   });
 
   app.post('/auth/two-factor/verify', {
@@ -125,8 +126,9 @@ const twoFactorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, {
       tags,
       security,
       summary: 'Turn two-factor off (password and a current code or backup code)',
+      description: 'A wrong password or code counts toward the sign-in lockout (423 once locked).',
       body: DisableTwoFactorBody,
-      response: { 200: TwoFactorState, ...errors(401, 404) },
+      response: { 200: TwoFactorState, ...errors(401, 404, 423) },
     },
     handler: async (req) => twoFactor.disableTwoFactor(deps, requireUser(req), req.body),
   });

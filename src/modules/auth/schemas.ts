@@ -40,12 +40,16 @@ export const TokenBody = Body({ token: Token });
 export const EmailBody = Body({ email: Email });
 export const ResetBody = Body({ token: Token, newPassword: Password });
 
-export const TwoFactorCode = Type.String({ minLength: 6, maxLength: 32, description: 'A 6-digit TOTP code or an 8-character backup code' });
+export const TwoFactorCode = Type.String({ minLength: 6, maxLength: 32, description: 'A 6-digit TOTP code or a backup code (xxxxx-xxxxx)' });
 export const PasswordBody = Body({ password: Password });
+export const TwoFactorSetupBody = Body({
+  password: Password,
+  code: Type.Optional({ ...TwoFactorCode, description: 'A current TOTP or backup code: required while two-factor is enabled' }),
+});
 export const TwoFactorSetupResponse = Type.Object({
   secret: Type.String({ description: 'Base32 TOTP secret' }),
   qrCode: Type.String({ description: 'otpauth:// URI to render as a QR code' }),
-  backupCodes: Type.Array(Type.String(), { minItems: 10, maxItems: 10 }),
+  backupCodes: Type.Array(Type.String({ description: 'Shown once; each works once' }), { minItems: 10, maxItems: 10 }),
 });
 export const CodeBody = Body({ code: Type.String({ minLength: 6, maxLength: 6, pattern: '^[0-9]{6}$' }) });
 export const DisableTwoFactorBody = Body({ password: Password, code: TwoFactorCode });

@@ -3,19 +3,19 @@ import { and, eq, sql } from 'drizzle-orm';
 import { prepared } from '../../db/prepared.js';
 import type { Deps } from '../../deps.js';
 import { isUniqueViolation } from '../../db/client.js';
-import { AppError, authenticationError, conflict } from '../../http/errors.js';
+import { AppError, authenticationError, conflict, validationError } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import { sha256 } from '../../lib/secrets.js';
 import { sendLater } from '../../providers/mail/mailer.js';
 import { resetPasswordMail, verifyEmailMail } from '../../providers/mail/templates.js';
 import { defaultPreferences, users, type UserRow } from '../users/tables.js';
 import { assertPasswordPolicy } from './passwords.js';
-import { consumeEmailToken, issueEmailToken, mailTokenLater } from './email-tokens.js';
+import { claimUnverifiedAccount, voidSignInTickets } from './claim.js';
+import { consumeEmailToken, issueEmailToken, mailTokenLater, passwordBinding, reserveTokenCheck } from './email-tokens.js';
+import { lockedUntilError, releaseCheck, type Reservation, reservedCheck } from './lockout.js';
 import { sessions } from './tables.js';
 import { consumeSecondFactor, invalidSecondFactor, twoFactorRequired } from './two-factor.service.js';
 
-export const MAX_FAILED_LOGINS = 5;
-export const LOCK_MS = 15 * 60 * 1000;
 const INVALID_CREDENTIALS = 'Invalid email or password';
 
 export interface ClientMeta {
@@ -51,7 +51,7 @@ export async function register(deps: Deps, input: { email: string; password: str
         createdAt: now,
         updatedAt: now,
       });
-      return issueEmailToken(deps, tx, userId, email, 'verify_email');
+      return issueEmailToken(deps, tx, userId, email, 'verify_email', passwordBinding(passwordHash));
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict('An account with this email already exists', 'email: is already registered');
@@ -61,9 +61,16 @@ export async function register(deps: Deps, input: { email: string; password: str
   return { userId };
 }
 
+const invalidToken = () => validationError('Invalid or expired token', 'token: is unknown, already used or expired');
+
 export async function verifyEmail(deps: Deps, token: string) {
   const userId = await deps.db.transaction(async (tx) => {
-    const { userId, email } = await consumeEmailToken(deps, tx, token, 'verify_email');
+    const { userId, email, binding } = await consumeEmailToken(deps, tx, token, 'verify_email');
+    const [user] = await tx.select({ passwordHash: users.passwordHash }).from(users).where(eq(users.id, userId)).for('update');
+    // The link verifies the registration that asked for it: once that password changed, the account
+    // may be someone else's (a claim by reset), and the link proves nothing about it. Links issued
+    // before bindings existed carry none.
+    if (!user || (binding !== null && binding !== passwordBinding(user.passwordHash))) throw invalidToken();
     // The link proves the address it was sent to; if the account's email changed since, it proves nothing.
     await tx
       .update(users)
@@ -81,33 +88,10 @@ export async function resendVerification(deps: Deps, email: string) {
   return { message: 'If the account exists and is not yet verified, a verification email has been sent' };
 }
 
-function lockedError(lockedUntil: Date, now: Date) {
-  const retryAfter = Math.max(1, Math.ceil((lockedUntil.getTime() - now.getTime()) / 1000));
-  return new AppError(423, 'ACCOUNT_LOCKED', 'Account is temporarily locked after too many failed sign-in attempts', `Try again in ${retryAfter} seconds`, {
-    'Retry-After': String(retryAfter),
-  });
-}
-
-/**
- * One failed attempt, counted atomically. The 5th consecutive failure locks the account for 15
- * minutes; a failure after an expired lock starts a new count.
- */
-export async function recordLoginFailure(deps: Deps, userId: string): Promise<void> {
-  const now = deps.clock.now();
-  const lockUntil = new Date(now.getTime() + LOCK_MS);
-  await deps.db.execute(sql`
-    update users set
-      failed_login_attempts = case when locked_until is not null and locked_until <= ${now.toISOString()}::timestamptz then 1 else failed_login_attempts + 1 end,
-      locked_until = case
-        when locked_until is not null and locked_until <= ${now.toISOString()}::timestamptz then null
-        when failed_login_attempts + 1 >= ${MAX_FAILED_LOGINS} then ${lockUntil.toISOString()}::timestamptz
-        else locked_until end
-    where id = ${userId}`);
-}
-
+/** A fast refusal from the row already read; the reservation (lockout.ts) is what enforces the lock. */
 export function assertNotLocked(deps: Deps, user: UserRow) {
   const now = deps.clock.now();
-  if (user.lockedUntil && user.lockedUntil > now) throw lockedError(user.lockedUntil, now);
+  if (user.lockedUntil && user.lockedUntil > now) throw lockedUntilError(user.lockedUntil, now);
 }
 
 export function assertCanSignIn(deps: Deps, user: UserRow) {
@@ -124,11 +108,14 @@ export const loginUser = (user: UserRow) => ({
   twoFactorEnabled: user.twoFactorEnabled,
 });
 
-/** The end of every sign-in method: counter cleared, a new session (under the cap), a token pair. */
-export async function startSession(deps: Deps, user: UserRow, meta: ClientMeta) {
+/**
+ * The end of every sign-in method: failures cleared (and the sign-in's reserved check ended, if it
+ * had one), a new session (under the cap), a token pair.
+ */
+export async function startSession(deps: Deps, user: UserRow, meta: ClientMeta, reservation: Reservation | null = null) {
   const sessionId = newId('ses', deps.clock.now().getTime());
   const refresh = deps.tokens.signRefresh(user.id, sessionId);
-  await deps.sessions.start(sessionId, user.id, meta, refresh.jti, refresh.expiresAt);
+  await deps.sessions.start(sessionId, user.id, meta, refresh.jti, refresh.expiresAt, reservation !== null);
   return {
     accessToken: deps.tokens.signAccess(user, sessionId),
     refreshToken: refresh.token,
@@ -144,23 +131,38 @@ export async function login(deps: Deps, input: { email: string; password: string
     throw authenticationError(INVALID_CREDENTIALS);
   }
   assertNotLocked(deps, user);
-  if (!(await deps.passwords.verify(user.passwordHash, input.password))) {
-    await recordLoginFailure(deps, user.id);
-    throw authenticationError(INVALID_CREDENTIALS);
+  const passwordHash = user.passwordHash;
+  // One reservation covers the password and the second factor: a right password with a wrong code
+  // is one failure; a right password without a code, or an unverified email, none.
+  let code = false;
+  const reservation = await reservedCheck(deps, user.id, async () => {
+    if (!(await deps.passwords.verify(passwordHash, input.password))) return false;
+    if (!canSignIn(deps, user) || !needsSecondFactor(deps, user) || !input.twoFactorCode) return true;
+    code = true;
+    return consumeSecondFactor(deps, user.id, input.twoFactorCode);
+  });
+  if (!reservation) throw code ? invalidSecondFactor() : authenticationError(INVALID_CREDENTIALS);
+  if (!canSignIn(deps, user) || (needsSecondFactor(deps, user) && !code)) {
+    await releaseCheck(deps, reservation);
+    assertCanSignIn(deps, user);
+    throw twoFactorRequired();
   }
-  assertCanSignIn(deps, user);
-  await assertSecondFactor(deps, user, input.twoFactorCode);
-  return startSession(deps, user, meta);
+  return startSession(deps, user, meta, reservation);
 }
 
-/** The two-factor step of every sign-in method; a wrong code counts toward the lockout. */
-export async function assertSecondFactor(deps: Deps, user: UserRow, code: string | undefined) {
-  if (!user.twoFactorEnabled || !deps.config.auth.methods.twoFactor) return;
-  if (!code) throw twoFactorRequired();
-  if (!(await consumeSecondFactor(deps, user.id, code))) {
-    await recordLoginFailure(deps, user.id);
-    throw invalidSecondFactor();
-  }
+export const needsSecondFactor = (deps: Deps, user: UserRow) => user.twoFactorEnabled && deps.config.auth.methods.twoFactor;
+const canSignIn = (deps: Deps, user: UserRow) => !deps.config.auth.requireEmailVerification || Boolean(user.emailVerifiedAt);
+
+/**
+ * The two-factor step of a sign-in whose first factor was a mailed token (magic link, two-factor
+ * ticket): one code check reserved on the token and on the account, so neither takes more than 5
+ * wrong codes. Answers the account's reservation, for the session start.
+ */
+export async function checkSecondFactorOnToken(deps: Deps, user: UserRow, token: string, purpose: 'magic_link' | 'two_factor_login', code: string) {
+  if (!(await reserveTokenCheck(deps, token, purpose))) throw invalidToken();
+  const reservation = await reservedCheck(deps, user.id, () => consumeSecondFactor(deps, user.id, code));
+  if (!reservation) throw invalidSecondFactor();
+  return reservation;
 }
 
 export async function refresh(deps: Deps, refreshToken: string) {
@@ -223,13 +225,20 @@ export async function forgotPassword(deps: Deps, email: string) {
   return { message: 'If an account exists for this email, a password reset link has been sent' };
 }
 
+/**
+ * A reset proves the address it was mailed to: on an account never verified it claims the account
+ * (claim.ts) and verifies the address; otherwise it sets the password, clears the lock, revokes
+ * every session and voids the other sign-in tickets.
+ */
 export async function resetPassword(deps: Deps, input: { token: string; newPassword: string }) {
   assertPasswordPolicy(deps.config.auth.passwordPolicy, input.newPassword, 'newPassword');
   const passwordHash = await deps.passwords.hash(input.newPassword);
   const userId = await deps.db.transaction(async (tx) => {
-    const { userId } = await consumeEmailToken(deps, tx, input.token, 'reset_password');
+    const { userId, email } = await consumeEmailToken(deps, tx, input.token, 'reset_password');
+    if (await claimUnverifiedAccount(deps, tx, userId, email, passwordHash)) return userId;
     await tx.update(users).set({ passwordHash, failedLoginAttempts: 0, lockedUntil: null, updatedAt: deps.clock.now() }).where(eq(users.id, userId));
     await deps.sessions.revokeAllOfUser(tx, userId, 'password_reset');
+    await voidSignInTickets(tx, userId);
     return userId;
   });
   await deps.users.changed(userId);

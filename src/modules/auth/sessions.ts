@@ -15,7 +15,16 @@ const CACHE_TTL_MS = 30_000;
 const CACHE_MAX = 100_000;
 const TOUCH_FLUSH_MS = 15_000;
 
-export type RevokeReason = 'logout' | 'revoked' | 'revoked_all' | 'password_changed' | 'password_reset' | 'reuse_detected' | 'session_cap';
+export type RevokeReason =
+  | 'logout'
+  | 'revoked'
+  | 'revoked_all'
+  | 'password_changed'
+  | 'password_reset'
+  | 'reuse_detected'
+  | 'session_cap'
+  | 'account_claimed'
+  | 'deactivated';
 
 interface Cached {
   userId: string;
@@ -41,7 +50,8 @@ export function createSessionStore(db: Db, config: Config, clock: Clock, revocat
     db,
     'session_start',
     sql`select id from tenantry_start_session(${p('id')}, ${p('userId')}, ${p('hash')}, ${p('userAgent')}, ${p('ip')},
-      ${p('now')}::timestamptz, ${p('expiresAt')}::timestamptz, ${p('touched')}::json, ${p('keep')}::integer) as id`,
+      ${p('now')}::timestamptz, ${p('expiresAt')}::timestamptz, ${p('touched')}::json, ${p('keep')}::integer,
+      ${p('reserved')}::boolean) as id`,
   );
 
   async function markRevoked(ids: string[]) {
@@ -97,12 +107,19 @@ export function createSessionStore(db: Db, config: Config, clock: Clock, revocat
     flushTouches,
 
     /**
-     * A new session for a sign-in, in one round trip (tenantry_start_session, migration 0009): the
-     * user row is locked so parallel sign-ins count each other, the lockout's failures are cleared,
-     * and beyond the cap the least recently used sessions are revoked, read after the lock so every
+     * A new session for a sign-in, in one round trip (tenantry_start_session, migration 0010): the
+     * user row is locked so parallel sign-ins count each other, the lockout's failures are cleared
+     * (and the sign-in's own reserved check, if it had one, is ended: lockout.ts), and beyond the cap the least recently used sessions are revoked, read after the lock so every
      * session a parallel sign-in committed before it counts.
      */
-    async start(id: string, userId: string, meta: { userAgent: string | null; ipAddress: string | null }, refreshJti: string, expiresAt: Date) {
+    async start(
+      id: string,
+      userId: string,
+      meta: { userAgent: string | null; ipAddress: string | null },
+      refreshJti: string,
+      expiresAt: Date,
+      reserved = false,
+    ) {
       // Recency counts the touches not yet written (a session used since the last flush is not the
       // least recently used).
       const pending: Array<{ id: string; at: string }> = [];
@@ -120,6 +137,7 @@ export function createSessionStore(db: Db, config: Config, clock: Clock, revocat
         expiresAt: expiresAt.toISOString(),
         touched: JSON.stringify(pending),
         keep: config.auth.maxSessions - 1,
+        reserved,
       });
       await markRevoked(rows.map((r) => r.id as string));
     },

@@ -1,4 +1,4 @@
-import { bigint, index, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, index, integer, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { users } from '../users/tables.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date', precision: 3 });
@@ -46,6 +46,12 @@ export const emailTokens = pgTable(
     tokenHash: text('token_hash').notNull(),
     // The address the token was sent to: a verification proves this address, not a later one.
     email: text('email').notNull(),
+    // verify_email only: a fingerprint of the password of the registration that asked for the token.
+    // The token verifies nothing once that password changed (someone else may own the account now).
+    binding: text('binding'),
+    // Two-factor codes checked against this token (magic link, two-factor ticket): reserved before
+    // each check; the 5th spends the token.
+    attempts: integer('attempts').notNull().default(0),
     expiresAt: ts('expires_at').notNull(),
     usedAt: ts('used_at'),
     createdAt: ts('created_at').notNull(),

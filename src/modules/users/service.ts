@@ -5,7 +5,9 @@ import type { UserActor } from '../../http/actor.js';
 import { authenticationError, notFound, validationError } from '../../http/errors.js';
 import { pageInfo } from '../../http/schemas.js';
 import { assertPasswordPolicy } from '../auth/passwords.js';
-import { assertNotLocked, recordLoginFailure } from '../auth/service.js';
+import { voidSignInTickets } from '../auth/claim.js';
+import { releaseCheck, reservedCheck } from '../auth/lockout.js';
+import { assertNotLocked } from '../auth/service.js';
 import { sessions } from '../auth/tables.js';
 import { users, type Preferences, type UserRow } from './tables.js';
 
@@ -107,10 +109,10 @@ export async function changePassword(deps: Deps, actor: UserActor, input: { curr
   const user = await loadUser(deps, actor.userId);
   // Guessing the current password with a stolen token counts toward the same lockout as sign-in.
   assertNotLocked(deps, user);
-  if (!user.passwordHash || !(await deps.passwords.verify(user.passwordHash, input.currentPassword))) {
-    await recordLoginFailure(deps, user.id);
-    throw authenticationError('Current password is incorrect');
-  }
+  const currentHash = user.passwordHash;
+  const reservation = await reservedCheck(deps, user.id, async () => Boolean(currentHash) && deps.passwords.verify(currentHash!, input.currentPassword));
+  if (!reservation) throw authenticationError('Current password is incorrect');
+  await releaseCheck(deps, reservation);
   if (input.newPassword === input.currentPassword) {
     throw validationError('New password must differ from the current one', 'newPassword: must differ from currentPassword');
   }
@@ -119,6 +121,7 @@ export async function changePassword(deps: Deps, actor: UserActor, input: { curr
   await deps.db.transaction(async (tx) => {
     await tx.update(users).set({ passwordHash, updatedAt: deps.clock.now() }).where(eq(users.id, actor.userId));
     await deps.sessions.revokeAllOfUser(tx, actor.userId, 'password_changed', actor.sessionId);
+    await voidSignInTickets(tx, actor.userId);
   });
   await deps.users.changed(actor.userId);
   return { message: 'Password changed; other sessions have been signed out' };

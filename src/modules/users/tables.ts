@@ -33,6 +33,10 @@ export const users = pgTable(
     isActive: boolean('is_active').notNull().default(true),
     failedLoginAttempts: integer('failed_login_attempts').notNull().default(0),
     lockedUntil: ts('locked_until'),
+    // Password and code checks under way (reserved before hashing, auth/lockout.ts), and when the
+    // last was reserved: a count not renewed for a minute is stale (its process died mid-check).
+    checksInFlight: integer('checks_in_flight').notNull().default(0),
+    checksReservedAt: ts('checks_reserved_at'),
     createdAt: ts('created_at').notNull(),
     updatedAt: ts('updated_at').notNull(),
   },

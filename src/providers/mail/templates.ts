@@ -16,7 +16,14 @@ function build(to: string, subject: string, intro: string, action: string, link:
 }
 
 export const verifyEmailMail = (to: string, link: string) =>
-  build(to, 'Verify your email address', 'Welcome to Tenantry. Please confirm your email address.', 'Verify email', link, 'This link expires in 24 hours. If you did not sign up, ignore this message.');
+  build(
+    to,
+    'Verify your email address',
+    'This link was asked for when a Tenantry account was registered with this email address. If you registered it, confirm the address.',
+    'Verify email',
+    link,
+    'This link expires in 24 hours. If you did not register, ignore this message: the account stays unverified. To claim this address, ask for a password reset or a sign-in link instead.',
+  );
 
 export const resetPasswordMail = (to: string, link: string) =>
   build(to, 'Reset your password', 'Someone asked to reset the password of your Tenantry account.', 'Reset password', link, 'This link expires in 1 hour and works once. If it was not you, ignore this message: your password stays as it is.');
