@@ -608,6 +608,12 @@ export function appEnv(dataDir: string, databaseUrl: string | null): Record<stri
     JWT_SECRET: randomBytes(32).toString('base64url'),
     JWT_REFRESH_SECRET: randomBytes(32).toString('base64url'),
     ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    // What production requires besides the secrets. No mail leaves (server.ts replaces the mailer),
+    // and the benchmarks pay nothing: the built-in test checkout, chosen explicitly.
+    SMTP_URL: 'smtp://127.0.0.1:1',
+    APP_ORIGIN: 'http://localhost:3000',
+    PUBLIC_API_URL: 'http://127.0.0.1:3000',
+    BILLING_PROVIDER: 'test',
     // Every request of a benchmark comes from 127.0.0.1 and few users: the limits would answer 429.
     RATE_LIMIT_AUTH_PER_MIN: '1000000000',
     RATE_LIMIT_USER_PER_MIN: '1000000000',

@@ -129,7 +129,13 @@ export const webhooksBench: Benchmark = {
     const database: DatabaseChoice = 'error' in pgServer ? { kind: 'pglite' } : { kind: 'pg', adminUrl: pgServer.adminUrl };
     if ('error' in pgServer) ctx.say(`PostgreSQL not reachable (${pgServer.error}): on PGlite`);
     const receiver = await startReceiver();
-    const { server, databaseLabel, postgres } = await startAppServer(ctx, 'webhooks', database, { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_WORKER: 'inline' });
+    // The receiver is on 127.0.0.1, which production refuses to deliver to (and refuses to start
+    // with WEBHOOK_ALLOW_PRIVATE_URLS=true): this app runs in development mode, which changes nothing else.
+    const { server, databaseLabel, postgres } = await startAppServer(ctx, 'webhooks', database, {
+      NODE_ENV: 'development',
+      WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+      WEBHOOK_WORKER: 'inline',
+    });
     const { token, orgId } = await createOrgOwner(server, 'hooks@bench.test', 'bench-hooks');
     await makeEnterprise(server.url, token, orgId);
     const hookIds: string[] = [];

@@ -1,5 +1,5 @@
-// The configuration contract of DECISIONS §0: defaults, development secrets kept in DATA_DIR, the
-// secrets production requires, and errors that name the variable at fault.
+// The configuration contract: defaults, development secrets kept in DATA_DIR, the secrets and
+// settings production requires, the ENCRYPTION_KEY list, and errors that name the variable at fault.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,6 +23,14 @@ const SECRETS = {
   ENCRYPTION_KEY: '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff',
 };
 
+/** What production requires besides the secrets (a mail server, its public addresses, a billing provider). */
+const PRODUCTION = {
+  SMTP_URL: 'smtp://user:pass@mail.example.com:587',
+  APP_ORIGIN: 'https://app.example.com',
+  PUBLIC_API_URL: 'https://api.example.com',
+  STRIPE_SECRET_KEY: 'sk_live_example',
+};
+
 /** A configuration with the secrets given and a fresh DATA_DIR, plus the overrides. */
 const load = (env: Record<string, string | undefined> = {}) => loadConfig({ DATA_DIR: tempDir(), ...SECRETS, ...env });
 
@@ -39,7 +47,7 @@ function expectRefused(fn: () => unknown, variable: string) {
   return (caught as Error).message;
 }
 
-describe('defaults (DECISIONS §0)', () => {
+describe('defaults', () => {
   it('gives every setting its development default', () => {
     const dataDir = tempDir();
     const c = loadConfig({ DATA_DIR: dataDir });
@@ -55,6 +63,9 @@ describe('defaults (DECISIONS §0)', () => {
     expect(c.trustProxy).toBe(false);
     expect(c.webhook).toEqual({ allowPrivateUrls: false, retryDelaysS: [60, 300, 900], timeoutMs: 30_000, worker: 'inline' });
     expect(c.stripe).toEqual({ secretKey: null, webhookSecret: null, apiBase: null, pricePro: 'price_pro', priceEnterprise: 'price_enterprise' });
+    expect(c.billingProvider).toBe('test');
+    expect(c.encryptionKeys).toHaveLength(1);
+    expect(c.encryptionKeys[0]!.equals(c.encryptionKey)).toBe(true);
     expect(c.apiKey).toEqual({ prefix: 'svc', mode: 'live' });
     expect(c.auth.requireEmailVerification).toBe(true);
     expect(c.auth.refreshReuseGraceS).toBe(10);
@@ -90,9 +101,13 @@ describe('defaults (DECISIONS §0)', () => {
       DATABASE_URL: 'postgres://u:p@db.internal:5432/tenantry',
       REDIS_URL: 'redis://cache.internal:6379',
       APP_ORIGIN: 'https://app.example.com/',
+      PUBLIC_API_URL: 'https://api.example.com/',
       SMTP_URL: 'smtp://user:pass@mail.example.com:587',
+      BILLING_PROVIDER: 'stripe',
+      STRIPE_SECRET_KEY: 'sk_live_example',
       TRUST_PROXY: '10.0.0.0/8, 192.168.1.1',
-      WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+      // Production refuses true (below); the spellings of a boolean are read in development.
+      WEBHOOK_ALLOW_PRIVATE_URLS: 'false',
       WEBHOOK_RETRY_DELAYS: '1, 2,3',
       WEBHOOK_TIMEOUT_MS: '5000',
       WEBHOOK_WORKER: 'off',
@@ -112,9 +127,12 @@ describe('defaults (DECISIONS §0)', () => {
     expect(c.databaseUrl).toBe('postgres://u:p@db.internal:5432/tenantry');
     expect(c.redisUrl).toBe('redis://cache.internal:6379');
     expect(c.appOrigin).toBe('https://app.example.com');
+    expect(c.publicApiUrl).toBe('https://api.example.com');
     expect(c.smtpUrl).toBe('smtp://user:pass@mail.example.com:587');
+    expect(c.billingProvider).toBe('stripe');
+    expect(c.stripe.secretKey).toBe('sk_live_example');
     expect(c.trustProxy).toBe('10.0.0.0/8, 192.168.1.1');
-    expect(c.webhook).toEqual({ allowPrivateUrls: true, retryDelaysS: [1, 2, 3], timeoutMs: 5000, worker: 'off' });
+    expect(c.webhook).toEqual({ allowPrivateUrls: false, retryDelaysS: [1, 2, 3], timeoutMs: 5000, worker: 'off' });
     expect(c.apiKey).toEqual({ prefix: 'acme', mode: 'test' });
     expect(c.auth.requireEmailVerification).toBe(false);
     expect(c.auth.maxSessions).toBe(2);
@@ -193,9 +211,9 @@ describe('production secrets', () => {
     });
   }
 
-  it('starts with all three', () => {
+  it('starts with all three (and the settings production requires)', () => {
     const dataDir = tempDir();
-    const c = loadConfig({ NODE_ENV: 'production', DATA_DIR: dataDir, ...SECRETS });
+    const c = loadConfig({ NODE_ENV: 'production', DATA_DIR: dataDir, ...SECRETS, ...PRODUCTION });
     expect(c.env).toBe('production');
     expect(c.jwtSecret).toBe(SECRETS.JWT_SECRET);
     expect(fs.existsSync(path.join(dataDir, 'secrets.json'))).toBe(false);
@@ -260,6 +278,134 @@ describe('ENCRYPTION_KEY', () => {
     for (const value of bad) {
       const msg = expectRefused(() => load({ ENCRYPTION_KEY: value }), 'ENCRYPTION_KEY');
       expect(msg).not.toContain(value);
+    }
+  });
+});
+
+describe('ENCRYPTION_KEY as a list (rotation)', () => {
+  const a = randomBytes(32);
+  const b = randomBytes(32);
+  const c = randomBytes(32);
+
+  it('takes comma-separated keys: the first encrypts, every one is kept to decrypt', () => {
+    const conf = load({ ENCRYPTION_KEY: `${b.toString('hex')},${a.toString('hex')}` });
+    expect(conf.encryptionKey.equals(b)).toBe(true);
+    expect(conf.encryptionKeys.map((k) => k.toString('hex'))).toEqual([b.toString('hex'), a.toString('hex')]);
+  });
+
+  it('accepts blanks around the commas and mixes hex and base64 entries', () => {
+    const conf = load({ ENCRYPTION_KEY: ` ${c.toString('base64')} , ${b.toString('hex').toUpperCase()},${a.toString('base64url')} ` });
+    expect(conf.encryptionKeys.map((k) => k.toString('hex'))).toEqual([c, b, a].map((k) => k.toString('hex')));
+    expect(conf.encryptionKey.equals(c)).toBe(true);
+  });
+
+  it('keeps one key as a list of one', () => {
+    const conf = load({ ENCRYPTION_KEY: a.toString('hex') });
+    expect(conf.encryptionKeys).toHaveLength(1);
+    expect(conf.encryptionKeys[0]!.equals(a)).toBe(true);
+  });
+
+  it('refuses a bad entry, naming the variable and the entry, echoing no key', () => {
+    const good = a.toString('hex');
+    for (const [value, entry] of [
+      [`${good},${good.slice(0, 62)}`, 2],
+      [`${randomBytes(31).toString('base64')},${good}`, 1],
+      [`${good},${b.toString('hex')},not-a-key-at-all`, 3],
+    ] as const) {
+      const msg = expectRefused(() => load({ ENCRYPTION_KEY: value }), 'ENCRYPTION_KEY');
+      expect(msg).toContain(`entry ${entry}`);
+      for (const part of value.split(',')) expect(msg).not.toContain(part);
+    }
+  });
+
+  it('refuses empty entries and a key listed twice', () => {
+    const good = a.toString('hex');
+    for (const value of [`${good},`, `,${good}`, `${good},,${b.toString('hex')}`, ',']) {
+      const msg = expectRefused(() => load({ ENCRYPTION_KEY: value }), 'ENCRYPTION_KEY');
+      expect(msg).toMatch(/empty/);
+      expect(msg).not.toContain(good);
+    }
+    // The same key in two spellings is still the same key.
+    const msg = expectRefused(() => load({ ENCRYPTION_KEY: `${good},${b.toString('hex')},${a.toString('base64')}` }), 'ENCRYPTION_KEY');
+    expect(msg).toMatch(/twice/);
+    expect(msg).not.toContain(good);
+  });
+
+  it('is required in production as a list too', () => {
+    const conf = loadConfig({ NODE_ENV: 'production', DATA_DIR: tempDir(), ...SECRETS, ...PRODUCTION, ENCRYPTION_KEY: `${b.toString('hex')},${a.toString('hex')}` });
+    expect(conf.encryptionKeys).toHaveLength(2);
+  });
+});
+
+describe('BILLING_PROVIDER', () => {
+  it('defaults to stripe with STRIPE_SECRET_KEY and to the built-in test provider without (outside production)', () => {
+    expect(load({ STRIPE_SECRET_KEY: 'sk_test_example' }).billingProvider).toBe('stripe');
+    expect(load().billingProvider).toBe('test');
+    expect(load({ NODE_ENV: 'test' }).billingProvider).toBe('test');
+  });
+
+  it('takes an explicit choice', () => {
+    expect(load({ BILLING_PROVIDER: 'stripe', STRIPE_SECRET_KEY: 'sk_test_example' }).billingProvider).toBe('stripe');
+    expect(load({ BILLING_PROVIDER: 'test' }).billingProvider).toBe('test');
+    // An explicit test provider wins over a key left in the environment.
+    expect(load({ BILLING_PROVIDER: 'test', STRIPE_SECRET_KEY: 'sk_test_example' }).billingProvider).toBe('test');
+  });
+
+  it('refuses stripe without STRIPE_SECRET_KEY, naming both', () => {
+    const msg = expectRefused(() => load({ BILLING_PROVIDER: 'stripe' }), 'STRIPE_SECRET_KEY');
+    expect(msg).toContain('BILLING_PROVIDER=stripe');
+  });
+
+  it('refuses any other value', () => {
+    for (const value of ['paypal', 'Stripe', 'none']) expectRefused(() => load({ BILLING_PROVIDER: value }), 'BILLING_PROVIDER');
+  });
+});
+
+describe('production refuses unsafe settings with one line naming the variable', () => {
+  const prod = (env: Record<string, string | undefined> = {}) => loadConfig({ NODE_ENV: 'production', DATA_DIR: tempDir(), ...SECRETS, ...PRODUCTION, ...env });
+  const refused = (env: Record<string, string | undefined>, variable: string) => {
+    const msg = expectRefused(() => prod(env), variable);
+    expect(msg).toMatch(/^Invalid configuration: /);
+    expect(msg).not.toContain('\n');
+    return msg;
+  };
+
+  it('starts with every required setting', () => {
+    const c = prod();
+    expect(c.env).toBe('production');
+    expect(c.billingProvider).toBe('stripe');
+    expect(c.webhook.allowPrivateUrls).toBe(false);
+  });
+
+  for (const name of ['SMTP_URL', 'APP_ORIGIN', 'PUBLIC_API_URL'] as const) {
+    it(`refuses to start without ${name} (unset or empty)`, () => {
+      expect(refused({ [name]: undefined }, name)).toContain('NODE_ENV=production');
+      refused({ [name]: '' }, name);
+    });
+  }
+
+  it('refuses to start without STRIPE_SECRET_KEY unless BILLING_PROVIDER=test is explicit (the test checkout upgrades for free)', () => {
+    const msg = refused({ STRIPE_SECRET_KEY: undefined }, 'STRIPE_SECRET_KEY');
+    expect(msg).toContain('BILLING_PROVIDER=test');
+    refused({ STRIPE_SECRET_KEY: '' }, 'STRIPE_SECRET_KEY');
+    refused({ STRIPE_SECRET_KEY: undefined, BILLING_PROVIDER: '' }, 'STRIPE_SECRET_KEY');
+    refused({ STRIPE_SECRET_KEY: undefined, BILLING_PROVIDER: 'stripe' }, 'STRIPE_SECRET_KEY');
+    const c = prod({ STRIPE_SECRET_KEY: undefined, BILLING_PROVIDER: 'test' });
+    expect(c.billingProvider).toBe('test');
+    expect(c.stripe.secretKey).toBeNull();
+  });
+
+  it('refuses WEBHOOK_ALLOW_PRIVATE_URLS=true', () => {
+    for (const v of ['true', '1', 'yes', 'on']) refused({ WEBHOOK_ALLOW_PRIVATE_URLS: v }, 'WEBHOOK_ALLOW_PRIVATE_URLS');
+    expect(prod({ WEBHOOK_ALLOW_PRIVATE_URLS: 'false' }).webhook.allowPrivateUrls).toBe(false);
+  });
+
+  it('asks none of these outside production', () => {
+    for (const env of ['development', 'test']) {
+      const c = load({ NODE_ENV: env, WEBHOOK_ALLOW_PRIVATE_URLS: 'true' });
+      expect(c.smtpUrl).toBeNull();
+      expect(c.webhook.allowPrivateUrls).toBe(true);
+      expect(c.billingProvider).toBe('test');
     }
   });
 });

@@ -1,6 +1,7 @@
-// The only reader of process.env. Every variable of DECISIONS §0 (and the few this project adds,
-// listed in docs/decisions.md) is parsed and validated here once, at boot. A bad value stops the
-// start with a message that names the variable.
+// The only reader of process.env. Every variable (README, "Configuration") is parsed and validated
+// here once, at boot. A bad value stops the start with a one-line message that names the variable,
+// and so does a production start with a setting that is only safe in development (see
+// `checkProduction`).
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -40,7 +41,10 @@ export interface Config {
   redisUrl: string | null;
   jwtSecret: string;
   jwtRefreshSecret: string;
+  /** The first key of ENCRYPTION_KEY: everything encrypted from now on uses it. */
   encryptionKey: Buffer;
+  /** Every key of ENCRYPTION_KEY, the first one first: a stored value is decrypted with whichever opens it. */
+  encryptionKeys: Buffer[];
   appOrigin: string;
   /** Where this API is reached from outside: OAuth redirect URIs and the test payment page. */
   publicApiUrl: string;
@@ -53,6 +57,8 @@ export interface Config {
     timeoutMs: number;
     worker: 'inline' | 'off';
   };
+  /** `stripe`: Stripe with STRIPE_SECRET_KEY; `test`: the built-in test checkout (no payment at all). */
+  billingProvider: 'stripe' | 'test';
   stripe: {
     secretKey: string | null;
     webhookSecret: string | null;
@@ -70,7 +76,7 @@ export interface Config {
     passwordPolicy: PasswordPolicy;
     hashConcurrency: number;
     hashQueueLimit: number;
-    /** Spec §5.2.6: each sign-in method can be switched off; its routes then answer 404. */
+    /** Each sign-in method can be switched off; its routes then answer 404. */
     methods: { password: boolean; magicLink: boolean; twoFactor: boolean; sessionManagement: boolean };
     oauth: { google: OAuthProviderConfig | null; github: OAuthProviderConfig | null };
   };
@@ -158,6 +164,62 @@ export function parseEncryptionKey(name: string, raw: string): Buffer {
     if (buf.length === 32) return buf;
   }
   throw new ConfigError(name, 'must be 32 bytes, as 64 hex characters or base64');
+}
+
+/**
+ * ENCRYPTION_KEY is one key or a comma-separated list of them (to change keys without losing what
+ * the old one encrypted): the first encrypts, every one decrypts. Errors say which entry is wrong
+ * and never echo a key.
+ */
+export function parseEncryptionKeys(name: string, raw: string): Buffer[] {
+  const entries = raw.split(',').map((e) => e.trim());
+  if (entries.length === 1) return [parseEncryptionKey(name, entries[0]!)];
+  const keys = entries.map((entry, i) => {
+    const which = `entry ${i + 1} of ${entries.length}`;
+    if (entry === '') throw new ConfigError(name, `has an empty ${which}: separate the keys with single commas`);
+    try {
+      return parseEncryptionKey(name, entry);
+    } catch {
+      throw new ConfigError(name, `${which} must be 32 bytes, as 64 hex characters or base64`);
+    }
+  });
+  keys.forEach((key, i) => {
+    const first = keys.findIndex((k) => k.equals(key));
+    if (first !== i) throw new ConfigError(name, `lists the same key twice (entries ${first + 1} and ${i + 1})`);
+  });
+  return keys;
+}
+
+function parseBillingProvider(env: Env, stripeSecretKey: string | null): Config['billingProvider'] {
+  const raw = optional(env, 'BILLING_PROVIDER');
+  if (raw !== null && raw !== 'stripe' && raw !== 'test') throw new ConfigError('BILLING_PROVIDER', 'must be "stripe" or "test"');
+  if (raw === 'stripe' && !stripeSecretKey) throw new ConfigError('STRIPE_SECRET_KEY', 'is required when BILLING_PROVIDER=stripe');
+  return raw ?? (stripeSecretKey ? 'stripe' : 'test');
+}
+
+/**
+ * Settings that are fine on a developer's machine and dangerous in production refuse the start
+ * there, one at a time, each naming its variable: mails printed to the log (with their sign-in
+ * links), links and redirect URIs pointing at localhost, webhooks allowed to reach internal
+ * addresses, and the built-in test checkout, whose unauthenticated `complete` route upgrades any
+ * organization without payment (only an explicit BILLING_PROVIDER=test allows it).
+ */
+function checkProduction(env: Env, config: Config): void {
+  const required = (name: string, why: string) => {
+    if (!optional(env, name)) throw new ConfigError(name, `is required when NODE_ENV=production: ${why}`);
+  };
+  required('SMTP_URL', 'without it mails, and the sign-in links in them, would only be written to the log');
+  required('APP_ORIGIN', 'links in mails and the allowed checkout URLs would point at localhost');
+  required('PUBLIC_API_URL', 'OAuth redirect URIs would point at localhost');
+  if (config.webhook.allowPrivateUrls) {
+    throw new ConfigError('WEBHOOK_ALLOW_PRIVATE_URLS', 'must not be true when NODE_ENV=production: it lets webhook deliveries reach loopback and private addresses');
+  }
+  if (!config.stripe.secretKey && optional(env, 'BILLING_PROVIDER') !== 'test') {
+    throw new ConfigError(
+      'STRIPE_SECRET_KEY',
+      'is required when NODE_ENV=production, unless BILLING_PROVIDER=test is set explicitly: the built-in test checkout upgrades any organization without payment',
+    );
+  }
 }
 
 function parseTrustProxy(raw: string | undefined): boolean | number | string {
@@ -265,7 +327,7 @@ export function loadConfig(env: Env = process.env): Config {
   const jwtSecret = checkSecret('JWT_SECRET', optional(env, 'JWT_SECRET') ?? dev!.jwtSecret);
   const jwtRefreshSecret = checkSecret('JWT_REFRESH_SECRET', optional(env, 'JWT_REFRESH_SECRET') ?? dev!.jwtRefreshSecret);
   if (jwtSecret === jwtRefreshSecret) throw new ConfigError('JWT_REFRESH_SECRET', 'must differ from JWT_SECRET');
-  const encryptionKey = parseEncryptionKey('ENCRYPTION_KEY', optional(env, 'ENCRYPTION_KEY') ?? dev!.encryptionKey);
+  const encryptionKeys = parseEncryptionKeys('ENCRYPTION_KEY', optional(env, 'ENCRYPTION_KEY') ?? dev!.encryptionKey);
 
   const appOrigin = url(env, 'APP_ORIGIN', 'http://localhost:3000', ['http:', 'https:'])!;
   if (new URL(appOrigin).origin !== appOrigin.replace(/\/$/, '')) {
@@ -297,6 +359,7 @@ export function loadConfig(env: Env = process.env): Config {
   const publicApiUrl = url(env, 'PUBLIC_API_URL', `http://localhost:${port}`, ['http:', 'https:'])!.replace(/\/$/, '');
 
   const stripeSecretKey = optional(env, 'STRIPE_SECRET_KEY');
+  const billingProvider = parseBillingProvider(env, stripeSecretKey);
   const databaseUrl = url(env, 'DATABASE_URL', null, ['postgres:', 'postgresql:']);
   const redisUrl = url(env, 'REDIS_URL', null, ['redis:', 'rediss:']);
   const smtpUrl = url(env, 'SMTP_URL', null, ['smtp:', 'smtps:']);
@@ -310,7 +373,7 @@ export function loadConfig(env: Env = process.env): Config {
     requireSpecial: bool(env, 'PASSWORD_REQUIRE_SPECIAL', false),
   };
 
-  return {
+  const config: Config = {
     env: envName,
     port,
     host: str(env, 'HOST', '127.0.0.1'),
@@ -319,7 +382,8 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl,
     jwtSecret,
     jwtRefreshSecret,
-    encryptionKey,
+    encryptionKey: encryptionKeys[0]!,
+    encryptionKeys,
     appOrigin: appOrigin.replace(/\/$/, ''),
     publicApiUrl,
     smtpUrl,
@@ -331,6 +395,7 @@ export function loadConfig(env: Env = process.env): Config {
       timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 30_000, 1),
       worker,
     },
+    billingProvider,
     stripe: {
       secretKey: stripeSecretKey,
       webhookSecret: optional(env, 'STRIPE_WEBHOOK_SECRET'),
@@ -378,4 +443,6 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     bodyLimitBytes: 1024 * 1024,
   };
+  if (production) checkProduction(env, config);
+  return config;
 }

@@ -20,7 +20,7 @@ import { createRevocationList, type RevocationList } from './providers/cache/rev
 import type { PaymentProvider } from './providers/payments/provider.js';
 import { createStripeProvider } from './providers/payments/stripe.js';
 import { createTestProvider } from './providers/payments/test-provider.js';
-import { createLogMailer, createSmtpMailer, type Mailer } from './providers/mail/mailer.js';
+import { createMailer, type Mailer } from './providers/mail/mailer.js';
 
 export interface Deps {
   config: Config;
@@ -100,9 +100,14 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   }
   const redisPrefix = overrides.redisPrefix ?? 'tenantry:';
   const revocations = createRevocationList(redis, redisPrefix, logger);
-  const mailer = overrides.mailer ?? (config.smtpUrl ? createSmtpMailer(config.smtpUrl, config.mailFrom) : createLogMailer(logger));
+  const mailer = overrides.mailer ?? createMailer(config, logger);
   const sessions = createSessionStore(dbHandle.db, config, clock, revocations);
   const audit = createAuditWriter(dbHandle.db, logger);
+  // BILLING_PROVIDER (config.ts): production gets the test checkout only when BILLING_PROVIDER=test asks for it.
+  const payments = overrides.payments ?? (config.billingProvider === 'stripe' ? createStripeProvider(config) : createTestProvider(config.publicApiUrl, clock));
+  if (payments.kind === 'test' && config.env === 'production') {
+    logger.warn('BILLING_PROVIDER=test: the built-in test checkout is served, and anyone with a checkout link can upgrade an organization without payment');
+  }
 
   return {
     config,
@@ -123,7 +128,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     apiKeys: createKeyStore(dbHandle.db, config, clock, revocations),
     audit,
     quota: createQuotaGuard(dbHandle.db, clock),
-    payments: overrides.payments ?? (config.stripe.secretKey ? createStripeProvider(config) : createTestProvider(config.publicApiUrl, clock)),
+    payments,
     async close() {
       await audit.close();
       await sessions.close().catch((err: Error) => logger.warn({ err: { message: err.message } }, 'flushing session touches failed'));

@@ -15,7 +15,7 @@ import { createHmac, createSecretKey, type KeyObject, randomBytes } from 'node:c
 import pg from 'pg';
 import type { Deps } from '../../deps.js';
 import { newId } from '../../lib/ids.js';
-import { decrypt, hmacSha256Hex } from '../../lib/secrets.js';
+import { DecryptError, decrypt, hmacSha256Hex } from '../../lib/secrets.js';
 import { WAKE_CHANNEL } from './outbox.js';
 import { claimDue, type ClaimedDelivery, queryOn, recordResults, type ResultRow } from './queue.js';
 import { createWebhookSender, type SendResult } from './sender.js';
@@ -232,10 +232,16 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions = {}) {
 
   // ---- delivering ---------------------------------------------------------------------------
 
+  /** The stored lastError of an attempt whose secret no key of ENCRYPTION_KEY opens. */
+  const unreadableSecret = (reason: DecryptError['reason']) =>
+    reason === 'no-key'
+      ? "the endpoint's signing secret cannot be decrypted with ENCRYPTION_KEY: it was encrypted with a key the list no longer holds (list the old key after the new one, or rotate the endpoint's secret)"
+      : "the endpoint's signing secret cannot be decrypted with ENCRYPTION_KEY: the stored value is damaged (rotate the endpoint's secret)";
+
   function secretOf(enc: string): KeyObject {
     let secret = secrets.get(enc);
     if (secret === undefined) {
-      secret = createSecretKey(Buffer.from(decrypt(deps.config.encryptionKey, enc), 'utf8'));
+      secret = createSecretKey(Buffer.from(decrypt(deps.config.encryptionKeys, enc), 'utf8'));
       if (secrets.size >= 10_000) secrets.clear();
       secrets.set(enc, secret);
     }
@@ -245,7 +251,19 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions = {}) {
   async function deliver(d: ClaimedDelivery): Promise<ResultRow> {
     if (d.deleted || d.url === null || d.secretEnc === null) return canceledRow(d, 'endpoint deleted');
     if (!d.isActive) return canceledRow(d, 'endpoint disabled');
-    const secret = secretOf(d.secretEnc);
+    let secret: KeyObject;
+    try {
+      secret = secretOf(d.secretEnc);
+    } catch (err) {
+      if (!(err instanceof DecryptError)) throw err;
+      // Encrypted with a key ENCRYPTION_KEY no longer lists (or damaged): nothing is sent, and the
+      // attempt fails like an unreachable endpoint, so the delivery is retried (another instance of
+      // a rolling key change may still open it) and then ends `failed`, instead of going back to the
+      // queue forever.
+      const error = unreadableSecret(err.reason);
+      deps.logger.error({ deliveryId: d.id, endpointId: d.endpointId }, error);
+      return resultRow(d, deps.clock.now(), { status: null, body: null, error, durationMs: 0 });
+    }
     // The body keeps a fixed key order: type, timestamp, data.
     const body = JSON.stringify({ type: d.payload.type, timestamp: d.payload.timestamp, data: d.payload.data });
     const t = Math.floor(deps.clock.now().getTime() / 1000);
@@ -268,7 +286,7 @@ export function createDeliveryWorker(deps: Deps, opts: WorkerOptions = {}) {
         release(d);
       },
       (err: Error) => {
-        // Not recorded (a secret that cannot be decrypted…): the lease runs out, then it is tried again.
+        // Not recorded (an unexpected error): the lease runs out, then it is tried again.
         deps.logger.error({ err: { message: err.message }, deliveryId: d.id }, 'webhook delivery failed');
         release(d);
       },
