@@ -76,6 +76,8 @@ export interface FakeStripe {
   event(type: string, object: Obj, opts?: { id?: string; created?: number }): Obj;
   /** The body and headers of a signed webhook request (real current time in the signature). */
   signed(event: Obj, secret?: string): { payload: string; headers: Record<string, string> };
+  /** The same for a body sent as is (any JSON, or none): Stripe signs bytes, not shapes. */
+  signedRaw(payload: string, secret?: string): { payload: string; headers: Record<string, string> };
   close(): Promise<void>;
 }
 
@@ -284,7 +286,9 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       };
     },
     signed(event, secret = WEBHOOK_SECRET) {
-      const payload = JSON.stringify(event, null, 2);
+      return fake.signedRaw(JSON.stringify(event, null, 2), secret);
+    },
+    signedRaw(payload, secret = WEBHOOK_SECRET) {
       const header = signer.webhooks.generateTestHeaderString({ payload, secret, timestamp: nowS() });
       return { payload, headers: { 'content-type': 'application/json; charset=utf-8', 'stripe-signature': header } };
     },

@@ -71,7 +71,8 @@ export const billingRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
       config: { auth: 'none' },
       schema: {
         tags,
-        summary: 'Inbound Stripe events (verified with Stripe-Signature, processed once per event id)',
+        summary:
+          'Inbound Stripe events (verified with Stripe-Signature, processed once per event id); 400 for a bad signature or an event of an unexpected shape; types not acted on are acknowledged',
         response: { 200: Type.Object({ received: Type.Boolean(), duplicate: Type.Boolean() }), ...errors(404, 502) },
       },
       handler: async (req) => billing.handleStripeWebhook(deps, typeof req.body === 'string' ? req.body : '', req.headers['stripe-signature'] as string | undefined),

@@ -2,13 +2,12 @@
 // state changes only after the provider answered, so a provider failure (502) changes nothing.
 import { randomUUID } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
-import type Stripe from 'stripe';
 import type { Deps } from '../../deps.js';
 import type { Tx } from '../../db/client.js';
 import type { OrgAccess } from '../../http/authorize.js';
 import { AppError, conflict, validationError } from '../../http/errors.js';
 import { PaymentProviderError, type ProviderSubscription } from '../../providers/payments/provider.js';
-import { createStripeClient, toProviderSubscription } from '../../providers/payments/stripe.js';
+import { checkoutSubscriptionId, createStripeClient, parseStripeEvent, StripeShapeError, toProviderSubscription } from '../../providers/payments/stripe.js';
 import { auditChange } from '../audit/service.js';
 import { organizations, type PlanName } from '../organizations/tables.js';
 import { recordEvent } from '../webhooks/outbox.js';
@@ -177,8 +176,11 @@ export async function cancelForDeletion(deps: Deps, organizationId: string) {
 }
 
 /**
- * The one place subscription state changes, from a provider event or the test provider. An event
- * older than the last one applied is ignored, so out-of-order delivery never moves state backwards.
+ * The one place subscription state changes, from a provider event or the test provider. A
+ * subscription that ended is terminal: its end applies whatever the event's timestamp, and nothing
+ * received about its id afterwards changes anything; only another subscription brings a paid plan
+ * back. Otherwise an event older than the last one applied is ignored, so out-of-order delivery never
+ * moves state backwards.
  */
 export async function applySubscription(deps: Deps, tx: Tx, s: ProviderSubscription, eventAt: Date, deleted = false): Promise<void> {
   const [row] = await tx.select().from(subscriptions).where(eq(subscriptions.customerId, s.customerId)).for('update');
@@ -186,13 +188,19 @@ export async function applySubscription(deps: Deps, tx: Tx, s: ProviderSubscript
     deps.logger.warn({ customerId: s.customerId }, 'billing event for an unknown customer ignored');
     return;
   }
-  if (row.lastEventAt && eventAt < row.lastEventAt) return;
+  if (row.endedSubscriptionIds.includes(s.id)) return;
   const ended = deleted || ENDED_STATUSES.has(s.status);
-  // The end of a subscription the organization no longer uses leaves the one it uses alone.
-  if (ended && row.subscriptionId && row.subscriptionId !== s.id) return;
+  const now = deps.clock.now();
+  const endedIds = ended ? { endedSubscriptionIds: [...row.endedSubscriptionIds, s.id] } : {};
+  if (ended && row.subscriptionId && row.subscriptionId !== s.id) {
+    // The end of a subscription the organization no longer uses leaves the one it uses alone.
+    await tx.update(subscriptions).set({ ...endedIds, updatedAt: now }).where(eq(subscriptions.organizationId, row.organizationId));
+    return;
+  }
+  // An end is never stale: an update stamped after it but received first must not keep it alive.
+  if (!ended && row.lastEventAt && eventAt < row.lastEventAt) return;
   const plan: PlanName = !ended && PAID_STATUSES.has(s.status) ? (planOfPrice(deps, s.priceId) ?? 'free') : 'free';
   const status = deleted ? 'canceled' : s.status;
-  const now = deps.clock.now();
   await tx
     .update(subscriptions)
     .set({
@@ -203,7 +211,8 @@ export async function applySubscription(deps: Deps, tx: Tx, s: ProviderSubscript
       currentPeriodEnd: ended ? null : s.currentPeriodEnd,
       cancelAtPeriodEnd: ended ? false : s.cancelAtPeriodEnd,
       cancelAt: ended ? null : s.cancelAt,
-      lastEventAt: eventAt,
+      ...endedIds,
+      lastEventAt: row.lastEventAt && row.lastEventAt > eventAt ? row.lastEventAt : eventAt,
       updatedAt: now,
     })
     .where(eq(subscriptions.organizationId, row.organizationId));
@@ -223,28 +232,44 @@ export async function applySubscription(deps: Deps, tx: Tx, s: ProviderSubscript
   }
 }
 
-/** Verifies and applies one inbound Stripe event, once per event id (concurrent duplicates included). */
+/** What Stripe sent, read through its expected shape: anything else is a 400 that changes nothing. */
+function shaped<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (err) {
+    if (err instanceof StripeShapeError) throw validationError('Unexpected Stripe event', err.message.slice(0, 500));
+    throw err;
+  }
+}
+
+/**
+ * Verifies and applies one inbound Stripe event, once per event id (concurrent duplicates included).
+ * A signed event of an unexpected shape answers 400 and is not recorded; an event of a type not acted
+ * on is acknowledged (and recorded) so Stripe stops sending it.
+ */
 export async function handleStripeWebhook(deps: Deps, rawBody: string, signature: string | undefined) {
   const secret = deps.config.stripe.webhookSecret;
   if (!secret || !deps.config.stripe.secretKey) throw new AppError(404, 'NOT_FOUND', 'Route not found', 'Stripe is not configured');
-  let event: Stripe.Event;
+  let verified: unknown;
   try {
-    event = createStripeClient(deps.config).webhooks.constructEvent(rawBody, signature ?? '', secret);
+    verified = createStripeClient(deps.config).webhooks.constructEvent(rawBody, signature ?? '', secret);
   } catch {
     throw validationError('Invalid Stripe signature', 'Stripe-Signature: does not verify this body');
   }
+  const event = shaped(() => parseStripeEvent(verified));
+  let subscriptionId: string | null = null;
+  let sub: ProviderSubscription | null = null;
+  if (event.type === 'checkout.session.completed') {
+    subscriptionId = shaped(() => checkoutSubscriptionId(event.object));
+  } else if (event.type.startsWith('customer.subscription.')) {
+    sub = shaped(() => toProviderSubscription(event.object));
+  }
+  const deleted = event.type === 'customer.subscription.deleted';
+
   const [seen] = await deps.db.select({ id: billingEvents.id }).from(billingEvents).where(eq(billingEvents.id, event.id));
   if (seen) return { received: true, duplicate: true };
+  if (subscriptionId) sub = await provider(() => deps.payments.getSubscription(subscriptionId));
 
-  let sub: ProviderSubscription | null = null;
-  let deleted = false;
-  const obj = event.data.object as unknown as Record<string, unknown>;
-  if (event.type === 'checkout.session.completed' && typeof obj.subscription === 'string') {
-    sub = await provider(() => deps.payments.getSubscription(obj.subscription as string));
-  } else if (event.type.startsWith('customer.subscription.')) {
-    sub = toProviderSubscription(obj as unknown as Stripe.Subscription);
-    deleted = event.type === 'customer.subscription.deleted';
-  }
   const applied = await deps.db.transaction(async (tx) => {
     const [first] = await tx
       .insert(billingEvents)

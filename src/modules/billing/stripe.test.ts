@@ -417,9 +417,10 @@ describe('POST /billing/webhook', () => {
     expect(data.plan.name).toBe('Enterprise');
     expect(data.subscription.cancelAtPeriodEnd).toBe(true);
     expect((await eventsOf(t, org.id)).length).toBe(eventsBefore);
-    // An older deletion does not end the subscription either.
+    // A deletion is not an older state but the end: it applies whatever its timestamp
+    // (stripe-ordering.test.ts covers ended subscriptions).
     await deliverOk(fake.event('customer.subscription.deleted', { ...sub, status: 'canceled' }, { created: base + 15 }));
-    expect((await billingData(org.id)).plan.name).toBe('Enterprise');
+    expect((await billingData(org.id)).plan.name).toBe('Free');
   });
 
   it('customer.subscription.deleted returns the organization to Free and records billing.canceled', async () => {

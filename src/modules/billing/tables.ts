@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { boolean, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { organizations, type PlanName } from '../organizations/tables.js';
 
@@ -21,6 +22,12 @@ export const subscriptions = pgTable(
     cancelAt: ts('cancel_at'),
     // The provider time of the last event applied: an older event never moves the state backwards.
     lastEventAt: ts('last_event_at'),
+    // Subscriptions of this customer that ended (deleted, canceled, incomplete_expired): an end is
+    // final at the provider, so nothing received about these ids afterwards changes anything.
+    endedSubscriptionIds: text('ended_subscription_ids')
+      .array()
+      .notNull()
+      .default(sql`'{}'::text[]`),
     createdAt: ts('created_at').notNull(),
     updatedAt: ts('updated_at').notNull(),
   },
