@@ -7,7 +7,7 @@ import type { Tx } from '../../db/client.js';
 import type { UserActor } from '../../http/actor.js';
 import { AppError, authenticationError, notFound, validationError } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
-import { decrypt, encrypt, sha256 } from '../../lib/secrets.js';
+import { decrypt, DecryptError, encrypt, sha256 } from '../../lib/secrets.js';
 import { matchTotp, newTotpSecret, totpUri } from '../../lib/totp.js';
 import { users, type UserRow } from '../users/tables.js';
 import { releaseCheck, reservedCheck } from './lockout.js';
@@ -21,8 +21,6 @@ const BACKUP_ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 const BACKUP_CODE = /^[0-9a-hjkmnp-tv-z]{10}$/;
 // Codes issued before (8 hex characters, stored as plain SHA-256) keep working until replaced.
 const LEGACY_BACKUP_CODE = /^[0-9a-f]{8}$/;
-
-const encryptionKeys = (deps: Deps): Buffer[] => (deps.config as { encryptionKeys?: Buffer[] }).encryptionKeys ?? [deps.config.encryptionKey];
 
 function newBackupCode(): string {
   // 32 divides 256, so a byte's low 5 bits are uniform.
@@ -44,15 +42,11 @@ function backupCodeHash(key: Buffer, userId: string, code: string): string {
 
 /** A stored secret in clear; one that no key of ENCRYPTION_KEY opens fails the request, saying so. */
 function openSecret(deps: Deps, enc: string): string {
-  for (const key of encryptionKeys(deps)) {
-    try {
-      return decrypt(key, enc);
-    } catch {
-      // the next key
-    }
-  }
-  {
-    deps.logger.error('a two-factor secret could not be decrypted with any key of ENCRYPTION_KEY');
+  try {
+    return decrypt(deps.config.encryptionKeys, enc);
+  } catch (err) {
+    if (!(err instanceof DecryptError)) throw err;
+    deps.logger.error({ err: { message: err.message } }, 'a two-factor secret cannot be decrypted');
     throw new AppError(500, 'INTERNAL_ERROR', 'The two-factor secret cannot be read', 'It was encrypted with a key that ENCRYPTION_KEY no longer lists');
   }
 }
@@ -85,7 +79,7 @@ async function confirmIdentity(deps: Deps, user: UserRow, password: string, code
 async function replaceBackupCodes(deps: Deps, tx: Tx, userId: string): Promise<string[]> {
   const now = deps.clock.now();
   const codes = Array.from({ length: BACKUP_CODE_COUNT }, newBackupCode);
-  const key = encryptionKeys(deps)[0]!;
+  const key = deps.config.encryptionKey;
   await tx.delete(backupCodes).where(eq(backupCodes.userId, userId));
   await tx
     .insert(backupCodes)
@@ -144,7 +138,7 @@ export async function consumeSecondFactor(deps: Deps, userId: string, code: stri
   const now = deps.clock.now();
   const backup = normalizeBackupCode(trimmed);
   if (backup || LEGACY_BACKUP_CODE.test(trimmed)) {
-    const hashes = backup ? encryptionKeys(deps).map((key) => backupCodeHash(key, userId, backup)) : [sha256(trimmed)];
+    const hashes = backup ? deps.config.encryptionKeys.map((key) => backupCodeHash(key, userId, backup)) : [sha256(trimmed)];
     const [used] = await deps.db
       .update(backupCodes)
       .set({ usedAt: now })
