@@ -4,6 +4,7 @@
 import { registerAjvFormats, TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox';
 import Format from 'typebox/format';
 import type { FastifySchemaValidationError } from 'fastify/types/schema.js';
+import { AppError } from './errors.js';
 
 registerAjvFormats();
 // DECISIONS §1: emails are trimmed before anything else, so surrounding blanks are not a format error.
@@ -64,3 +65,47 @@ export function describeValidation(errors: FastifySchemaValidationError[], part:
     details: lines.join('; ') || 'The request does not match the expected format',
   };
 }
+
+/** JSON bodies nest objects and arrays this deep at most (the body object itself is level 1). */
+export const MAX_JSON_DEPTH = 32;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+
+/**
+ * Whether JSON text nests objects and arrays deeper than `max`, counted on the raw text before it is
+ * parsed: a deeply nested value would otherwise reach code that walks it recursively (schema
+ * checks, hashing for uniqueItems, serialisers) and overflow the stack. One pass, no recursion;
+ * strings are skipped with indexOf (a quote preceded by an odd run of backslashes is escaped).
+ * Malformed text (an unterminated string, unbalanced brackets) answers false and is left to
+ * JSON.parse to refuse.
+ */
+export function jsonNestingExceeds(text: string, max: number): boolean {
+  // Fewer characters than levels: cannot nest that deep.
+  if (text.length <= max) return false;
+  let depth = 0;
+  for (let i = 0, n = text.length; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      for (;;) {
+        const end = text.indexOf('"', i + 1);
+        if (end === -1) return false;
+        let b = end - 1;
+        while (text.charCodeAt(b) === BACKSLASH) b--;
+        i = end;
+        if ((end - 1 - b) % 2 === 0) break;
+      }
+    } else if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
+      if (++depth > max) return true;
+    } else if (c === CLOSE_ARRAY || c === CLOSE_OBJECT) {
+      depth--;
+    }
+  }
+  return false;
+}
+
+export const jsonTooDeep = () => new AppError(400, 'VALIDATION_ERROR', 'Invalid request body', `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`);

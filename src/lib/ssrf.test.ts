@@ -40,11 +40,27 @@ describe('isPrivateAddress', () => {
     '64:ff9b::7f00:1',
     'fec0::1',
     '2001:db8::1',
+    // NAT64 (well-known prefix): whatever IPv4 address it embeds, in hex or dotted form.
+    '64:ff9b::127.0.0.1',
+    '64:ff9b::a9fe:a9fe',
+    '64:ff9b::10.0.0.1',
+    '64:ff9b::8.8.8.8',
+    // Local-use NAT64.
+    '64:ff9b:1::1',
+    '64:ff9b:1:ffff::7f00:1',
+    // 6to4: the second and third groups are an IPv4 address, reached through a relay.
+    '2002:7f00:1::1',
+    '2002:a9fe:a9fe::',
+    '2002:808:808::1',
+    // Teredo: the tunnelled IPv4 address is in the last groups, bits inverted.
+    '2001::1',
+    '2001:0:4136:e378:8000:63bf:80ff:fffe',
+    '2001:0:ffff:ffff:ffff:ffff:ffff:ffff',
   ])('%s is private', (ip) => {
     expect(isPrivateAddress(ip)).toBe(true);
   });
 
-  it.each(['8.8.8.8', '1.1.1.1', '172.32.0.1', '172.15.255.255', '100.63.255.255', '100.128.0.1', '192.169.0.1', '11.0.0.1', '2606:4700:4700::1111', '2001:4860:4860::8888', '::ffff:8.8.8.8'])(
+  it.each(['8.8.8.8', '1.1.1.1', '172.32.0.1', '172.15.255.255', '100.63.255.255', '100.128.0.1', '192.169.0.1', '11.0.0.1', '2606:4700:4700::1111', '2001:4860:4860::8888', '::ffff:8.8.8.8', '2001:1::1', '2003::1', '2001:4860::1', '64:ff9b:2::1', '64:ff9a::1'])(
     '%s is public',
     (ip) => {
       expect(isPrivateAddress(ip)).toBe(false);
@@ -82,6 +98,13 @@ describe('unsafeUrlReason', () => {
     'http://[::ffff:7f00:1]/',
     'http://[::127.0.0.1]/',
     'http://[::ffff:0:7f00:1]/',
+    'http://[64:ff9b::127.0.0.1]/',
+    'http://[64:ff9b::7f00:1]/',
+    'http://[64:ff9b:1::a00:1]/',
+    'http://[2002:7f00:1::1]/',
+    'http://[2002:a9fe:a9fe::1]/',
+    'http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/',
+    'http://[2001::7f00:1]/',
     'http://intranet/',
     'http://intranet./',
     'ftp://example.com/',

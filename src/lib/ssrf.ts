@@ -1,6 +1,7 @@
-// Which webhook targets are refused (spec §6.4 plus DECISIONS §5): loopback, private, link-local,
-// CGNAT, unspecified and other non-public ranges, in IPv4 and IPv6 (IPv4-mapped included), the
-// `localhost` names, hostnames without a dot, and schemes other than http and https.
+// Which webhook targets are refused: loopback, private, link-local, CGNAT, unspecified and other
+// non-public ranges, in IPv4 and IPv6 (IPv4-mapped included), the IPv6 ranges that carry an IPv4
+// address to a gateway or relay (NAT64, 6to4, Teredo), the `localhost` names, hostnames without a
+// dot, and schemes other than http and https.
 import { BlockList, isIP } from 'node:net';
 
 const blocked = new BlockList();
@@ -29,7 +30,15 @@ for (const [net, prefix] of [
   ['fec0::', 10],
   ['fc00::', 7],
   ['ff00::', 8],
+  // NAT64, well-known prefix: the gateway reaches the IPv4 address in the last 32 bits, whichever
+  // it is (64:ff9b::7f00:1 is 127.0.0.1 seen from the gateway). The whole prefix is refused.
   ['64:ff9b::', 96],
+  // NAT64, local-use prefix: translated by a gateway of the local network, to any address.
+  ['64:ff9b:1::', 48],
+  // 6to4: 2002:AABB:CCDD::/48 is the IPv4 address AA.BB.CC.DD behind a relay.
+  ['2002::', 16],
+  // Teredo: the server and the client's IPv4 address are embedded; the relay reaches them.
+  ['2001::', 32],
   ['2001:db8::', 32],
 ] as const) {
   blocked.addSubnet(net, prefix, 'ipv6');

@@ -22,12 +22,19 @@ const READ_LIMIT = BODY_LIMIT * 4;
 
 class BlockedAddressError extends Error {}
 
+/**
+ * What a refused destination records. The error is stored on the delivery and shown to every member
+ * in the deliveries list, so it never says what a hostname resolved to (the internal address an
+ * attacker would be probing for), nor which address literal was refused.
+ */
+const NOT_ALLOWED = 'blocked: destination not allowed';
+
 const safeLookup: LookupFunction = (hostname, options, callback) => {
   dns.lookup(hostname, { all: true, family: options.family ?? 0 }, (err, addresses) => {
     if (err) return callback(err, '', 0);
     const blocked = addresses.find((a) => isPrivateAddress(a.address));
     if (blocked || addresses.length === 0) {
-      return callback(new BlockedAddressError(`${hostname} resolves to a private address (${blocked?.address ?? 'none'})`), '', 0);
+      return callback(new BlockedAddressError(blocked ? 'the host resolves to a non-public address' : 'the host has no address'), '', 0);
     }
     if (options.all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, addresses);
     callback(null, addresses[0]!.address, addresses[0]!.family);
@@ -173,13 +180,18 @@ class Attempt {
 
   onError(err: Error) {
     if (this.cut || this.settled) return;
-    const e = err as Error & { cause?: unknown; code?: string };
+    const e = err as Error & { cause?: unknown; code?: string; syscall?: string };
     const blocked = e instanceof BlockedAddressError ? e : e.cause instanceof BlockedAddressError ? e.cause : null;
+    // Connection failures name the code, not the address tried (Node and undici put it in the message).
     const message = blocked
-      ? `blocked: ${blocked.message}`
+      ? `${NOT_ALLOWED} (${blocked.message})`
       : e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT'
         ? this.timeoutMessage
-        : e.message;
+        : e.code === 'UND_ERR_CONNECT_TIMEOUT'
+          ? 'connect timeout'
+          : typeof e.syscall === 'string' && typeof e.code === 'string'
+            ? `${e.syscall} ${e.code}`
+            : e.message;
     this.finish(null, null, message.slice(0, 500));
   }
 }
@@ -204,7 +216,7 @@ export function createWebhookSender(cfg: Config['webhook'], opts: SenderOptions 
       if (!cfg.allowPrivateUrls) {
         // An address literal never reaches the lookup: check it here.
         const host = u.hostname.replace(/^\[|\]$/g, '');
-        if (isIP(host) && isPrivateAddress(host)) refused = `blocked: ${host} is a private address`;
+        if (isIP(host) && isPrivateAddress(host)) refused = `${NOT_ALLOWED} (a non-public address)`;
       }
       // As undici's request() does: the origin, then path and query (no credentials, no fragment).
       t = { origin: u.origin, path: u.search ? `${u.pathname}${u.search}` : u.pathname, refused };

@@ -1,11 +1,13 @@
 // SSRF rules over HTTP (spec §6.4, DECISIONS §5), with WEBHOOK_ALLOW_PRIVATE_URLS unset: every
 // refused address form at create and update, and the check again at delivery time on the resolved
 // address (an endpoint row written straight into the database, bypassing the create check).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import dns from 'node:dns';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { attemptRows, createOrg, createWebhook, deliveryRows, type Receiver, setPlan, signedInUser, type SignedInUser, startReceiver } from '../../../test/factories.js';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { newId } from '../../lib/ids.js';
 import { encrypt } from '../../lib/secrets.js';
+import { createWebhookSender } from './sender.js';
 import { webhookEndpoints } from './tables.js';
 import { createDeliveryWorker, type DeliveryWorker } from './worker.js';
 
@@ -34,6 +36,15 @@ const REFUSED = [
   'http://[::ffff:127.0.0.1]/',
   'http://[::ffff:7f00:1]/',
   'http://[::ffff:169.254.169.254]/',
+  // NAT64 (well-known and local-use prefixes), 6to4 and Teredo: each carries an IPv4 address a
+  // gateway or relay would reach on our behalf.
+  'http://[64:ff9b::127.0.0.1]/',
+  'http://[64:ff9b::a9fe:a9fe]/',
+  'http://[64:ff9b:1::7f00:1]/',
+  'http://[2002:7f00:1::1]/',
+  'http://[2002:a9fe:a9fe::]/',
+  'http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/',
+  'http://[2001::1]/',
   'http://intranet/',
   'http://intranet./',
   'ftp://example.com/',
@@ -144,3 +155,108 @@ describe('at delivery time', () => {
     },
   );
 });
+
+describe('at delivery time, a public-looking hostname that resolves to a non-public address', () => {
+  // Names the resolver answers with internal addresses (as a hostile DNS zone would): the create
+  // check cannot see them, so only the check on the resolved address stands between the worker
+  // and the internal network. The sender resolves through node:dns, which is faked here.
+  const zone = new Map<string, string[]>();
+  const realLookup = dns.lookup.bind(dns);
+  beforeAll(() => {
+    vi.spyOn(dns, 'lookup').mockImplementation(((hostname: string, options: unknown, callback: unknown) => {
+      const answer = zone.get(hostname);
+      if (!answer) return (realLookup as (...a: unknown[]) => void)(hostname, options, callback);
+      const addresses = answer.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+      process.nextTick(() => (callback as (e: null, a: typeof addresses) => void)(null, addresses));
+    }) as unknown as typeof dns.lookup);
+  });
+  afterAll(() => {
+    vi.restoreAllMocks();
+  });
+
+  const IPV4 = /\b\d{1,3}(?:\.\d{1,3}){3}\b/;
+  const IPV6 = /[0-9a-f]{0,4}:[0-9a-f]{0,4}:[0-9a-f]{0,4}/i;
+
+  let n = 0;
+  it.each([
+    ['127.0.0.1'],
+    ['10.20.30.40'],
+    ['169.254.169.254'],
+    ['::1'],
+    ['fd00::1234'],
+    ['64:ff9b::7f00:1'],
+    ['64:ff9b:1::a14:1e28'],
+    ['2002:7f00:1::1'],
+    ['2001:0:4136:e378:8000:63bf:80ff:fffe'],
+    ['93.184.215.14', '10.20.30.40'],
+  ])('resolving to %s is refused, and the stored error (read over HTTP) names no address', async (...addresses: string[]) => {
+    const rx = await startReceiver();
+    receivers.push(rx);
+    const host = `hooks-${++n}.partner.example`;
+    zone.set(host, addresses);
+    const org = await createOrg(t, owner);
+    // Accepted at create: the name has a dot and is not an address literal.
+    const hook = await createWebhook(t, org.id, owner, { url: `http://${host}:${rx.port}/hook` });
+    const test = await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}/test`, headers: owner.auth });
+    expect(test.statusCode, test.body).toBe(200);
+    await worker.drain(60_000);
+
+    expect(rx.connections).toBe(0);
+    const list = await t.request({ method: 'GET', url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}/deliveries`, headers: owner.auth });
+    expect(list.statusCode, list.body).toBe(200);
+    const [d] = json(list).data as { status: string; attempts: number; responseStatus: number | null; lastError: string }[];
+    expect(d).toMatchObject({ status: 'pending', attempts: 1, responseStatus: null });
+    expect(d!.lastError).toMatch(/^blocked: destination not allowed/);
+    for (const a of addresses) expect(d!.lastError).not.toContain(a);
+    expect(d!.lastError).not.toMatch(IPV4);
+    expect(d!.lastError).not.toMatch(IPV6);
+    const [row] = await deliveryRows(t, hook.id);
+    const [attempt] = await attemptRows(t, row!.id as string);
+    expect(attempt!.error).toBe(d!.lastError);
+  });
+
+  it('an address literal is refused with the same words', async () => {
+    const rx = await startReceiver();
+    receivers.push(rx);
+    const org = await createOrg(t, owner);
+    const hookId = await rawEndpointOf(org.id, `http://[2002:7f00:1::1]:${rx.port}/hook`);
+    const test = await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/webhooks/${hookId}/test`, headers: owner.auth });
+    expect(test.statusCode, test.body).toBe(200);
+    await worker.drain(60_000);
+    const [d] = await deliveryRows(t, hookId);
+    expect(d!.last_error).toMatch(/^blocked: destination not allowed/);
+    expect(d!.last_error).not.toMatch(IPV6);
+  });
+});
+
+describe('connection failures', () => {
+  it('record the error code, not the address tried', async () => {
+    // Private addresses allowed here, only to reach a closed local port.
+    const sender = createWebhookSender({ ...t.deps.config.webhook, allowPrivateUrls: true });
+    const rx = await startReceiver();
+    await rx.close();
+    try {
+      const result = await sender.send(`http://127.0.0.1:${rx.port}/hook`, '{}', { 'content-type': 'application/json' });
+      expect(result).toMatchObject({ status: null, body: null, error: 'connect ECONNREFUSED' });
+    } finally {
+      await sender.close();
+    }
+  });
+});
+
+/** An endpoint row written directly, as if its URL had passed the create check. */
+async function rawEndpointOf(orgId: string, url: string) {
+  const now = t.clock.now();
+  const id = newId('wh', now.getTime());
+  await t.deps.db.insert(webhookEndpoints).values({
+    organizationId: orgId,
+    id,
+    url,
+    description: null,
+    events: [],
+    secretEnc: encrypt(t.deps.config.encryptionKey, `whsec_${'ab'.repeat(32)}`),
+    createdAt: now,
+    updatedAt: now,
+  });
+  return id;
+}
