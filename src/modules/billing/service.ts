@@ -249,7 +249,9 @@ function shaped<T>(read: () => T): T {
  */
 export async function handleStripeWebhook(deps: Deps, rawBody: string, signature: string | undefined) {
   const secret = deps.config.stripe.webhookSecret;
-  if (!secret || !deps.config.stripe.secretKey) throw new AppError(404, 'NOT_FOUND', 'Route not found', 'Stripe is not configured');
+  // Only the provider in use takes events: with BILLING_PROVIDER=test a Stripe key left in the
+  // environment must not let Stripe's events change plans beside the test checkout.
+  if (!secret || deps.config.billingProvider !== 'stripe') throw new AppError(404, 'NOT_FOUND', 'Route not found', 'Stripe is not configured');
   let verified: unknown;
   try {
     verified = createStripeClient(deps.config).webhooks.constructEvent(rawBody, signature ?? '', secret);

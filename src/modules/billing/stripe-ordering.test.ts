@@ -301,3 +301,18 @@ describe('signed events of an unexpected shape', () => {
     expect((await billingData(org.id)).plan.name).toBe('Pro');
   });
 });
+
+describe('the provider in use', () => {
+  it('with BILLING_PROVIDER=test, a Stripe key left in the environment does not open the Stripe webhook (404)', async () => {
+    const testProvider = await createTestApp({
+      env: { STRIPE_SECRET_KEY: 'sk_test_x', STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET, STRIPE_API_BASE: fake.url, BILLING_PROVIDER: 'test', WEBHOOK_WORKER: 'off' },
+    });
+    try {
+      const { payload, headers } = fake.signed({ id: 'evt_leftover', type: 'customer.subscription.updated', created: nowS(), data: { object: {} } });
+      const res = await testProvider.request({ method: 'POST', url: '/api/v1/billing/webhook', headers, payload });
+      expectError(res, 404, 'NOT_FOUND');
+    } finally {
+      await testProvider.close();
+    }
+  });
+});
