@@ -175,3 +175,33 @@ export function stripeVerify(t: TestApp, req: ReceivedRequest, secret: string): 
   const stripe = new Stripe('sk_test_x');
   return stripe.webhooks.constructEvent(req.body, req.headers['x-webhook-signature'] as string, secret, 300, undefined, now) as unknown as Record<string, unknown>;
 }
+
+// ---- API keys -------------------------------------------------------------------------------
+
+export interface MadeKey {
+  id: string;
+  plain: string;
+  /** The key as an `X-API-Key` header. */
+  headers: Record<string, string>;
+}
+
+/** An API key created over HTTP by `by` (201 checked). */
+export async function createApiKey(t: TestApp, orgId: string, by: { auth: Record<string, string> }, scopes: string[], name = 'test key'): Promise<MadeKey> {
+  const res = await t.request({ method: 'POST', url: `/api/v1/organizations/${orgId}/api-keys`, headers: by.auth, payload: { name, scopes } });
+  expect(res.statusCode, res.body).toBe(201);
+  const body = json(res);
+  return { id: body.apiKey.id as string, plain: body.plainKey as string, headers: { 'x-api-key': body.plainKey as string } };
+}
+
+/** The stored state of a key: whether it is active and when it was revoked (null: not revoked). */
+export async function keyState(t: TestApp, keyId: string): Promise<{ isActive: boolean; revokedAt: string | null } | undefined> {
+  const [row] = rowsOf(await t.deps.db.execute(sql`select is_active, revoked_at from api_keys where id = ${keyId}`));
+  if (!row) return undefined;
+  return { isActive: row.is_active as boolean, revokedAt: row.revoked_at === null ? null : new Date(row.revoked_at as string).toISOString() };
+}
+
+/** The membership's role, or undefined when it is gone. */
+export async function memberRoleOf(t: TestApp, memberId: string): Promise<string | undefined> {
+  const [row] = rowsOf(await t.deps.db.execute(sql`select role from memberships where id = ${memberId}`));
+  return row?.role as string | undefined;
+}

@@ -2,10 +2,14 @@
 // or the API key (a JWT is only verified there; a key is looked up, cached, since its limit is its
 // own); the guard, which runs after the rate limiter, checks the session or the key's state and sets
 // `request.actor`. Routes say what they need in `config.auth`; the default is a signed-in user.
+// A signed-in user's account must also be active: the guard reads it from the user cache (no database
+// round trip while cached), and the organization check re-reads the flag in its own lookup. Either
+// finding an account deactivated behind a live session revokes its sessions.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
 import type { AccessClaims } from '../modules/auth/tokens.js';
 import type { KeyCheck } from '../modules/api-keys/key-store.js';
+import type { UserRow } from '../modules/users/tables.js';
 import { requestContext } from './authorize.js';
 import { toAppError } from './error-handler.js';
 import { AppError, authenticationError, authorizationError } from './errors.js';
@@ -14,7 +18,8 @@ export type Credential = { kind: 'none' } | { kind: 'invalid' } | { kind: 'user'
 
 export type Actor =
   | { kind: 'anonymous' }
-  | { kind: 'user'; userId: string; email: string; sessionId: string }
+  // `user`: the account's row as the guard found it (active), for GET /users/me to reuse.
+  | { kind: 'user'; userId: string; email: string; sessionId: string; user?: UserRow }
   | { kind: 'apiKey'; keyId: string; organizationId: string; scopes: string[]; createdBy: string };
 
 export type UserActor = Extract<Actor, { kind: 'user' }>;
@@ -26,6 +31,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     credential: Credential;
     actor: Actor;
+    /** Set when a check found the signed-in account deactivated behind a live session. */
+    deactivatedUser: string | null;
   }
   interface FastifyContextConfig {
     auth?: AuthMode;
@@ -49,13 +56,35 @@ async function readCredential(deps: Deps, request: FastifyRequest): Promise<Cred
   }
 }
 
+/**
+ * An account deactivated behind a live session (an operator's direct update, or a sign-in racing
+ * the deactivation): its sessions are revoked and every instance's cached copy dropped, so the
+ * tokens fail at the session check from now on. Best effort: the request is refused either way.
+ */
+async function endDeactivatedSessions(deps: Deps, request: FastifyRequest, userId: string) {
+  try {
+    await deps.sessions.revokeAllOfUser(deps.db, userId, 'deactivated');
+    await deps.users.changed(userId);
+  } catch (err) {
+    request.log.warn({ err: { message: (err as Error).message } }, 'revoking the sessions of a deactivated account failed');
+  }
+}
+
 export function registerActor(app: FastifyInstance, deps: Deps) {
   app.decorateRequest('credential', null as never);
   app.decorateRequest('actor', null as never);
+  app.decorateRequest('deactivatedUser', null);
 
   app.addHook('onRequest', async (request) => {
     request.actor = ANONYMOUS;
     request.credential = await readCredential(deps, request);
+  });
+
+  // The organization check (authorize.ts) found the account deactivated: finish the job before the
+  // 401 goes out, so the next request fails at the session check on every instance.
+  app.addHook('onSend', async (request, _reply, payload) => {
+    if (request.deactivatedUser !== null) await endDeactivatedSessions(deps, request, request.deactivatedUser);
+    return payload;
   });
 
   // DECISIONS §4: every request made with a known API key, refused ones included, leaves an audit
@@ -110,8 +139,15 @@ export function registerActor(app: FastifyInstance, deps: Deps) {
       }
       const { userId, email, sessionId } = cred.claims;
       if (!(await deps.sessions.isActive(sessionId, userId))) throw authenticationError('Session is no longer active');
+      // The cached row (a version check, no database round trip while cached): deactivation moves
+      // the cache on, so a deactivated account is refused here on every instance.
+      const user = await deps.users.get(userId);
+      if (!user?.isActive) {
+        await endDeactivatedSessions(deps, request, userId);
+        throw authenticationError('This account is no longer active');
+      }
       deps.sessions.touch(sessionId, userId);
-      request.actor = { kind: 'user', userId, email, sessionId };
+      request.actor = { kind: 'user', userId, email, sessionId, user };
     };
     route.preParsing = [...(Array.isArray(route.preParsing) ? route.preParsing : route.preParsing ? [route.preParsing] : []), guard];
   });

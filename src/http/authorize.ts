@@ -6,6 +6,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Db } from '../db/client.js';
 import { type Permission, permissionsOfScopes, ROLE_PERMISSIONS, SCOPE_PERMISSIONS, SCOPES } from '../modules/organizations/permissions.js';
 import { memberships, organizations, type Role } from '../modules/organizations/tables.js';
+import { users } from '../modules/users/tables.js';
 import { authenticationError, authorizationError, notFound } from './errors.js';
 
 export interface RequestContext {
@@ -29,6 +30,29 @@ export interface OrgAccess {
   request: RequestContext;
 }
 
+/**
+ * The roles an API key may give (by a role change or an invitation) and the only roles of members it
+ * may change or remove: never admin or owner, whatever its scopes and whoever made it. A key holder
+ * must not be able to make admins, nor unseat one (including the person who could revoke the key).
+ */
+export const KEY_MANAGED_ROLES: readonly Role[] = ['member', 'viewer'];
+
+/** 403 when an API key would give `role` (a role change, an invitation or its renewal). */
+export function assertKeyMayGrant(access: OrgAccess, role: Role): void {
+  if (access.actor.type === 'api_key' && !KEY_MANAGED_ROLES.includes(role)) {
+    throw authorizationError(`An API key cannot give the ${role} role`, 'API keys give only the member and viewer roles; a person with the admin role must do this');
+  }
+}
+
+/** The 403 of an API key that would change or remove a member whose role is `role`. */
+export const keyManageRefusal = (role: Role) =>
+  authorizationError(`An API key cannot change or remove ${role === 'owner' ? 'the owner' : `an ${role}`}`, 'API keys manage only members and viewers; a person with the admin role must do this');
+
+/** 403 when an API key would change or remove a member whose role is `role` (an admin or the owner). */
+export function assertKeyMayManage(access: OrgAccess, role: Role): void {
+  if (access.actor.type === 'api_key' && !KEY_MANAGED_ROLES.includes(role)) throw keyManageRefusal(role);
+}
+
 export function requestContext(request: FastifyRequest): RequestContext {
   return {
     method: request.method,
@@ -40,12 +64,15 @@ export function requestContext(request: FastifyRequest): RequestContext {
 }
 
 export function createAuthorizer(db: Db) {
-  // One round trip: the organization and the caller's membership in it.
+  // One round trip: whether the caller's account is active, the organization, and the caller's
+  // membership in it. The account's flag is read here, where a round trip is made anyway, so an
+  // account deactivated by any means is refused at once even while a cache still holds it active.
   const lookup = db
-    .select({ id: organizations.id, role: memberships.role })
-    .from(organizations)
-    .leftJoin(memberships, and(eq(memberships.organizationId, organizations.id), eq(memberships.userId, sql.placeholder('userId'))))
-    .where(eq(organizations.id, sql.placeholder('orgId')))
+    .select({ active: users.isActive, id: organizations.id, role: memberships.role })
+    .from(users)
+    .leftJoin(organizations, eq(organizations.id, sql.placeholder('orgId')))
+    .leftJoin(memberships, and(eq(memberships.organizationId, organizations.id), eq(memberships.userId, users.id)))
+    .where(eq(users.id, sql.placeholder('userId')))
     .prepare('org_access');
 
   return async function authorizeOrg(request: FastifyRequest, orgId: string, permission: Permission): Promise<OrgAccess> {
@@ -70,7 +97,13 @@ export function createAuthorizer(db: Db) {
     }
     if (actor.kind !== 'user') throw authenticationError();
     const [row] = await lookup.execute({ orgId, userId: actor.userId });
-    if (!row) throw notFound('Organization not found');
+    if (!row?.active) {
+      // Deactivated since the guard let the request in (its cache had the account active): the
+      // guard's onSend hook revokes the sessions and moves the cache on (actor.ts).
+      request.deactivatedUser = actor.userId;
+      throw authenticationError('This account is no longer active');
+    }
+    if (!row.id) throw notFound('Organization not found');
     if (!row.role) throw authorizationError('You are not a member of this organization');
     const permissions = ROLE_PERMISSIONS[row.role];
     if (!permissions.has(permission)) throw authorizationError(`Missing permission ${permission}`, `Your role (${row.role}) does not grant ${permission}`);

@@ -2,14 +2,17 @@
 // stored as SHA-256, shown once. Active keys per plan are checked under the organization lock.
 import { and, count, desc, eq, getTableColumns, gt, isNull, or, sql } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
+import type { Tx } from '../../db/client.js';
 import type { OrgAccess } from '../../http/authorize.js';
-import { conflict, notFound, validationError } from '../../http/errors.js';
+import { authorizationError, conflict, notFound, validationError } from '../../http/errors.js';
 import { pageInfo } from '../../http/schemas.js';
 import { newId } from '../../lib/ids.js';
 import { randomHex, sha256 } from '../../lib/secrets.js';
 import { keyLastUsedSql, keyRequestsSql } from '../audit/counters.js';
 import { auditChange } from '../audit/service.js';
 import { assertWithinLimit, lockPlanLimits } from '../billing/plans.js';
+import { ROLE_PERMISSIONS } from '../organizations/permissions.js';
+import { memberships } from '../organizations/tables.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { apiKeys, type ApiKeyRow } from './tables.js';
 
@@ -35,6 +38,23 @@ export const present = (k: KeyWithUse) => ({
 
 const eventData = (k: ApiKeyRow) => ({ apiKeyId: k.id, organizationId: k.organizationId, name: k.name, keyPrefix: k.keyPrefix, scopes: k.scopes });
 
+/**
+ * The maker's membership, read again inside the creation and held (FOR SHARE) until it commits: a
+ * demotion or removal committed since the authorization is seen here (403), and one that comes later
+ * waits for this key, then revokes it with the others. Taken after the organization's lock, which a
+ * membership change's audit entry does not wait for (FOR KEY SHARE).
+ */
+async function assertStillMayCreate(tx: Tx, access: OrgAccess) {
+  const [mine] = await tx
+    .select({ role: memberships.role })
+    .from(memberships)
+    .where(and(eq(memberships.organizationId, access.organizationId), eq(memberships.userId, access.actor.userId)))
+    .for('share');
+  if (!mine || !ROLE_PERMISSIONS[mine.role].has('api-keys:create')) {
+    throw authorizationError('Missing permission api-keys:create', 'Your role in this organization changed while the key was being created');
+  }
+}
+
 export interface CreateKeyInput {
   name: string;
   scopes?: string[];
@@ -52,6 +72,7 @@ export async function createApiKey(deps: Deps, access: OrgAccess, input: CreateK
   const plainKey = `${prefix}_${mode}_${random}`;
   return deps.db.transaction(async (tx) => {
     const limits = await lockPlanLimits(tx, access.organizationId);
+    await assertStillMayCreate(tx, access);
     const [active] = await tx
       .select({ n: count() })
       .from(apiKeys)
@@ -112,6 +133,43 @@ export async function revokeApiKey(deps: Deps, access: OrgAccess, keyId: string)
   });
   await deps.apiKeys.revoked(key.id);
   return { message: 'API key revoked', apiKey: present(key) };
+}
+
+/** Why a key was revoked along with a change of its maker's membership (the event's `reason`). */
+export type CascadeReason = 'member_removed' | 'member_left' | 'member_demoted';
+
+// The revocation's own route: its audit entries carry the action a revocation by hand has, so one
+// filter finds every revocation.
+const REVOKE_ROUTE = '/api/v1/organizations/:orgId/api-keys/:keyId';
+
+/**
+ * Inside the transaction that removes `userId` from the organization or demotes them below admin:
+ * revokes every live key they made there, each with an `api_key.revoked` event (with `reason` and
+ * `createdBy`) and an audit entry attributed to whoever made the change, under the revocation's
+ * action and the key's path. Returns the ids, for `forgetRevokedKeys` once the transaction commits.
+ * (A change made through an API key is audited by the request hook, as all of a key's requests.)
+ */
+export async function revokeKeysOfCreator(deps: Deps, tx: Tx, access: OrgAccess, userId: string, reason: CascadeReason): Promise<string[]> {
+  const now = deps.clock.now();
+  const revoked = await tx
+    .update(apiKeys)
+    .set({ isActive: false, revokedAt: now })
+    .where(and(eq(apiKeys.organizationId, access.organizationId), eq(apiKeys.createdBy, userId), eq(apiKeys.isActive, true)))
+    .returning();
+  revoked.sort((a, b) => a.id.localeCompare(b.id));
+  for (const k of revoked) {
+    await recordEvent(deps, tx, access.organizationId, 'api_key.revoked', { ...eventData(k), reason, createdBy: userId });
+  }
+  for (const k of revoked) {
+    const request = { ...access.request, method: 'DELETE', route: REVOKE_ROUTE, path: `/api/v1/organizations/${access.organizationId}/api-keys/${k.id}` };
+    await auditChange(deps, tx, { ...access, request }, 200);
+  }
+  return revoked.map((k) => k.id);
+}
+
+/** After the commit of a transaction that revoked keys: every instance refuses them from the next request. */
+export async function forgetRevokedKeys(deps: Deps, keyIds: string[]): Promise<void> {
+  for (const id of keyIds) await deps.apiKeys.revoked(id);
 }
 
 export async function keyUsage(deps: Deps, access: OrgAccess, keyId: string) {

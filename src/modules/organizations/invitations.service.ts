@@ -5,7 +5,7 @@ import { and, count, desc, eq, gt, lte, ne, sql, type SQL } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
 import type { Tx } from '../../db/client.js';
 import type { UserActor } from '../../http/actor.js';
-import type { OrgAccess, RequestContext } from '../../http/authorize.js';
+import { assertKeyMayGrant, type OrgAccess, type RequestContext } from '../../http/authorize.js';
 import { AppError, authorizationError, conflict, notFound, validationError } from '../../http/errors.js';
 import { pageInfo } from '../../http/schemas.js';
 import { newId } from '../../lib/ids.js';
@@ -83,6 +83,8 @@ async function mailInvitation(deps: Deps, tx: Tx, inv: InvitationRow, inviter: I
 }
 
 export async function createInvitation(deps: Deps, access: OrgAccess, input: { email: string; role: Exclude<Role, 'owner'> }) {
+  // An API key invites members and viewers only (403 before anything is written).
+  assertKeyMayGrant(access, input.role);
   const email = input.email.trim().toLowerCase();
   const now = deps.clock.now();
   const token = randomToken(32);
@@ -168,6 +170,8 @@ export async function resendInvitation(deps: Deps, access: OrgAccess, invitation
   const token = randomToken(32);
   const result = await deps.db.transaction(async (tx) => {
     const { inv, by } = await loadInvitation(tx, access.organizationId, invitationId);
+    // Renewing an admin invitation gives the role as much as sending it: not through an API key.
+    assertKeyMayGrant(access, inv.role);
     if (inv.status !== 'pending') throw notPending(statusOf(inv, now));
     // An expired invitation no longer holds a seat, nor blocks a new invitation to its email:
     // renewing it takes a seat again and must not duplicate a newer invitation or a membership.

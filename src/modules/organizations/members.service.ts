@@ -1,24 +1,41 @@
 // Members of an organization (spec §4.4, DECISIONS §3).
-import { and, asc, count, eq, ne } from 'drizzle-orm';
+import { and, asc, count, eq, inArray, ne } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
 import type { Tx } from '../../db/client.js';
-import type { OrgAccess } from '../../http/authorize.js';
+import { assertKeyMayGrant, assertKeyMayManage, KEY_MANAGED_ROLES, keyManageRefusal, type OrgAccess } from '../../http/authorize.js';
 import { authorizationError, notFound, validationError } from '../../http/errors.js';
 import { pageInfo } from '../../http/schemas.js';
+import { forgetRevokedKeys, revokeKeysOfCreator } from '../api-keys/service.js';
 import { auditChange } from '../audit/service.js';
 import { users } from '../users/tables.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { loadMember, memberEventData, memberUserColumns, presentMember } from './service.js';
 import { memberships, type Role } from './tables.js';
 
-/** Why a guarded change of a membership found no row: it became the owner's (400), or it is gone (404). */
-async function memberGone(tx: Tx, organizationId: string, memberId: string) {
+/**
+ * Why a guarded change of a membership found no row: it is gone (404), it became the owner's (400),
+ * or, for an API key, the member became an admin meanwhile (403).
+ */
+async function memberGone(tx: Tx, access: OrgAccess, memberId: string) {
   const [row] = await tx
     .select({ role: memberships.role })
     .from(memberships)
-    .where(and(eq(memberships.organizationId, organizationId), eq(memberships.id, memberId)));
-  return row ? validationError("The owner's membership cannot be changed this way", 'memberId: is the owner') : notFound('Member not found');
+    .where(and(eq(memberships.organizationId, access.organizationId), eq(memberships.id, memberId)));
+  if (!row) return notFound('Member not found');
+  // Through a key the guard failed on an admin's or the owner's row: the key's refusal.
+  if (access.actor.type === 'api_key') return keyManageRefusal(row.role);
+  return validationError("The owner's membership cannot be changed this way", 'memberId: is the owner');
 }
+
+/**
+ * The guard of a role change or removal: never the owner's row; through an API key, only a member's
+ * or a viewer's (the role may have changed since it was read).
+ */
+const changeable = (access: OrgAccess) =>
+  access.actor.type === 'api_key' ? inArray(memberships.role, [...KEY_MANAGED_ROLES]) : ne(memberships.role, 'owner');
+
+/** Below admin, nobody holds API keys: every live key the person made here is revoked. */
+const keepsKeys = (role: Role) => role === 'owner' || role === 'admin';
 
 export async function listMembers(deps: Deps, access: OrgAccess, page: number, pageSize: number) {
   const inOrg = eq(memberships.organizationId, access.organizationId);
@@ -35,47 +52,62 @@ export async function listMembers(deps: Deps, access: OrgAccess, page: number, p
   return { members: rows.map((r) => presentMember(r.m, r.u)), ...pageInfo(total, page, pageSize) };
 }
 
-/** Spec §4.4: the owner's role and the caller's own role cannot be changed; nobody becomes owner this way. */
+/**
+ * The owner's role and the caller's own role cannot be changed; nobody becomes owner this
+ * way. An API key gives only member or viewer, to a member or a viewer. A demotion below admin
+ * revokes the API keys the person made here, in the same transaction.
+ */
 export async function updateMemberRole(deps: Deps, access: OrgAccess, memberId: string, role: Exclude<Role, 'owner'>) {
-  return deps.db.transaction(async (tx) => {
+  assertKeyMayGrant(access, role);
+  const { member, revokedKeys } = await deps.db.transaction(async (tx) => {
     const target = await loadMember(tx, access.organizationId, memberId);
+    assertKeyMayManage(access, target.m.role);
     if (target.m.role === 'owner') throw validationError("The owner's role cannot be changed", 'memberId: is the owner; transfer ownership instead');
     if (target.m.userId === access.actor.id) throw validationError('You cannot change your own role', 'memberId: is your own membership');
-    // Guarded: a concurrent transfer may have made the target owner, or a removal taken it away,
-    // since it was read; the owner's role never changes here.
+    // Guarded: a concurrent transfer may have made the target owner, a promotion made it admin (for
+    // a key), or a removal taken it away, since it was read.
     const [updated] = await tx
       .update(memberships)
       .set({ role, updatedAt: deps.clock.now() })
-      .where(and(eq(memberships.organizationId, access.organizationId), eq(memberships.id, memberId), ne(memberships.role, 'owner')))
+      .where(and(eq(memberships.organizationId, access.organizationId), eq(memberships.id, memberId), changeable(access)))
       .returning();
-    if (!updated) throw await memberGone(tx, access.organizationId, memberId);
+    if (!updated) throw await memberGone(tx, access, memberId);
     if (target.m.role !== role) {
       await recordEvent(deps, tx, access.organizationId, 'member.updated', { ...memberEventData(updated, target.u.email), previousRole: target.m.role });
     }
+    const revokedKeys = keepsKeys(role) ? [] : await revokeKeysOfCreator(deps, tx, access, updated.userId, 'member_demoted');
     await auditChange(deps, tx, access, 200);
-    return presentMember(updated, target.u);
+    return { member: presentMember(updated, target.u), revokedKeys };
   });
+  await forgetRevokedKeys(deps, revokedKeys);
+  return member;
 }
 
+/** Not the owner; through an API key, only a member or a viewer. The person's API keys here are revoked with the membership. */
 export async function removeMember(deps: Deps, access: OrgAccess, memberId: string) {
-  await deps.db.transaction(async (tx) => {
+  const revokedKeys = await deps.db.transaction(async (tx) => {
     const target = await loadMember(tx, access.organizationId, memberId);
+    assertKeyMayManage(access, target.m.role);
     if (target.m.role === 'owner') throw validationError('The owner cannot be removed', 'memberId: is the owner; transfer ownership first');
     // Guarded and counted: of concurrent removals (or a removal and a leave) one deletes and records
-    // member.removed; and a member who became owner meanwhile stays.
+    // member.removed; and a member who became owner (or, for a key, admin) meanwhile stays.
     const [removed] = await tx
       .delete(memberships)
-      .where(and(eq(memberships.organizationId, access.organizationId), eq(memberships.id, memberId), ne(memberships.role, 'owner')))
+      .where(and(eq(memberships.organizationId, access.organizationId), eq(memberships.id, memberId), changeable(access)))
       .returning();
-    if (!removed) throw await memberGone(tx, access.organizationId, memberId);
+    if (!removed) throw await memberGone(tx, access, memberId);
     await recordEvent(deps, tx, access.organizationId, 'member.removed', memberEventData(removed, target.u.email));
+    const revokedKeys = await revokeKeysOfCreator(deps, tx, access, removed.userId, 'member_removed');
     await auditChange(deps, tx, access, 200);
+    return revokedKeys;
   });
+  await forgetRevokedKeys(deps, revokedKeys);
   return { message: 'Member removed' };
 }
 
+/** Not the owner. The person's API keys here are revoked with the membership. */
 export async function leaveOrganization(deps: Deps, access: OrgAccess) {
-  await deps.db.transaction(async (tx) => {
+  const revokedKeys = await deps.db.transaction(async (tx) => {
     const [mine] = await tx
       .select({ m: memberships, u: memberUserColumns })
       .from(memberships)
@@ -89,9 +121,12 @@ export async function leaveOrganization(deps: Deps, access: OrgAccess) {
       .delete(memberships)
       .where(and(eq(memberships.organizationId, access.organizationId), eq(memberships.id, mine.m.id), ne(memberships.role, 'owner')))
       .returning();
-    if (!left) throw await memberGone(tx, access.organizationId, mine.m.id);
+    if (!left) throw await memberGone(tx, access, mine.m.id);
     await recordEvent(deps, tx, access.organizationId, 'member.removed', memberEventData(left, mine.u.email));
+    const revokedKeys = await revokeKeysOfCreator(deps, tx, access, left.userId, 'member_left');
     await auditChange(deps, tx, access, 200);
+    return revokedKeys;
   });
+  await forgetRevokedKeys(deps, revokedKeys);
   return { message: 'You have left the organization' };
 }

@@ -180,7 +180,8 @@ export async function transferOwnership(deps: Deps, access: OrgAccess, memberId:
       .for('update', { of: memberships });
     if (!current) throw validationError('Only the owner can transfer ownership');
     const now = deps.clock.now();
-    // Demote first: the one-owner index holds at every statement.
+    // Demote first: the one-owner index holds at every statement. The old owner becomes admin, who
+    // still manages API keys: their keys stay (a later demotion below admin revokes them).
     const [oldOwner] = await tx
       .update(memberships)
       .set({ role: 'admin', updatedAt: now })

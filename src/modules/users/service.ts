@@ -31,9 +31,28 @@ async function loadUser(deps: Deps, userId: string): Promise<UserRow> {
 }
 
 export async function getMe(deps: Deps, actor: UserActor) {
-  const user = await deps.users.get(actor.userId);
+  // The guard has just read the row through the same cache (and refused an inactive account).
+  const user = actor.user ?? (await deps.users.get(actor.userId));
   if (!user || !user.isActive) throw notFound('User not found');
   return presentUser(user);
+}
+
+/**
+ * Deactivates an account (for an operator's command; no route yet): the flag and the revocation of
+ * every session in one transaction, its pending sign-in links and tickets voided, then the cached
+ * user moved on, so every token it holds is refused at once on every instance. API keys the person
+ * made stay: they belong to the organizations. 404 for an unknown user; deactivating twice is harmless.
+ */
+export async function deactivateUser(deps: Deps, userId: string): Promise<{ revokedSessions: number }> {
+  const revoked = await deps.db.transaction(async (tx) => {
+    const [user] = await tx.update(users).set({ isActive: false, updatedAt: deps.clock.now() }).where(eq(users.id, userId)).returning({ id: users.id });
+    if (!user) throw notFound('User not found');
+    const ids = await deps.sessions.revokeAllOfUser(tx, userId, 'deactivated');
+    await voidSignInTickets(tx, userId);
+    return ids;
+  });
+  await deps.users.changed(userId);
+  return { revokedSessions: revoked.length };
 }
 
 // IANA zones without an area prefix; other names must be `Area/Location`. ICU also knows Java-style
