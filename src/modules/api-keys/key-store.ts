@@ -64,8 +64,10 @@ export function createKeyStore(db: Db, config: Config, clock: Clock, revocations
         if (revoked !== false) {
           // Revoked elsewhere, or the shared list could not say: ask the database.
           cache.delete(hash);
-          key = (await lookup(hash)) ?? key;
-          if (revoked === true) key = { ...key, isActive: false };
+          const fresh = await lookup(hash);
+          // Gone with its organization: as unknown as a key never issued.
+          if (!fresh) return { ok: false, message: 'Invalid API key', key: null };
+          key = revoked === true ? { ...fresh, isActive: false } : fresh;
         }
       }
       if (!key.isActive) return { ok: false, message: 'API key is inactive', key };
