@@ -1,9 +1,10 @@
-// Every table, for drizzle-kit and for the typed client. Tables live beside their module.
-export * from '../modules/users/tables.js';
-export * from '../modules/auth/tables.js';
-export * from '../modules/organizations/tables.js';
-export * from '../modules/projects/tables.js';
-export * from '../modules/audit/tables.js';
+// Every table, for drizzle-kit and for the typed client: the schema layer that the platform and
+// every feature read and write through (tables never live inside a feature).
+export * from './tables/users.js';
+export * from './tables/auth.js';
+export * from './tables/organizations.js';
+export * from './tables/projects.js';
+export * from './tables/audit.js';
 export * from '../modules/webhooks/tables.js';
-export * from '../modules/api-keys/tables.js';
-export * from '../modules/billing/tables.js';
+export * from './tables/api-keys.js';
+export * from './tables/billing.js';

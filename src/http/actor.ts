@@ -9,7 +9,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../deps.js';
 import type { AccessClaims } from '../modules/auth/tokens.js';
 import type { KeyCheck } from '../modules/api-keys/key-store.js';
-import type { UserRow } from '../modules/users/tables.js';
+import type { UserRow } from '../db/tables/users.js';
 import { requestContext } from './authorize.js';
 import { toAppError } from './error-handler.js';
 import { AppError, authenticationError, authorizationError } from './errors.js';

@@ -7,7 +7,7 @@ import type { Db } from '../../db/client.js';
 import type { Clock } from '../../lib/clock.js';
 import { sha256 } from '../../lib/secrets.js';
 import type { RevocationList } from '../../providers/cache/revocations.js';
-import { apiKeys } from './tables.js';
+import { apiKeys } from '../../db/tables/api-keys.js';
 
 const CACHE_TTL_MS = 60_000;
 const CACHE_MAX = 50_000;

@@ -12,9 +12,9 @@ import { keyLastUsedSql, keyRequestsSql } from '../audit/counters.js';
 import { auditChange } from '../audit/service.js';
 import { assertWithinLimit, lockPlanLimits } from '../billing/plans.js';
 import { ROLE_PERMISSIONS } from '../organizations/permissions.js';
-import { memberships } from '../organizations/tables.js';
+import { memberships } from '../../db/tables/organizations.js';
 import { recordEvent } from '../webhooks/outbox.js';
-import { apiKeys, type ApiKeyRow } from './tables.js';
+import { apiKeys, type ApiKeyRow } from '../../db/tables/api-keys.js';
 
 type KeyWithUse = ApiKeyRow & { lastUsedAt: Date | null };
 

@@ -19,7 +19,7 @@
 // before the step touches its first row.
 import { type SQL, sql, type SQLWrapper } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import { auditLogs } from './tables.js';
+import { auditLogs } from '../../db/tables/audit.js';
 
 export const COUNTER_SHARDS = 8;
 

@@ -3,8 +3,8 @@
 import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
 import type { Tx } from '../../db/client.js';
-import { users, type UserRow } from '../users/tables.js';
-import { backupCodes, emailTokens, oauthAccounts, twoFactor } from './tables.js';
+import { users, type UserRow } from '../../db/tables/users.js';
+import { backupCodes, emailTokens, oauthAccounts, twoFactor } from '../../db/tables/auth.js';
 
 /**
  * Claims an account whose email was never verified, for whoever just proved the address (a magic

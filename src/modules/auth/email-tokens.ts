@@ -7,7 +7,7 @@ import { validationError } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import { randomToken, sha256 } from '../../lib/secrets.js';
 import { type Mail, sendLater } from '../../providers/mail/mailer.js';
-import { emailTokens, type EmailTokenPurpose } from './tables.js';
+import { emailTokens, type EmailTokenPurpose } from '../../db/tables/auth.js';
 
 export const TOKEN_TTL_MS: Record<EmailTokenPurpose, number> = {
   verify_email: 24 * 60 * 60 * 1000,

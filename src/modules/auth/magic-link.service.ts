@@ -4,7 +4,7 @@
 import type { Deps } from '../../deps.js';
 import { validationError } from '../../http/errors.js';
 import { magicLinkMail } from '../../providers/mail/templates.js';
-import { users } from '../users/tables.js';
+import { users } from '../../db/tables/users.js';
 import { eq } from 'drizzle-orm';
 import { claimUnverifiedAccount } from './claim.js';
 import { consumeEmailToken, findLiveToken, mailTokenLater } from './email-tokens.js';

@@ -12,10 +12,10 @@ import { isUniqueViolation } from '../../db/client.js';
 import { AppError, authenticationError, notFound, validationError } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import { sha256 } from '../../lib/secrets.js';
-import { defaultPreferences, users, type UserRow } from '../users/tables.js';
+import { defaultPreferences, users, type UserRow } from '../../db/tables/users.js';
 import { claimUnverifiedAccount } from './claim.js';
 import { assertCanSignIn, assertNotLocked, type ClientMeta, findUserByEmail, startSession } from './service.js';
-import { oauthAccounts, oauthStates } from './tables.js';
+import { oauthAccounts, oauthStates } from '../../db/tables/auth.js';
 import { startTwoFactorChallenge } from './two-factor-login.service.js';
 
 export type Provider = 'google' | 'github';

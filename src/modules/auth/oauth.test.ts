@@ -10,7 +10,7 @@ import { PASSWORD, registerUser, uniqueEmail } from '../../../test/factories.js'
 import { bearer, expectError, getMe, loginRaw, verifiedUser } from '../../../test/auth-helpers.js';
 import { startOAuthServer, type Identity, type OAuthTestServer } from '../../../test/oauth-server.js';
 import { totpCode, wrongCode } from '../../../test/totp.js';
-import { oauthAccounts } from './tables.js';
+import { oauthAccounts } from '../../db/tables/auth.js';
 
 let o: OAuthTestServer;
 let t: TestApp;

@@ -8,12 +8,12 @@ import { newId } from '../../lib/ids.js';
 import { sha256 } from '../../lib/secrets.js';
 import { sendLater } from '../../providers/mail/mailer.js';
 import { resetPasswordMail, verifyEmailMail } from '../../providers/mail/templates.js';
-import { defaultPreferences, users, type UserRow } from '../users/tables.js';
+import { defaultPreferences, users, type UserRow } from '../../db/tables/users.js';
 import { assertPasswordPolicy } from './passwords.js';
 import { claimUnverifiedAccount, voidSignInTickets } from './claim.js';
 import { consumeEmailToken, issueEmailToken, mailTokenLater, passwordBinding, reserveTokenCheck } from './email-tokens.js';
 import { lockedUntilError, releaseCheck, type Reservation, reservedCheck } from './lockout.js';
-import { sessions } from './tables.js';
+import { sessions } from '../../db/tables/auth.js';
 import { consumeSecondFactor, invalidSecondFactor, twoFactorRequired } from './two-factor.service.js';
 
 const INVALID_CREDENTIALS = 'Invalid email or password';

@@ -9,7 +9,7 @@ import { prepareRaw } from '../../db/prepared.js';
 import type { Clock } from '../../lib/clock.js';
 import { sha256 } from '../../lib/secrets.js';
 import type { RevocationList } from '../../providers/cache/revocations.js';
-import { sessions } from './tables.js';
+import { sessions } from '../../db/tables/auth.js';
 
 const CACHE_TTL_MS = 30_000;
 const CACHE_MAX = 100_000;

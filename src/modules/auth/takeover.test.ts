@@ -9,8 +9,8 @@ import { PASSWORD, registerUser, uniqueEmail } from '../../../test/factories.js'
 import { bearer, expectError, getMe, loginRaw, requestMagicLink, verifiedUser } from '../../../test/auth-helpers.js';
 import { startOAuthServer, type Identity, type OAuthTestServer } from '../../../test/oauth-server.js';
 import { totpCode } from '../../../test/totp.js';
-import { users } from '../users/tables.js';
-import { oauthAccounts } from './tables.js';
+import { users } from '../../db/tables/users.js';
+import { oauthAccounts } from '../../db/tables/auth.js';
 
 const SQUATTER_PASSWORD = 'Squatters-Secret-7';
 const OWNER_PASSWORD = 'Owners-New-Secret-8';

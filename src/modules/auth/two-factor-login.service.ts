@@ -5,7 +5,7 @@
 import { eq } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
 import { validationError } from '../../http/errors.js';
-import { users, type UserRow } from '../users/tables.js';
+import { users, type UserRow } from '../../db/tables/users.js';
 import { consumeEmailToken, findLiveToken, issueToken } from './email-tokens.js';
 import { assertNotLocked, checkSecondFactorOnToken, type ClientMeta, startSession } from './service.js';
 import { twoFactorRequired } from './two-factor.service.js';

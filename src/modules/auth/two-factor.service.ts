@@ -9,9 +9,9 @@ import { AppError, authenticationError, notFound, validationError } from '../../
 import { newId } from '../../lib/ids.js';
 import { decrypt, DecryptError, encrypt, sha256 } from '../../lib/secrets.js';
 import { matchTotp, newTotpSecret, totpUri } from '../../lib/totp.js';
-import { users, type UserRow } from '../users/tables.js';
+import { users, type UserRow } from '../../db/tables/users.js';
 import { releaseCheck, reservedCheck } from './lockout.js';
-import { backupCodes, twoFactor } from './tables.js';
+import { backupCodes, twoFactor } from '../../db/tables/auth.js';
 
 const BACKUP_CODE_COUNT = 10;
 // Backup codes are 10 characters of Crockford's base32 (50 random bits), shown as `xxxxx-xxxxx`.

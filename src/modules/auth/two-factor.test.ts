@@ -8,7 +8,7 @@ import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { PASSWORD } from '../../../test/factories.js';
 import { bearer, expectError, getMe, verifiedUser } from '../../../test/auth-helpers.js';
 import { base32Decode, totpCode, wrongCode } from '../../../test/totp.js';
-import { backupCodes, twoFactor } from './tables.js';
+import { backupCodes, twoFactor } from '../../db/tables/auth.js';
 
 let t: TestApp;
 beforeAll(async () => {

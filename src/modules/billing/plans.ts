@@ -2,7 +2,7 @@
 import { eq } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { AppError } from '../../http/errors.js';
-import { organizations, type PlanName } from '../organizations/tables.js';
+import { organizations, type PlanName } from '../../db/tables/organizations.js';
 
 export interface PlanLimits {
   members: number | null;

@@ -7,7 +7,7 @@ import type { Db } from '../../db/client.js';
 import { AppError } from '../../http/errors.js';
 import { keyRequestsInMonth } from '../audit/counters.js';
 import type { Clock } from '../../lib/clock.js';
-import { organizations } from '../organizations/tables.js';
+import { organizations } from '../../db/tables/organizations.js';
 import { PLANS } from './plans.js';
 
 const REFRESH_MS = 2000;

@@ -9,12 +9,12 @@ import { AppError, conflict, validationError } from '../../http/errors.js';
 import { PaymentProviderError, type ProviderSubscription } from '../../providers/payments/provider.js';
 import { checkoutSubscriptionId, createStripeClient, parseStripeEvent, StripeShapeError, toProviderSubscription } from '../../providers/payments/stripe.js';
 import { auditChange } from '../audit/service.js';
-import { organizations, type PlanName } from '../organizations/tables.js';
+import { organizations, type PlanName } from '../../db/tables/organizations.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { PLANS } from './plans.js';
 import { periodOf } from './quota.js';
 import { keyRequestsInMonth } from '../audit/counters.js';
-import { billingEvents, subscriptions, type SubscriptionRow } from './tables.js';
+import { billingEvents, subscriptions, type SubscriptionRow } from '../../db/tables/billing.js';
 
 const PAID_STATUSES = new Set(['active', 'trialing', 'past_due']);
 const ENDED_STATUSES = new Set(['canceled', 'incomplete_expired']);

@@ -14,10 +14,10 @@ import { sendLater } from '../../providers/mail/mailer.js';
 import { invitationMail } from '../../providers/mail/templates.js';
 import { auditChange } from '../audit/service.js';
 import { assertWithinLimit, lockPlanLimits, type PlanLimits } from '../billing/plans.js';
-import { users } from '../users/tables.js';
+import { users } from '../../db/tables/users.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { memberEventData, presentMember } from './service.js';
-import { invitations, memberships, organizations, type InvitationRow, type InvitationStatus, type Role } from './tables.js';
+import { invitations, memberships, organizations, type InvitationRow, type InvitationStatus, type Role } from '../../db/tables/organizations.js';
 
 const VALIDITY_MS = 7 * 24 * 60 * 60 * 1000;
 

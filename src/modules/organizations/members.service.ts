@@ -7,10 +7,10 @@ import { authorizationError, notFound, validationError } from '../../http/errors
 import { pageInfo } from '../../http/schemas.js';
 import { forgetRevokedKeys, revokeKeysOfCreator } from '../api-keys/service.js';
 import { auditChange } from '../audit/service.js';
-import { users } from '../users/tables.js';
+import { users } from '../../db/tables/users.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { loadMember, memberEventData, memberUserColumns, presentMember } from './service.js';
-import { memberships, type Role } from './tables.js';
+import { memberships, type Role } from '../../db/tables/organizations.js';
 
 /**
  * Why a guarded change of a membership found no row: it is gone (404), it became the owner's (400),

@@ -8,11 +8,11 @@ import type { OrgAccess, RequestContext } from '../../http/authorize.js';
 import { conflict, notFound, validationError } from '../../http/errors.js';
 import { pageInfo } from '../../http/schemas.js';
 import { newId } from '../../lib/ids.js';
-import { apiKeys } from '../api-keys/tables.js';
+import { apiKeys } from '../../db/tables/api-keys.js';
 import { auditChange } from '../audit/service.js';
-import { users } from '../users/tables.js';
+import { users } from '../../db/tables/users.js';
 import { recordEvent } from '../webhooks/outbox.js';
-import { memberships, organizations, type MembershipRow, type OrganizationRow, type OrgSettings } from './tables.js';
+import { memberships, organizations, type MembershipRow, type OrganizationRow, type OrgSettings } from '../../db/tables/organizations.js';
 
 export const presentOrg = (o: OrganizationRow) => ({
   id: o.id,

@@ -9,7 +9,7 @@ import { pageInfo } from '../../http/schemas.js';
 import { newId } from '../../lib/ids.js';
 import { auditChange } from '../audit/service.js';
 import { recordEvent } from '../webhooks/outbox.js';
-import { projects, type ProjectRow } from './tables.js';
+import { projects, type ProjectRow } from '../../db/tables/projects.js';
 
 const present = (p: ProjectRow) => ({
   id: p.id,

@@ -8,8 +8,8 @@ import { assertPasswordPolicy } from '../auth/passwords.js';
 import { voidSignInTickets } from '../auth/claim.js';
 import { releaseCheck, reservedCheck } from '../auth/lockout.js';
 import { assertNotLocked } from '../auth/service.js';
-import { sessions } from '../auth/tables.js';
-import { users, type Preferences, type UserRow } from './tables.js';
+import { sessions } from '../../db/tables/auth.js';
+import { users, type Preferences, type UserRow } from '../../db/tables/users.js';
 
 export const presentUser = (u: UserRow) => ({
   id: u.id,

@@ -6,7 +6,7 @@ import { eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
 import type { RevocationList } from '../../providers/cache/revocations.js';
 import { createVersionedCache } from '../../providers/cache/versioned.js';
-import { users, type UserRow } from './tables.js';
+import { users, type UserRow } from '../../db/tables/users.js';
 
 export function createUserCache(db: Db, versions: RevocationList) {
   const cache = createVersionedCache<UserRow>(versions, 'user', { ttlMs: 60_000, maxWeight: 50_000 });

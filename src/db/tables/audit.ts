@@ -1,5 +1,5 @@
 import { bigint, date, index, integer, pgTable, primaryKey, smallint, text, timestamp } from 'drizzle-orm/pg-core';
-import { organizations } from '../organizations/tables.js';
+import { organizations } from './organizations.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date', precision: 3 });
 
