@@ -5,18 +5,18 @@ import pino, { type Logger } from 'pino';
 import type { Config } from './config.js';
 import { type DbHandle, openPglite, openPostgres } from './db/client.js';
 import { runMigrations } from './db/migrate.js';
-import { type AuthorizeOrg, createAuthorizer } from './http/authorize.js';
+import { type AuthorizeOrg, createAuthorizer } from './platform/tenancy.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { createKeyStore, type KeyStore } from './modules/api-keys/key-store.js';
-import { type AuditWriter, createAuditWriter } from './modules/audit/writer.js';
-import { createQuotaGuard, type QuotaGuard } from './modules/billing/quota.js';
+import { type AuditWriter, createAuditWriter } from './platform/audit/writer.js';
+import { createQuotaGuard, type QuotaGuard } from './platform/quota.js';
 import { createPasswordHasher, type PasswordHasher } from './modules/auth/passwords.js';
 import { createSessionStore, type SessionStore } from './modules/auth/sessions.js';
 import { createTokenService, type TokenService } from './modules/auth/tokens.js';
 import { createProjectListCache, type ProjectListCache } from './modules/projects/list-cache.js';
 import type { ProjectPage } from './modules/projects/service.js';
 import { createUserCache, type UserCache } from './modules/users/user-cache.js';
-import { createRevocationList, type RevocationList } from './providers/cache/revocations.js';
+import { createSharedState, type SharedState } from './platform/cache/shared-state.js';
 import type { PaymentProvider } from './providers/payments/provider.js';
 import { createStripeProvider } from './providers/payments/stripe.js';
 import { createTestProvider } from './providers/payments/test-provider.js';
@@ -32,7 +32,7 @@ export interface Deps {
   /** Prefix of every Redis key and channel (tests give each file its own). */
   redisPrefix: string;
   mailer: Mailer;
-  revocations: RevocationList;
+  shared: SharedState;
   sessions: SessionStore;
   /** GET /users/me reads through it; writes to a user's row call `changed` after the commit. */
   users: UserCache;
@@ -99,9 +99,9 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     throw err;
   }
   const redisPrefix = overrides.redisPrefix ?? 'tenantry:';
-  const revocations = createRevocationList(redis, redisPrefix, logger);
+  const shared = createSharedState(redis, redisPrefix, logger);
   const mailer = overrides.mailer ?? createMailer(config, logger);
-  const sessions = createSessionStore(dbHandle.db, config, clock, revocations);
+  const sessions = createSessionStore(dbHandle.db, config, clock, shared);
   const audit = createAuditWriter(dbHandle.db, logger);
   // BILLING_PROVIDER (config.ts): production gets the test checkout only when BILLING_PROVIDER=test asks for it.
   const payments = overrides.payments ?? (config.billingProvider === 'stripe' ? createStripeProvider(config) : createTestProvider(config.publicApiUrl, clock));
@@ -118,14 +118,14 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     redis,
     redisPrefix,
     mailer,
-    revocations,
+    shared,
     sessions,
-    users: createUserCache(dbHandle.db, revocations),
-    projectLists: createProjectListCache<ProjectPage>(revocations, logger),
+    users: createUserCache(dbHandle.db, shared),
+    projectLists: createProjectListCache<ProjectPage>(shared, logger),
     tokens: createTokenService(config, clock),
     passwords: createPasswordHasher(config.auth.hashConcurrency, config.auth.hashQueueLimit),
     authorizeOrg: createAuthorizer(dbHandle.db),
-    apiKeys: createKeyStore(dbHandle.db, config, clock, revocations),
+    apiKeys: createKeyStore(dbHandle.db, config, clock, shared),
     audit,
     quota: createQuotaGuard(dbHandle.db, clock),
     payments,

@@ -10,7 +10,7 @@ import type { Deps } from '../deps.js';
 import type { AccessClaims } from '../modules/auth/tokens.js';
 import type { KeyCheck } from '../modules/api-keys/key-store.js';
 import type { UserRow } from '../db/tables/users.js';
-import { requestContext } from './authorize.js';
+import { requestContext } from '../platform/tenancy.js';
 import { toAppError } from './error-handler.js';
 import { AppError, authenticationError, authorizationError } from './errors.js';
 

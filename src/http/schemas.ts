@@ -53,19 +53,6 @@ export const Timestamp = Type.String({ format: 'date-time' });
 export const NullableTimestamp = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
 export const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 
-export const PageQuery = Type.Object(
-  {
-    page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
-    pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
-  },
-);
-
-/** The pagination fields of every list, after its items (spec §7). */
-export const PageFields = { total: Type.Integer(), page: Type.Integer(), pageSize: Type.Integer(), hasMore: Type.Boolean() };
-
-/** The values of PageFields for a page of a list of `total` items. */
-export const pageInfo = (total: number, page: number, pageSize: number) => ({ total, page, pageSize, hasMore: page * pageSize < total });
-
 export const bearerAuth = [{ bearerAuth: [] }];
 /** Routes an API key may call too (with the right scope). */
 export const bearerOrKey: Array<Record<string, string[]>> = [{ bearerAuth: [] }, { apiKey: [] }];

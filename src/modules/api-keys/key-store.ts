@@ -6,7 +6,7 @@ import type { Config } from '../../config.js';
 import type { Db } from '../../db/client.js';
 import type { Clock } from '../../lib/clock.js';
 import { sha256 } from '../../lib/secrets.js';
-import type { RevocationList } from '../../providers/cache/revocations.js';
+import type { SharedState } from '../../platform/cache/shared-state.js';
 import { apiKeys } from '../../db/tables/api-keys.js';
 
 const CACHE_TTL_MS = 60_000;
@@ -24,7 +24,7 @@ export interface KeyRecord {
 
 export type KeyCheck = { ok: true; key: KeyRecord } | { ok: false; message: string; key: KeyRecord | null };
 
-export function createKeyStore(db: Db, config: Config, clock: Clock, revocations: RevocationList) {
+export function createKeyStore(db: Db, config: Config, clock: Clock, shared: SharedState) {
   const cache = new Map<string, { key: KeyRecord | null; at: number }>();
   const prefix = `${config.apiKey.prefix}_`;
   const byHash = db
@@ -60,7 +60,7 @@ export function createKeyStore(db: Db, config: Config, clock: Clock, revocations
       let key = await lookup(hash);
       if (!key) return { ok: false, message: 'Invalid API key', key: null };
       if (key.isActive) {
-        const revoked = await revocations.has('api_key', key.id);
+        const revoked = await shared.isRevoked('api_key', key.id);
         if (revoked !== false) {
           // Revoked elsewhere, or the shared list could not say: ask the database.
           cache.delete(hash);
@@ -78,7 +78,7 @@ export function createKeyStore(db: Db, config: Config, clock: Clock, revocations
     /** After a key is revoked: drop it from every instance's cache (through the shared list). */
     async revoked(keyId: string): Promise<void> {
       for (const [hash, entry] of cache) if (entry.key?.id === keyId) cache.delete(hash);
-      await revocations.add('api_key', [keyId], (CACHE_TTL_MS / 1000) * 2);
+      await shared.revoke('api_key', [keyId], (CACHE_TTL_MS / 1000) * 2);
     },
   };
 }

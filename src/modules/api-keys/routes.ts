@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Deps } from '../../deps.js';
-import { bearerAuth as security, errors, PageQuery } from '../../http/schemas.js';
+import { bearerAuth as security, errors } from '../../http/schemas.js';
+import { PageQuery } from '../../platform/pagination.js';
 import { OrgParams } from '../organizations/schemas.js';
 import { Type } from 'typebox';
 import { ApiKey, CreateKeyBody, CreateKeyFlatBody, CreatedKey, KeyList, KeyParams, KeyUsage, OrgKeyParams } from './schemas.js';

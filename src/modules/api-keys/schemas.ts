@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
-import { Body, Nullable, NullableTimestamp, PageFields, Timestamp } from '../../http/schemas.js';
-import { SCOPES } from '../organizations/permissions.js';
+import { Body, Nullable, NullableTimestamp, Timestamp } from '../../http/schemas.js';
+import { PageFields } from '../../platform/pagination.js';
+import { SCOPES } from '../../platform/permissions.js';
 
 export const ScopeName = Type.Enum(SCOPES, { description: 'action:resource (spec §5.3)' });
 

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signedInUser } from '../../../test/factories.js';
 import { createTestApp, json, queryRows, type TestApp } from '../../../test/harness.js';
 import { newId } from '../../lib/ids.js';
-import { SCOPES, type Scope } from '../organizations/permissions.js';
+import { SCOPES, type Scope } from '../../platform/permissions.js';
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 

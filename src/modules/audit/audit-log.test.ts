@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { login, signedInUser } from '../../../test/factories.js';
 import { createTestApp, json, queryRows, type TestApp } from '../../../test/harness.js';
 import { newId } from '../../lib/ids.js';
-import { createAuditWriter } from './writer.js';
+import { createAuditWriter } from '../../platform/audit/writer.js';
 
 let t: TestApp;
 let owner: Awaited<ReturnType<typeof signedInUser>>;

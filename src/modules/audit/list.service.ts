@@ -13,7 +13,7 @@ import { fillPlaceholders, type SQL, sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import type { Db } from '../../db/client.js';
 import type { Deps } from '../../deps.js';
-import type { OrgAccess } from '../../http/authorize.js';
+import type { OrgAccess } from '../../platform/tenancy.js';
 import { prepareRaw } from '../../db/prepared.js';
 
 export interface AuditQuery {

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Deps } from '../../deps.js';
-import { bearerOrKey, errors, Nullable, PageFields, Timestamp } from '../../http/schemas.js';
+import { bearerOrKey, errors, Nullable, Timestamp } from '../../http/schemas.js';
+import { PageFields } from '../../platform/pagination.js';
 import { OrgParams } from '../organizations/schemas.js';
 import { listAuditLogs } from './list.service.js';
 

@@ -8,7 +8,7 @@ import type { Db, Tx } from '../../db/client.js';
 import { prepareRaw } from '../../db/prepared.js';
 import type { Clock } from '../../lib/clock.js';
 import { sha256 } from '../../lib/secrets.js';
-import type { RevocationList } from '../../providers/cache/revocations.js';
+import type { SharedState } from '../../platform/cache/shared-state.js';
 import { sessions } from '../../db/tables/auth.js';
 
 const CACHE_TTL_MS = 30_000;
@@ -32,7 +32,7 @@ interface Cached {
   cachedAt: number;
 }
 
-export function createSessionStore(db: Db, config: Config, clock: Clock, revocations: RevocationList) {
+export function createSessionStore(db: Db, config: Config, clock: Clock, shared: SharedState) {
   const cache = new Map<string, Cached>();
   const touches = new Map<string, Date>();
   // The sessions in `touches` of each user, so a login finds its user's without a scan.
@@ -56,7 +56,7 @@ export function createSessionStore(db: Db, config: Config, clock: Clock, revocat
 
   async function markRevoked(ids: string[]) {
     for (const id of ids) cache.delete(id);
-    await revocations.add('session', ids, revocationTtlS);
+    await shared.revoke('session', ids, revocationTtlS);
   }
 
   async function flushTouches(): Promise<void> {
@@ -82,7 +82,7 @@ export function createSessionStore(db: Db, config: Config, clock: Clock, revocat
 
   return {
     async isActive(sessionId: string, userId: string): Promise<boolean> {
-      const revoked = await revocations.has('session', sessionId);
+      const revoked = await shared.isRevoked('session', sessionId);
       if (revoked === true) return false;
       const now = clock.now().getTime();
       const hit = cache.get(sessionId);

@@ -2,11 +2,11 @@
 import { and, asc, count, eq, inArray, ne } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
 import type { Tx } from '../../db/client.js';
-import { assertKeyMayGrant, assertKeyMayManage, KEY_MANAGED_ROLES, keyManageRefusal, type OrgAccess } from '../../http/authorize.js';
+import { assertKeyMayGrant, assertKeyMayManage, KEY_MANAGED_ROLES, keyManageRefusal, type OrgAccess } from '../../platform/tenancy.js';
 import { authorizationError, notFound, validationError } from '../../http/errors.js';
-import { pageInfo } from '../../http/schemas.js';
+import { pageInfo } from '../../platform/pagination.js';
 import { forgetRevokedKeys, revokeKeysOfCreator } from '../api-keys/service.js';
-import { auditChange } from '../audit/service.js';
+import { auditChange } from '../../platform/audit/record.js';
 import { users } from '../../db/tables/users.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { loadMember, memberEventData, memberUserColumns, presentMember } from './service.js';

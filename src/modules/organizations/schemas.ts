@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
-import { Body, Nullable, PageFields, Timestamp } from '../../http/schemas.js';
+import { Body, Nullable, Timestamp } from '../../http/schemas.js';
+import { PageFields } from '../../platform/pagination.js';
 
 export const Slug = Type.String({ minLength: 3, maxLength: 50, pattern: '^[a-z0-9]+(?:-[a-z0-9]+)*$' });
 const Url = Type.String({ format: 'uri', maxLength: 2048, description: 'An absolute http or https URL' });

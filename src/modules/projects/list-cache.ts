@@ -3,10 +3,10 @@
 // calls `changed` after its commit, which moves the organization's version on
 // (providers/cache/versioned.ts): the next read of any of its pages, on any instance, loads it again.
 import type { Logger } from 'pino';
-import type { RevocationList } from '../../providers/cache/revocations.js';
-import { createVersionedCache } from '../../providers/cache/versioned.js';
+import type { SharedState } from '../../platform/cache/shared-state.js';
+import { createVersionedCache } from '../../platform/cache/versioned.js';
 
-export function createProjectListCache<T extends { data: unknown[] }>(versions: RevocationList, logger: Logger) {
+export function createProjectListCache<T extends { data: unknown[] }>(versions: SharedState, logger: Logger) {
   // Pages hold up to 100 projects each: about 30 MB at most.
   const cache = createVersionedCache<T>(versions, 'projects', { ttlMs: 60_000, maxWeight: 100_000, weight: (page) => Math.max(1, page.data.length) });
 

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Deps } from '../../deps.js';
-import { bearerAuth as security, errors, Message, PageQuery } from '../../http/schemas.js';
+import { bearerAuth as security, errors, Message } from '../../http/schemas.js';
+import { PageQuery } from '../../platform/pagination.js';
 import { OrgParams } from '../organizations/schemas.js';
 import { CreateProjectBody, PatchProjectBody, Project, ProjectList, ProjectParams } from './schemas.js';
 import * as projects from './service.js';

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
-import { Body, Nullable, PageFields, Timestamp } from '../../http/schemas.js';
+import { Body, Nullable, Timestamp } from '../../http/schemas.js';
+import { PageFields } from '../../platform/pagination.js';
 
 export const Project = Type.Object({
   id: Type.String(),

@@ -3,11 +3,11 @@ import { and, count, desc, eq, getTableColumns, sql } from 'drizzle-orm';
 import { prepared } from '../../db/prepared.js';
 import type { Deps } from '../../deps.js';
 import type { Tx } from '../../db/client.js';
-import type { OrgAccess } from '../../http/authorize.js';
+import type { OrgAccess } from '../../platform/tenancy.js';
 import { notFound, validationError } from '../../http/errors.js';
-import { pageInfo } from '../../http/schemas.js';
+import { pageInfo } from '../../platform/pagination.js';
 import { newId } from '../../lib/ids.js';
-import { auditChange } from '../audit/service.js';
+import { auditChange } from '../../platform/audit/record.js';
 import { recordEvent } from '../webhooks/outbox.js';
 import { projects, type ProjectRow } from '../../db/tables/projects.js';
 

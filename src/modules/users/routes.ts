@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Deps } from '../../deps.js';
 import { requireUser } from '../../http/actor.js';
-import { bearerAuth, errors, Message, PageQuery } from '../../http/schemas.js';
+import { bearerAuth, errors, Message } from '../../http/schemas.js';
+import { PageQuery } from '../../platform/pagination.js';
 import { ChangePasswordBody, PatchMeBody, RevokedAll, SessionList, SessionParams, User } from './schemas.js';
 import * as users from './service.js';
 

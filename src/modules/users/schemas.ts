@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
-import { Body, Nullable, NullableTimestamp, PageFields, Timestamp } from '../../http/schemas.js';
+import { Body, Nullable, NullableTimestamp, Timestamp } from '../../http/schemas.js';
+import { PageFields } from '../../platform/pagination.js';
 
 export const PreferencesSchema = Type.Object({
   theme: Type.Enum(['light', 'dark', 'system']),

@@ -3,7 +3,7 @@ import { and, count, desc, eq, gt, inArray, isNull } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
 import type { UserActor } from '../../http/actor.js';
 import { authenticationError, notFound, validationError } from '../../http/errors.js';
-import { pageInfo } from '../../http/schemas.js';
+import { pageInfo } from '../../platform/pagination.js';
 import { assertPasswordPolicy } from '../auth/passwords.js';
 import { voidSignInTickets } from '../auth/claim.js';
 import { releaseCheck, reservedCheck } from '../auth/lockout.js';

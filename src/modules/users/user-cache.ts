@@ -4,11 +4,11 @@
 // next read on any instance loads the row again.
 import { eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client.js';
-import type { RevocationList } from '../../providers/cache/revocations.js';
-import { createVersionedCache } from '../../providers/cache/versioned.js';
+import type { SharedState } from '../../platform/cache/shared-state.js';
+import { createVersionedCache } from '../../platform/cache/versioned.js';
 import { users, type UserRow } from '../../db/tables/users.js';
 
-export function createUserCache(db: Db, versions: RevocationList) {
+export function createUserCache(db: Db, versions: SharedState) {
   const cache = createVersionedCache<UserRow>(versions, 'user', { ttlMs: 60_000, maxWeight: 50_000 });
   const byId = db.select().from(users).where(eq(users.id, sql.placeholder('id'))).prepare('user_by_id');
   const row = async (userId: string): Promise<UserRow | undefined> => (await byId.execute({ id: userId }))[0];

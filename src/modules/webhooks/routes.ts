@@ -3,10 +3,11 @@ import type { FastifyRequest } from 'fastify';
 import { and, eq, isNull } from 'drizzle-orm';
 import { Type } from 'typebox';
 import type { Deps } from '../../deps.js';
-import type { OrgAccess } from '../../http/authorize.js';
+import type { OrgAccess } from '../../platform/tenancy.js';
 import { notFound, validationError } from '../../http/errors.js';
-import { Body, bearerOrKey, errors, Nullable, PageFields, PageQuery, Timestamp } from '../../http/schemas.js';
-import type { Permission } from '../organizations/permissions.js';
+import { Body, bearerOrKey, errors, Nullable, Timestamp } from '../../http/schemas.js';
+import { PageFields, PageQuery } from '../../platform/pagination.js';
+import type { Permission } from '../../platform/permissions.js';
 import * as hooks from './service.js';
 import { webhookEndpoints } from './tables.js';
 

@@ -2,14 +2,14 @@
 import { and, count, desc, eq, isNull, sql } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
 import type { Tx } from '../../db/client.js';
-import type { OrgAccess } from '../../http/authorize.js';
+import type { OrgAccess } from '../../platform/tenancy.js';
 import { conflict, notFound, validationError } from '../../http/errors.js';
-import { pageInfo } from '../../http/schemas.js';
+import { pageInfo } from '../../platform/pagination.js';
 import { newId } from '../../lib/ids.js';
 import { encrypt, randomHex } from '../../lib/secrets.js';
 import { unsafeUrlReason } from '../../lib/ssrf.js';
-import { auditChange } from '../audit/service.js';
-import { assertWithinLimit, lockPlanLimits } from '../billing/plans.js';
+import { auditChange } from '../../platform/audit/record.js';
+import { assertWithinLimit, lockPlanLimits } from '../../platform/plans.js';
 import { validateEventTypes } from './catalogue.js';
 import { recordEvent, WAKE_CHANNEL } from './outbox.js';
 import { type DeliveryRow, type EndpointRow, webhookDeliveries, webhookEndpoints } from './tables.js';

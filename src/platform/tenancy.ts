@@ -4,10 +4,10 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { FastifyRequest } from 'fastify';
 import type { Db } from '../db/client.js';
-import { type Permission, permissionsOfScopes, ROLE_PERMISSIONS, SCOPE_PERMISSIONS, SCOPES } from '../modules/organizations/permissions.js';
+import { type Permission, permissionsOfScopes, ROLE_PERMISSIONS, SCOPE_PERMISSIONS, SCOPES } from './permissions.js';
 import { memberships, organizations, type Role } from '../db/tables/organizations.js';
 import { users } from '../db/tables/users.js';
-import { authenticationError, authorizationError, notFound } from './errors.js';
+import { authenticationError, authorizationError, notFound } from '../http/errors.js';
 
 export interface RequestContext {
   method: string;

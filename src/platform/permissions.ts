@@ -1,6 +1,6 @@
 // Who may do what, as data (DECISIONS §3 and §4). Roles grant permissions; API-key scopes map to
 // permissions through the second table. Nothing else decides access.
-import type { Role } from '../../db/tables/organizations.js';
+import type { Role } from '../db/tables/organizations.js';
 
 export const PERMISSIONS = [
   'org:read',

@@ -7,8 +7,8 @@
 // already sees it; plan changes through the billing code path tell the guard to read again.
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOrg, login, setPlan, signedInUser, type SignedInUser } from '../../../test/factories.js';
-import { createTestApp, json, queryRows, type TestApp } from '../../../test/harness.js';
+import { createOrg, login, setPlan, signedInUser, type SignedInUser } from '../../test/factories.js';
+import { createTestApp, json, queryRows, type TestApp } from '../../test/harness.js';
 import { periodOf } from './quota.js';
 
 let t: TestApp;

@@ -1,8 +1,8 @@
 // Plans and their limits, in one place (DECISIONS §6, §4, §5). null means unlimited.
 import { eq } from 'drizzle-orm';
-import type { Tx } from '../../db/client.js';
-import { AppError } from '../../http/errors.js';
-import { organizations, type PlanName } from '../../db/tables/organizations.js';
+import type { Tx } from '../db/client.js';
+import { AppError } from '../http/errors.js';
+import { organizations, type PlanName } from '../db/tables/organizations.js';
 
 export interface PlanLimits {
   members: number | null;

@@ -1,9 +1,9 @@
 // Plans and their limits in one place (issue 7; spec §2.9, §8; DECISIONS §6): the values, the 402 of a
 // reached limit, and the member, API-key and webhook-endpoint limits reading their numbers from PLANS.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOrg, setPlan, signedInUser, type SignedInUser, uniqueEmail } from '../../../test/factories.js';
-import { createTestApp, json, type TestApp } from '../../../test/harness.js';
-import { AppError } from '../../http/errors.js';
+import { createOrg, setPlan, signedInUser, type SignedInUser, uniqueEmail } from '../../test/factories.js';
+import { createTestApp, json, type TestApp } from '../../test/harness.js';
+import { AppError } from '../http/errors.js';
 import { assertWithinLimit, PLANS } from './plans.js';
 
 let t: TestApp;

@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import type { Deps } from '../../deps.js';
 import type { Tx } from '../../db/client.js';
-import type { RequestContext } from '../../http/authorize.js';
+import type { RequestContext } from '../tenancy.js';
 import { newId } from '../../lib/ids.js';
 import { prepareRaw } from '../../db/prepared.js';
 import { COUNTER_SHARDS, insertEntries, upsertCounters } from './counters.js';

@@ -5,7 +5,7 @@
 // next read on any instance sees another version and loads the value again. A value is trusted at
 // most `ttlMs`, which also bounds the staleness left by a change whose version never moved (a crash
 // right after the commit).
-import type { RevocationList, VersionKind } from './revocations.js';
+import type { SharedState, VersionKind } from './shared-state.js';
 
 export interface VersionedCacheOptions<T> {
   ttlMs: number;
@@ -14,7 +14,7 @@ export interface VersionedCacheOptions<T> {
   weight?: (value: T) => number;
 }
 
-export function createVersionedCache<T>(versions: RevocationList, kind: VersionKind, opts: VersionedCacheOptions<T>) {
+export function createVersionedCache<T>(versions: SharedState, kind: VersionKind, opts: VersionedCacheOptions<T>) {
   // Insertion order is age: the oldest value goes first when the cache is full.
   const entries = new Map<string, { value: T; version: string; at: number; weight: number }>();
   let held = 0;

@@ -3,11 +3,11 @@
 // since, so the check costs no query on the hot path. Across instances it can overshoot by what
 // they let through within those 2 s.
 import { eq } from 'drizzle-orm';
-import type { Db } from '../../db/client.js';
-import { AppError } from '../../http/errors.js';
-import { keyRequestsInMonth } from '../audit/counters.js';
-import type { Clock } from '../../lib/clock.js';
-import { organizations } from '../../db/tables/organizations.js';
+import type { Db } from '../db/client.js';
+import { AppError } from '../http/errors.js';
+import { keyRequestsInMonth } from './audit/counters.js';
+import type { Clock } from '../lib/clock.js';
+import { organizations } from '../db/tables/organizations.js';
 import { PLANS } from './plans.js';
 
 const REFRESH_MS = 2000;

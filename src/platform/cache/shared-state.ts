@@ -1,7 +1,6 @@
-// Revocations that every instance must see at once (sessions, API keys), and the versions of cached
-// records (a user's profile, an organization's project list) that every instance must reload once
-// changed. Without Redis both live in
-// this process (one instance). With REDIS_URL they are written to Redis before the response is sent,
+// The state every instance must share at once: revocations (sessions, API keys), and the versions
+// of cached records (a user's profile, an organization's project list) that every instance must
+// reload once changed. Without Redis both live in this process (one instance). With REDIS_URL they are written to Redis before the response is sent,
 // and each check asks Redis, so a revocation or a change on one instance holds on all of them.
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -9,10 +8,10 @@ import type { Logger } from 'pino';
 export type RevocationKind = 'session' | 'api_key';
 export type VersionKind = 'user' | 'projects';
 
-export interface RevocationList {
-  add(kind: RevocationKind, ids: string[], ttlS: number): Promise<void>;
+export interface SharedState {
+  revoke(kind: RevocationKind, ids: string[], ttlS: number): Promise<void>;
   /** true or false; null when the shared store could not be asked (the caller checks the database). */
-  has(kind: RevocationKind, id: string): Promise<boolean | null>;
+  isRevoked(kind: RevocationKind, id: string): Promise<boolean | null>;
   /**
    * Marks a record changed: its version moves on, so every instance's cached copy stops matching.
    * Versions outlive `ttlS`, which must exceed the longest time a cached copy is trusted.
@@ -41,7 +40,7 @@ class LocalList {
   }
 }
 
-export function createRevocationList(redis: Redis | null, keyPrefix: string, logger: Logger): RevocationList {
+export function createSharedState(redis: Redis | null, keyPrefix: string, logger: Logger): SharedState {
   const local = new LocalList();
   const k = (kind: RevocationKind, id: string) => `${keyPrefix}revoked:${kind}:${id}`;
   const v = (kind: VersionKind, id: string) => `${keyPrefix}version:${kind}:${id}`;
@@ -51,14 +50,14 @@ export function createRevocationList(redis: Redis | null, keyPrefix: string, log
   let sequence = 0;
   let lastSweep = 0;
   return {
-    async add(kind, ids, ttlS) {
+    async revoke(kind, ids, ttlS) {
       for (const id of ids) local.add(k(kind, id), ttlS);
       if (!redis || ids.length === 0) return;
       const multi = redis.multi();
       for (const id of ids) multi.set(k(kind, id), '1', 'EX', Math.max(1, Math.ceil(ttlS)));
       await multi.exec();
     },
-    async has(kind, id) {
+    async isRevoked(kind, id) {
       if (local.has(k(kind, id))) return true;
       if (!redis) return false;
       try {
