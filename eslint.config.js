@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules', 'data', 'drizzle', 'coverage', 'dist'] },
+  { ignores: ['node_modules', 'data', 'drizzle', 'coverage', 'dist', 'client/dist', 'client/src/schema.ts', 'web/dist', 'web/.dist-*'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

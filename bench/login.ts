@@ -7,7 +7,7 @@
 // verifies/s: the ratio is what everything else (HTTP, lookup, session transaction, JWTs) costs.
 import { hash, verify } from '@node-rs/argon2';
 import { loadConfig } from '../src/config.js';
-import { ARGON2_OPTIONS } from '../src/modules/auth/passwords.js';
+import { ARGON2_OPTIONS } from '../src/platform/identity/passwords.js';
 import {
   assertAllOk,
   type Benchmark,

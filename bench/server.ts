@@ -9,15 +9,15 @@
 // baseline of what this machine can serve, started the same way.
 // With BENCH_BARE_DATABASE_URL, the bare server also serves GET /row/:id: one prepared (named)
 // primary-key select of an organization through a pg pool sized like the app's (the keys baseline).
-// In app mode the webhook delivery worker (src/modules/webhooks/worker.ts, as src/main.ts runs it
+// In app mode the webhook delivery worker (src/modules/webhooks/worker/, as src/main.ts runs it
 // inline) starts with BENCH_WEBHOOK_WORKER=1, or later on { type: 'worker-start' }.
 // Run by hand: `BENCH_SERVER_MODE=bare npx tsx bench/server.ts` prints the port and serves until ^C.
 import Fastify, { type FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
-import { createDeps, createLogger, type Deps } from '../src/deps.js';
-import { createDeliveryWorker, type DeliveryWorker } from '../src/modules/webhooks/worker.js';
+import { createInfra, createLogger, type Infra } from '../src/infra.js';
+import { createDeliveryWorker, type DeliveryWorker } from '../src/modules/webhooks/worker/index.js';
 import type { Mail, Mailer } from '../src/providers/mail/mailer.js';
 
 type ToParent =
@@ -33,7 +33,7 @@ const send = (msg: ToParent) => {
 
 const mode = process.env.BENCH_SERVER_MODE ?? 'app';
 let app: FastifyInstance;
-let deps: Deps | null = null;
+let deps: Infra | null = null;
 let worker: DeliveryWorker | null = null;
 let barePool: pg.Pool | null = null;
 
@@ -57,7 +57,7 @@ if (mode === 'bare') {
     },
     async close() {},
   };
-  deps = await createDeps(config, { logger: createLogger(config), mailer });
+  deps = await createInfra(config, { logger: createLogger(config), mailer });
   app = await buildApp(deps);
   if (process.env.BENCH_WEBHOOK_WORKER === '1') {
     worker = createDeliveryWorker(deps);

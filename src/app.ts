@@ -5,14 +5,18 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { Deps } from './deps.js';
-import { registerActor } from './http/actor.js';
+import type { Infra } from './infra.js';
 import { registerCors } from './http/cors.js';
 import { frameworkError, registerErrorHandler, sendError } from './http/error-handler.js';
-import { AppError, notFound } from './http/errors.js';
-import { registerRateLimit } from './http/rate-limit.js';
-import { ErrorBody, errors } from './http/schemas.js';
-import { jsonNestingExceeds, jsonTooDeep, MAX_JSON_DEPTH, validatorCompiler } from './http/validation.js';
+import { AppError, notFound } from './lib/errors.js';
+import { registerPipeline } from './http/pipeline.js';
+import { errors } from './http/errors-doc.js';
+import { documentRoute, swaggerOptions } from './http/openapi.js';
+import { components, named, publicRoute, ref } from './http/schemas.js';
+import { createSerializerCompiler } from './http/serialization.js';
+import { createValidatorCompiler, jsonNestingExceeds, jsonTooDeep, MAX_JSON_DEPTH } from './http/validation.js';
+import { registerMetrics } from './http/metrics.js';
+import { CSP_APP, isWebPath, registerWebApp, WEB_DIST } from './http/web.js';
 import { apiKeyRoutes } from './modules/api-keys/routes.js';
 import { auditRoutes } from './modules/audit/routes.js';
 import { authRoutes } from './modules/auth/routes.js';
@@ -24,11 +28,14 @@ import { webhookRoutes } from './modules/webhooks/routes.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
+const Health = named('Health', Type.Object({ status: Type.String() }), { examples: [{ status: 'ok' }] });
+
 const trustHops = (hops: number) => (_address: string, i: number) => i < hops;
 
 // Content-Security-Policy by kind of response. Every one refuses framing. The docs UI loads its
 // scripts and styles from this origin (no inline script), sets inline styles, shows data: and blob:
-// images, and fetches the OpenAPI document and "Try it out" requests from this origin. Other HTML
+// images, and fetches the OpenAPI document and "Try it out" requests from this origin. The web app's
+// pages (http/web.ts) get CSP_APP: scripts, styles and API calls from this origin only. Other HTML
 // (the test checkout page) needs nothing but its inline style; its forms post here and are then
 // redirected to APP_ORIGIN, so no form-action (browsers apply it to the redirect too). Anything else
 // (JSON, files) is not a document: nothing at all.
@@ -42,7 +49,8 @@ const DOCS = /^\/docs(?:[/?]|$)/;
 /**
  * The security headers of every response, errors included: set from the first onSend hook (every
  * reply.send goes through it, the error handler's too) and from the framework-error handler (which
- * answers before any hook). Nothing but the docs UI and its assets may be cached.
+ * answers before any hook). Nothing but the docs UI and the web app's files (which set their own
+ * Cache-Control) may be cached.
  */
 function securityHeaders(https: boolean) {
   return (request: FastifyRequest, reply: FastifyReply) => {
@@ -50,14 +58,20 @@ function securityHeaders(https: boolean) {
     reply.header('x-frame-options', 'DENY');
     if (https) reply.header('strict-transport-security', HSTS);
     const docs = DOCS.test(request.url);
-    if (!docs) reply.header('cache-control', 'no-store');
+    const web = isWebPath(request.url);
+    if (!docs && !(web && reply.hasHeader('cache-control'))) reply.header('cache-control', 'no-store');
     const type = reply.getHeader('content-type');
     const html = typeof type === 'string' && type.trimStart().toLowerCase().startsWith('text/html');
-    reply.header('content-security-policy', html ? (docs ? CSP_DOCS : CSP_PAGE) : CSP_OTHER);
+    reply.header('content-security-policy', html ? (docs ? CSP_DOCS : web ? CSP_APP : CSP_PAGE) : CSP_OTHER);
   };
 }
 
-export async function buildApp(deps: Deps): Promise<FastifyInstance> {
+export interface AppOptions {
+  /** The web app's build (web/dist/ unless told otherwise: tests point it elsewhere). */
+  webDist?: string;
+}
+
+export async function buildApp(deps: Infra, options: AppOptions = {}): Promise<FastifyInstance> {
   const secure = securityHeaders(deps.config.publicApiUrl.startsWith('https:'));
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
@@ -83,7 +97,12 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  app.setValidatorCompiler(validatorCompiler);
+  // Named schemas first: routes refer to them (validation, serialization and the document).
+  const shared = components();
+  for (const schema of shared) app.addSchema(schema);
+  app.setValidatorCompiler(createValidatorCompiler(Object.fromEntries(shared.map((s) => [(s as { $id: string }).$id, s]))));
+  app.setSerializerCompiler(createSerializerCompiler(shared));
+  app.addHook('onRoute', documentRoute);
   // Only JSON bodies are accepted: other content types answer 415.
   app.removeContentTypeParser(['text/plain']);
   // An empty body sent as JSON (many clients do so on a bodiless POST such as logout) is no body;
@@ -111,33 +130,35 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   });
   registerErrorHandler(app);
   registerCors(app, deps.config.appOrigin);
-  app.addSchema(ErrorBody);
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Tenantry API',
-        version: '1.0.0',
-        description: 'Multi-tenant backend: accounts and sessions, organizations, API keys, billing and signed webhooks.',
-      },
-      servers: [{ url: '/' }],
-      components: {
-        securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
-          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
-        },
-      },
-    },
-    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
-  });
+  await app.register(swagger, swaggerOptions);
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true } });
 
-  const Health = Type.Object({ status: Type.String() });
-  app.get('/health', { schema: { tags: ['health'], summary: 'The process is up', response: { 200: Health } } }, async () => ({ status: 'ok' }));
+  const health = { tags: ['Health'], security: publicRoute };
+  app.get(
+    '/health',
+    {
+      schema: {
+        ...health,
+        operationId: 'getHealth',
+        summary: 'The process is up',
+        description: 'Answers 200 while the process runs, whatever the database does; not rate limited.',
+        response: { 200: ref(Health, 'The process is up') },
+      },
+    },
+    async () => ({ status: 'ok' }),
+  );
   app.get(
     '/ready',
-    { schema: { tags: ['health'], summary: 'The database answers', response: { 200: Health, ...errors(503) } } },
+    {
+      schema: {
+        ...health,
+        operationId: 'getReadiness',
+        summary: 'The database answers',
+        description: 'Answers 200 `{status: "ready"}` while the database answers a query, else 503 SERVICE_UNAVAILABLE with Retry-After; not rate limited.',
+        response: { 200: ref(Health, 'The database answers'), ...errors({ code: 'SERVICE_UNAVAILABLE', message: 'Database unreachable' }) },
+      },
+    },
     async (_req, reply) => {
       try {
         await deps.dbHandle.ping();
@@ -148,11 +169,13 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     },
   );
 
+  // GET /metrics, and the request-duration hook every route below inherits (http/metrics.ts).
+  registerMetrics(app, deps);
+
   await app.register(
     async (api) => {
-      // Order matters: the rate limiter's preParsing hook must precede the auth guard's.
-      await registerRateLimit(api, deps);
-      registerActor(api, deps);
+      // Credential, rate limit, guard, quota, request audit: the order is pipeline.ts's.
+      await registerPipeline(api, deps);
       api.setNotFoundHandler({ preHandler: api.rateLimit() }, async (request) => {
         throw notFound('Route not found', `${request.method} ${request.url.split('?')[0]} does not exist`);
       });
@@ -169,9 +192,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     { prefix: '/api/v1' },
   );
 
-  app.setNotFoundHandler(async (request) => {
-    throw notFound('Route not found', `${request.method} ${request.url.split('?')[0]} does not exist`);
-  });
+  // Every other path is the web app's, or a 404 (docs/api.md#web-app).
+  registerWebApp(app, { dist: options.webDist ?? WEB_DIST });
 
   return app;
 }

@@ -1,194 +1,14 @@
-// The only reader of process.env. Every variable (README, "Configuration") is parsed and validated
+// The only reader of process.env. Every variable (docs/configuration.md) is parsed and validated
 // here once, at boot. A bad value stops the start with a one-line message that names the variable,
 // and so does a production start with a setting that is only safe in development (see
 // `checkProduction`).
-import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
+import { loadDevSecrets } from './config/dev-secrets.js';
+import { bool, checkSecret, defaultHashConcurrency, type Env, int, optional, parseEncryptionKeys, parseTrustProxy, str, url } from './config/env.js';
+import { type Config, ConfigError, type OAuthProviderConfig, type PasswordPolicy } from './config/types.js';
 
-export class ConfigError extends Error {
-  constructor(variable: string, problem: string) {
-    super(`Invalid configuration: ${variable} ${problem}`);
-    this.name = 'ConfigError';
-  }
-}
-
-export interface PasswordPolicy {
-  minLength: number;
-  maxLength: number;
-  requireUppercase: boolean;
-  requireLowercase: boolean;
-  requireNumber: boolean;
-  requireSpecial: boolean;
-}
-
-export interface OAuthProviderConfig {
-  clientId: string;
-  clientSecret: string;
-  authorizationUrl: string;
-  tokenUrl: string;
-  /** Google: the OIDC userinfo endpoint; GitHub: the REST API base (…/user, …/user/emails). */
-  userInfoUrl: string;
-}
-
-export interface Config {
-  env: 'development' | 'production' | 'test';
-  port: number;
-  host: string;
-  databaseUrl: string | null;
-  dataDir: string;
-  redisUrl: string | null;
-  jwtSecret: string;
-  jwtRefreshSecret: string;
-  /** The first key of ENCRYPTION_KEY: everything encrypted from now on uses it. */
-  encryptionKey: Buffer;
-  /** Every key of ENCRYPTION_KEY, the first one first: a stored value is decrypted with whichever opens it. */
-  encryptionKeys: Buffer[];
-  appOrigin: string;
-  /** Where this API is reached from outside: OAuth redirect URIs and the test payment page. */
-  publicApiUrl: string;
-  smtpUrl: string | null;
-  mailFrom: string;
-  trustProxy: boolean | number | string;
-  webhook: {
-    allowPrivateUrls: boolean;
-    retryDelaysS: number[];
-    timeoutMs: number;
-    worker: 'inline' | 'off';
-  };
-  /** `stripe`: Stripe with STRIPE_SECRET_KEY; `test`: the built-in test checkout (no payment at all). */
-  billingProvider: 'stripe' | 'test';
-  stripe: {
-    secretKey: string | null;
-    webhookSecret: string | null;
-    apiBase: string | null;
-    pricePro: string;
-    priceEnterprise: string;
-  };
-  apiKey: { prefix: string; mode: 'live' | 'test' };
-  auth: {
-    requireEmailVerification: boolean;
-    refreshReuseGraceS: number;
-    maxSessions: number;
-    accessTtlS: number;
-    refreshTtlS: number;
-    passwordPolicy: PasswordPolicy;
-    hashConcurrency: number;
-    hashQueueLimit: number;
-    /** Each sign-in method can be switched off; its routes then answer 404. */
-    methods: { password: boolean; magicLink: boolean; twoFactor: boolean; sessionManagement: boolean };
-    oauth: { google: OAuthProviderConfig | null; github: OAuthProviderConfig | null };
-  };
-  rateLimit: {
-    authPerMin: number;
-    userPerMin: number;
-    anonPerMin: number;
-    keyDefaultPerMin: number;
-  };
-  logLevel: string;
-  bodyLimitBytes: number;
-}
-
-type Env = Record<string, string | undefined>;
-
-const MIN_SECRET_LENGTH = 32;
-
-function str(env: Env, name: string, fallback: string): string {
-  const v = env[name];
-  return v === undefined || v === '' ? fallback : v;
-}
-
-function optional(env: Env, name: string): string | null {
-  const v = env[name];
-  return v === undefined || v === '' ? null : v;
-}
-
-/**
- * Argon2id hashes in flight by default: the cores divided by the 4 lanes of each hash (p=4,
- * ARGON2_OPTIONS in modules/auth/passwords.ts), at least 1. @node-rs/argon2 runs a hash's lanes on
- * parallel threads, so one hash already fills 2 cores; measured there, a second one in flight adds
- * no throughput, only thrashing, and doubles each sign-in's wait.
- */
-function defaultHashConcurrency(): number {
-  return Math.max(1, Math.floor(os.availableParallelism() / 4));
-}
-
-function int(env: Env, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, `must be an integer, got "${raw}"`);
-  const n = Number(raw.trim());
-  if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${n}`);
-  return n;
-}
-
-function bool(env: Env, name: string, fallback: boolean): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const v = raw.trim().toLowerCase();
-  if (['true', '1', 'yes', 'on'].includes(v)) return true;
-  if (['false', '0', 'no', 'off'].includes(v)) return false;
-  throw new ConfigError(name, `must be true or false, got "${raw}"`);
-}
-
-function url(env: Env, name: string, fallback: string | null, protocols: string[]): string | null {
-  const raw = optional(env, name) ?? fallback;
-  if (raw === null) return null;
-  let parsed: URL;
-  try {
-    parsed = new URL(raw);
-  } catch {
-    throw new ConfigError(name, 'must be a valid URL');
-  }
-  if (!protocols.includes(parsed.protocol)) {
-    throw new ConfigError(name, `must use one of ${protocols.join(', ')}`);
-  }
-  return raw;
-}
-
-/** A secret is weak when it is short or has almost no variety ("aaaa…", "1234…"). */
-function checkSecret(name: string, value: string): string {
-  if (value.length < MIN_SECRET_LENGTH) {
-    throw new ConfigError(name, `must be at least ${MIN_SECRET_LENGTH} characters`);
-  }
-  if (new Set(value).size < 10) throw new ConfigError(name, 'is too weak (too few distinct characters)');
-  return value;
-}
-
-export function parseEncryptionKey(name: string, raw: string): Buffer {
-  const trimmed = raw.trim();
-  if (/^[0-9a-fA-F]{64}$/.test(trimmed)) return Buffer.from(trimmed, 'hex');
-  if (/^[A-Za-z0-9+/_-]{43}=?$/.test(trimmed)) {
-    const buf = Buffer.from(trimmed.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
-    if (buf.length === 32) return buf;
-  }
-  throw new ConfigError(name, 'must be 32 bytes, as 64 hex characters or base64');
-}
-
-/**
- * ENCRYPTION_KEY is one key or a comma-separated list of them (to change keys without losing what
- * the old one encrypted): the first encrypts, every one decrypts. Errors say which entry is wrong
- * and never echo a key.
- */
-export function parseEncryptionKeys(name: string, raw: string): Buffer[] {
-  const entries = raw.split(',').map((e) => e.trim());
-  if (entries.length === 1) return [parseEncryptionKey(name, entries[0]!)];
-  const keys = entries.map((entry, i) => {
-    const which = `entry ${i + 1} of ${entries.length}`;
-    if (entry === '') throw new ConfigError(name, `has an empty ${which}: separate the keys with single commas`);
-    try {
-      return parseEncryptionKey(name, entry);
-    } catch {
-      throw new ConfigError(name, `${which} must be 32 bytes, as 64 hex characters or base64`);
-    }
-  });
-  keys.forEach((key, i) => {
-    const first = keys.findIndex((k) => k.equals(key));
-    if (first !== i) throw new ConfigError(name, `lists the same key twice (entries ${first + 1} and ${i + 1})`);
-  });
-  return keys;
-}
+export { parseEncryptionKey, parseEncryptionKeys } from './config/env.js';
+export { type Config, ConfigError, type OAuthProviderConfig, type PasswordPolicy } from './config/types.js';
 
 function parseBillingProvider(env: Env, stripeSecretKey: string | null): Config['billingProvider'] {
   const raw = optional(env, 'BILLING_PROVIDER');
@@ -220,73 +40,6 @@ function checkProduction(env: Env, config: Config): void {
       'is required when NODE_ENV=production, unless BILLING_PROVIDER=test is set explicitly: the built-in test checkout upgrades any organization without payment',
     );
   }
-}
-
-function parseTrustProxy(raw: string | undefined): boolean | number | string {
-  if (raw === undefined || raw.trim() === '') return false;
-  const v = raw.trim();
-  if (v === 'true') return true;
-  if (v === 'false') return false;
-  if (/^\d+$/.test(v)) return Number(v);
-  // Comma-separated addresses or CIDRs: Fastify (proxy-addr) validates them when the app starts.
-  for (const part of v.split(',')) {
-    if (!/^[0-9a-fA-F.:/]+$|^(loopback|linklocal|uniquelocal)$/.test(part.trim())) {
-      throw new ConfigError('TRUST_PROXY', `has an invalid entry "${part.trim()}"`);
-    }
-  }
-  return v;
-}
-
-interface DevSecrets {
-  jwtSecret: string;
-  jwtRefreshSecret: string;
-  encryptionKey: string;
-}
-
-/** Development secrets are generated once and kept in DATA_DIR so tokens survive a restart. */
-function loadDevSecrets(dataDir: string): DevSecrets {
-  const file = path.join(dataDir, 'secrets.json');
-  const read = (): DevSecrets | null => {
-    let text: string;
-    try {
-      text = fs.readFileSync(file, 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-      throw new ConfigError('DATA_DIR', `cannot read ${file}: ${(err as Error).message}`);
-    }
-    let parsed: Partial<DevSecrets> | null = null;
-    try {
-      parsed = JSON.parse(text) as Partial<DevSecrets>;
-    } catch {
-      // reported below
-    }
-    const ok = parsed && (['jwtSecret', 'jwtRefreshSecret', 'encryptionKey'] as const).every((k) => typeof parsed[k] === 'string');
-    if (!ok) {
-      throw new ConfigError('DATA_DIR', `has a damaged ${file}: delete it to generate new development secrets (signs everyone out)`);
-    }
-    return parsed as DevSecrets;
-  };
-  const existing = read();
-  if (existing) return existing;
-  const secrets: DevSecrets = {
-    jwtSecret: randomBytes(48).toString('base64url'),
-    jwtRefreshSecret: randomBytes(48).toString('base64url'),
-    encryptionKey: randomBytes(32).toString('hex'),
-  };
-  fs.mkdirSync(dataDir, { recursive: true });
-  // Written whole to a temporary file, then linked into place: a process starting at the same
-  // moment either wins the link or reads the winner's complete file.
-  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  fs.writeFileSync(tmp, JSON.stringify(secrets, null, 2), { mode: 0o600, flag: 'wx' });
-  try {
-    fs.linkSync(tmp, file);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return read()!;
-    throw err;
-  } finally {
-    fs.rmSync(tmp, { force: true });
-  }
-  return secrets;
 }
 
 function oauthProvider(
@@ -329,7 +82,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (jwtSecret === jwtRefreshSecret) throw new ConfigError('JWT_REFRESH_SECRET', 'must differ from JWT_SECRET');
   const encryptionKeys = parseEncryptionKeys('ENCRYPTION_KEY', optional(env, 'ENCRYPTION_KEY') ?? dev!.encryptionKey);
 
-  const appOrigin = url(env, 'APP_ORIGIN', 'http://localhost:3000', ['http:', 'https:'])!;
+  const port = int(env, 'PORT', 3000, 0, 65535);
+  // Unset, the front end is the web app this service serves itself (src/http/web.ts), so every mailed
+  // link lands on one of its pages.
+  const appOrigin = url(env, 'APP_ORIGIN', `http://localhost:${port}`, ['http:', 'https:'])!;
   if (new URL(appOrigin).origin !== appOrigin.replace(/\/$/, '')) {
     throw new ConfigError('APP_ORIGIN', 'must be an origin (scheme, host and port) without a path');
   }
@@ -355,7 +111,6 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('LOG_LEVEL', 'must be one of fatal, error, warn, info, debug, trace, silent');
   }
 
-  const port = int(env, 'PORT', 3000, 0, 65535);
   const publicApiUrl = url(env, 'PUBLIC_API_URL', `http://localhost:${port}`, ['http:', 'https:'])!.replace(/\/$/, '');
 
   const stripeSecretKey = optional(env, 'STRIPE_SECRET_KEY');
@@ -393,6 +148,9 @@ export function loadConfig(env: Env = process.env): Config {
       allowPrivateUrls: bool(env, 'WEBHOOK_ALLOW_PRIVATE_URLS', false),
       retryDelaysS: retryDelaysS.map(Number),
       timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 30_000, 1),
+      orgConcurrency: int(env, 'WEBHOOK_ORG_CONCURRENCY', 32, 1),
+      disableAfterH: int(env, 'WEBHOOK_DISABLE_AFTER_H', 120, 1, 24 * 365),
+      retentionDays: int(env, 'WEBHOOK_RETENTION_DAYS', 30, 1, 3650),
       worker,
     },
     billingProvider,
@@ -442,6 +200,8 @@ export function loadConfig(env: Env = process.env): Config {
     },
     logLevel,
     bodyLimitBytes: 1024 * 1024,
+    metricsToken: optional(env, 'METRICS_TOKEN'),
+    startupTimeoutS: int(env, 'STARTUP_TIMEOUT_S', 30, 0, 3600),
   };
   if (production) checkProduction(env, config);
   return config;

@@ -1,10 +1,14 @@
 // config → deps → migrate → app → listen; graceful close on SIGTERM/SIGINT.
 import { buildApp } from './app.js';
 import { boot } from './boot.js';
-import { createDeliveryWorker } from './modules/webhooks/worker.js';
+import { createDeliveryWorker } from './modules/webhooks/worker/index.js';
+import { createRetentionJob } from './platform/retention.js';
+import { ensureWebBuild } from './web-build.js';
 
 async function main() {
   const { config, logger, deps } = await boot();
+  // The pages this process serves at / (web/dist): built first on a fresh clone or after a change.
+  await ensureWebBuild(logger);
   const app = await buildApp(deps);
   try {
     await app.listen({ port: config.port, host: config.host });
@@ -20,6 +24,8 @@ async function main() {
   }
   const worker = config.webhook.worker === 'inline' ? createDeliveryWorker(deps) : null;
   await worker?.start();
+  const retention = createRetentionJob(deps);
+  retention.start();
   logger.info(
     { database: deps.dbHandle.kind === 'pg' ? 'postgresql' : `embedded (${config.dataDir})`, redis: Boolean(deps.redis), webhookWorker: config.webhook.worker },
     `Tenantry API on http://${config.host}:${config.port} (docs at /docs)`,
@@ -39,6 +45,7 @@ async function main() {
     try {
       await app.close();
       await worker?.stop();
+      await retention.stop();
       await deps.close();
       process.exit(0);
     } catch (err) {

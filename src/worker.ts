@@ -1,12 +1,18 @@
 // `npm run worker`: the webhook delivery loop alone (run the API with WEBHOOK_WORKER=off).
 // Any number of workers can run against one PostgreSQL database.
 import { boot } from './boot.js';
-import { createDeliveryWorker } from './modules/webhooks/worker.js';
+import { createDeliveryWorker } from './modules/webhooks/worker/index.js';
+import { createRetentionJob } from './platform/retention.js';
 
 async function main() {
-  const { logger, deps } = await boot();
+  // The embedded database belongs to one process: a worker beside the API would never see its deliveries.
+  const { logger, deps } = await boot({
+    needsDatabaseUrl: 'npm run worker needs DATABASE_URL (PostgreSQL): the embedded database belongs to the API process, whose deliveries a separate worker would never see; keep WEBHOOK_WORKER=inline without PostgreSQL.',
+  });
   const worker = createDeliveryWorker(deps);
   await worker.start();
+  const retention = createRetentionJob(deps);
+  retention.start();
   logger.info({ workerId: worker.workerId }, 'webhook worker started');
   let stopping = false;
   const stop = async (signal: string) => {
@@ -14,6 +20,7 @@ async function main() {
     stopping = true;
     logger.info({ signal }, 'webhook worker stopping: finishing deliveries in flight');
     await worker.stop();
+    await retention.stop();
     await deps.close();
     process.exit(0);
   };

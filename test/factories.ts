@@ -37,7 +37,7 @@ export async function signedInUser(t: TestApp, label = 'user') {
   return { email, password, userId, ...tokens, auth: { authorization: `Bearer ${tokens.accessToken}` } };
 }
 
-// ---- organizations (issue 4) ----------------------------------------------------------------
+// ---- organizations ----------------------------------------------------------------
 
 export type SignedInUser = Awaited<ReturnType<typeof signedInUser>>;
 export type OrgRole = 'owner' | 'admin' | 'member' | 'viewer';
@@ -93,7 +93,7 @@ export async function auditOf(t: TestApp, orgId: string): Promise<Row[]> {
   );
 }
 
-// ---- webhooks (issue 6) ---------------------------------------------------------------------
+// ---- webhooks ---------------------------------------------------------------------
 
 export interface ReceivedRequest {
   method: string;

@@ -24,7 +24,26 @@ export function adminUrl(url: string, database = 'postgres'): string {
   return u.toString();
 }
 
+interface Templates {
+  file: string;
+  template: string | null;
+  teardown(): Promise<void>;
+}
+
+// Each vitest project calls this setup (vitest.config.ts has two, and the root counts as one): the
+// templates are built on the first call and handed to every project from there.
+const shared = globalThis as { tenantryTestTemplates?: Promise<Templates> };
+
 export default async function setup(project: TestProject) {
+  const first = !shared.tenantryTestTemplates;
+  shared.tenantryTestTemplates ??= buildTemplates();
+  const { file, template, teardown } = await shared.tenantryTestTemplates;
+  project.provide('pgliteTemplate', file);
+  project.provide('pgTemplate', template);
+  return first ? teardown : undefined;
+}
+
+async function buildTemplates(): Promise<Templates> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tenantry-test-'));
   const handle = await openPglite({});
   await runMigrations(handle);
@@ -32,7 +51,6 @@ export default async function setup(project: TestProject) {
   await handle.close();
   const file = path.join(dir, 'template.tar');
   fs.writeFileSync(file, Buffer.from(await dump.arrayBuffer()));
-  project.provide('pgliteTemplate', file);
 
   const url = process.env.TEST_DATABASE_URL;
   let template: string | null = null;
@@ -46,9 +64,8 @@ export default async function setup(project: TestProject) {
     await runMigrations(tpl);
     await tpl.close();
   }
-  project.provide('pgTemplate', template);
 
-  return async () => {
+  const teardown = async () => {
     fs.rmSync(dir, { recursive: true, force: true });
     if (url && template) {
       const admin = new pg.Client({ connectionString: adminUrl(url) });
@@ -58,4 +75,5 @@ export default async function setup(project: TestProject) {
       await admin.end();
     }
   };
+  return { file, template, teardown };
 }

@@ -12,7 +12,7 @@ import { inject } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { type DbHandle, openPglite, openPostgres } from '../src/db/client.js';
-import { createDeps, type Deps } from '../src/deps.js';
+import { createInfra, type Infra } from '../src/infra.js';
 import { FakeClock } from '../src/lib/clock.js';
 import { adminUrl } from './global-setup.js';
 import { startSmtpSink, type SmtpSink } from './smtp-sink.js';
@@ -22,7 +22,7 @@ export const onRedis = Boolean(process.env.TEST_REDIS_URL);
 
 export interface TestApp {
   app: FastifyInstance;
-  deps: Deps;
+  deps: Infra;
   clock: FakeClock;
   mail: SmtpSink;
   /** The database of this file, to open a second instance on it. */
@@ -68,7 +68,15 @@ export interface TestAppOptions {
   /** Share another app's database (a second instance). */
   database?: { url: string | null; handle: DbHandle };
   redisPrefix?: string;
+  /** Hash passwords at the production cost (ARGON2_OPTIONS) instead of the harness's cheap one. */
+  productionHashCost?: boolean;
+  /** The web app's build to serve (default: the repository's web/dist/). */
+  webDist?: string;
 }
+
+// Argon2id at 1 MiB and one pass: the same code path as production, a hundredth of its CPU (the suite
+// hashes thousands of passwords). The production cost itself is tested in passwords.test.ts.
+const TEST_HASH_COST = { memoryCost: 1024, timeCost: 1, parallelism: 1 };
 
 export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
   const mail = await startSmtpSink();
@@ -90,13 +98,14 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
   });
   const database = opts.database ?? (await freshDatabase());
   const ownsDatabase = !opts.database;
-  const deps = await createDeps(config, {
+  const deps = await createInfra(config, {
     clock,
     dbHandle: database.handle,
     migrate: false,
+    ...(opts.productionHashCost ? {} : { hashCost: TEST_HASH_COST }),
     redisPrefix: opts.redisPrefix ?? `test:${randomBytes(6).toString('hex')}:`,
   });
-  const app = await buildApp(deps);
+  const app = await buildApp(deps, opts.webDist === undefined ? {} : { webDist: opts.webDist });
   await app.ready();
   return {
     app,

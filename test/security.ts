@@ -54,7 +54,7 @@ export const protectedRoutes: ProtectedRoute[] = [
   { method: 'DELETE', url: '/api/v1/users/me/sessions/ses_00000000000000000000000000', okStatus: 404 },
   { method: 'DELETE', url: '/api/v1/users/me/sessions', okStatus: 200 },
   { method: 'DELETE', url: '/api/v1/users/sessions', okStatus: 200 },
-  // organizations, members, invitations, projects (issue 4). The caller belongs to no organization,
+  // organizations, members, invitations, projects (docs/api.md#organizations). The caller belongs to no organization,
   // so an authenticated call meets an unknown organization (404) or an invalid body (400).
   { method: 'POST', url: '/api/v1/organizations', payload: { name: 'Security', slug: 'x' }, okStatus: 400 },
   { method: 'GET', url: '/api/v1/users/me/organizations', okStatus: 200 },
@@ -101,10 +101,13 @@ export const protectedRoutes: ProtectedRoute[] = [
     { method: 'GET', url: `${base}/:hook/deliveries`, okStatus: 200 },
     { method: 'POST', url: `${base}/:hook/test`, okStatus: 200 },
     { method: 'POST', url: `${base}/:hook/rotate-secret`, okStatus: 200 },
+    { method: 'POST', url: `${base}/:hook/recover`, payload: { since: '2026-01-01T00:00:00.000Z' }, okStatus: 202 },
     // A pending delivery (of the fixture's test event) may be retried: 200.
     { method: 'POST', url: `${base}/:hook/deliveries/:delivery/retry`, okStatus: 200 },
     { method: 'DELETE', url: `${base}/${toDelete}`, okStatus: 200 },
   ]),
+  // the product's own events, published to the organization's endpoints.
+  { method: 'POST', url: `${ORG}/events`, payload: { type: 'order.shipped', data: { orderId: 'o_1' } }, okStatus: 201 },
   // billing (the built-in test provider: no Stripe). URLs are on the harness's APP_ORIGIN.
   { method: 'GET', url: `${ORG}/billing`, okStatus: 200 },
   {
@@ -146,7 +149,7 @@ export function decodeJwt(token: string): Record<string, unknown> {
 
 const HS256 = { alg: 'HS256', typ: 'JWT' };
 
-/** Access claims like the service's own (spec §5.1), valid for 15 minutes from the app's clock. */
+/** Access claims like the service's own (docs/api.md#bearer-access-tokens), valid for 15 minutes from the app's clock. */
 function accessClaims(t: TestApp, of: Record<string, unknown>): Record<string, unknown> {
   const iat = Math.floor(t.clock.now().getTime() / 1000);
   return { userId: of.userId, email: of.email, sessionId: of.sessionId, iss: 'tenantry', iat, exp: iat + 900 };
@@ -169,7 +172,7 @@ export function send(t: TestApp, route: ProtectedRoute, headers: Record<string, 
 
 const PROBE: ProtectedRoute = { method: 'GET', url: '/api/v1/users/me' };
 
-/** 401 with exactly the error envelope of spec §7. */
+/** 401 with exactly the error envelope of docs/api.md#errors. */
 export function expectAuthenticationError(res: LightMyRequestResponse, what = '') {
   expect(res.statusCode, `${what}: ${res.body}`).toBe(401);
   expect(res.headers['content-type']).toMatch(/^application\/json/);
@@ -409,6 +412,19 @@ export const securityCases: SecurityCase[] = [
 
 /** `{id}`-style OpenAPI path → a regular expression matching concrete paths. */
 export const pathPattern = (path: string) => new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`);
+
+/** The table runs in this many files (security-table-N.test.ts), so that its parts run in parallel. */
+export const TABLE_PARTS = 4;
+
+/**
+ * Part `part` (1 to `parts`) of the rows: contiguous, in the table's order, each row in exactly one
+ * part. A part runs on an account and fixtures of its own, so the order the rows rely on (two-factor
+ * verify and disable before setup) holds within each.
+ */
+export function tablePart(part: number, parts = TABLE_PARTS): ProtectedRoute[] {
+  const size = Math.ceil(protectedRoutes.length / parts);
+  return protectedRoutes.slice((part - 1) * size, part * size);
+}
 
 /**
  * One `describe` per route, one test per case. `app` gives the file's TestApp; without it the table

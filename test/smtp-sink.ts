@@ -16,9 +16,18 @@ function decodeQuotedPrintable(raw: string): string {
 export async function startSmtpSink() {
   const mails: ReceivedMail[] = [];
   const waiters: Array<() => void> = [];
+  let open = 0;
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS'],
+    onConnect(_session, callback) {
+      open++;
+      callback();
+    },
+    onClose() {
+      open--;
+      waiters.splice(0).forEach((w) => w());
+    },
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
@@ -44,6 +53,21 @@ export async function startSmtpSink() {
         const found = mails.find((m) => m.to.includes(to.toLowerCase()) && subject.test(m.subject));
         if (found) return found;
         if (Date.now() > deadline) throw new Error(`No mail to ${to} matching ${subject} within ${timeoutMs} ms`);
+        await new Promise<void>((resolve) => {
+          waiters.push(resolve);
+          setTimeout(resolve, 100);
+        });
+      }
+    },
+    /**
+     * Resolves once no SMTP session is open: every mail whose sending had begun has arrived (the app
+     * opens one session per mail). After a marker mail asked for later has arrived, a mail that was
+     * going to be sent earlier would be here by then.
+     */
+    async settled(timeoutMs = 5000): Promise<void> {
+      const deadline = Date.now() + timeoutMs;
+      while (open > 0) {
+        if (Date.now() > deadline) throw new Error(`${open} SMTP sessions still open after ${timeoutMs} ms`);
         await new Promise<void>((resolve) => {
           waiters.push(resolve);
           setTimeout(resolve, 100);

@@ -2,8 +2,8 @@
 // workers and local receivers that are all stopped by `stopAll`, events recorded straight into the
 // outbox, delivery states counted in the database, and waiting for a condition.
 import { sql } from 'drizzle-orm';
-import { recordEvent } from '../src/modules/webhooks/outbox.js';
-import { createDeliveryWorker, type DeliveryWorker } from '../src/modules/webhooks/worker.js';
+import { recordEvent } from '../src/platform/outbox.js';
+import { createDeliveryWorker, type DeliveryWorker } from '../src/modules/webhooks/worker/index.js';
 import { type Receiver, rowsOf, startReceiver } from './factories.js';
 import type { TestApp } from './harness.js';
 

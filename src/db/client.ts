@@ -31,7 +31,7 @@ export class DataDirLockedError extends Error {}
 
 /**
  * PGlite has no lock on its data directory, and a second process on it loses writes silently
- * (STACK.md pitfall 2), so the first opener takes an exclusive lock file and others are refused.
+ * (two writers corrupt it), so the first opener takes an exclusive lock file and others are refused.
  */
 function lockDataDir(dir: string): () => void {
   fs.mkdirSync(dir, { recursive: true });
@@ -111,7 +111,7 @@ export async function openPglite(opts: OpenPgliteOptions): Promise<DbHandle> {
 export function openPostgres(url: string, logger: Logger, max = 10): DbHandle {
   const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 5000, idleTimeoutMillis: 30_000 });
   // An idle client losing its server (restart, failover) emits here; unhandled it would kill the
-  // process (STACK.md pitfall 11). The pool drops the client and reconnects on the next query.
+  // process. The pool drops the client and reconnects on the next query.
   pool.on('error', (err) => logger.warn({ err: { message: err.message, code: (err as { code?: string }).code } }, 'database connection lost'));
   // A client checked out of the pool (inside a transaction, between two statements) emits on itself,
   // where the pool's listener is not attached: without this listener that also kills the process. The
@@ -133,7 +133,7 @@ export function openPostgres(url: string, logger: Logger, max = 10): DbHandle {
   };
 }
 
-/** `err.cause.code` for driver errors arriving wrapped by drizzle (STACK.md pitfall 5). */
+/** `err.cause.code` for driver errors arriving wrapped by drizzle. */
 export function pgErrorCode(err: unknown): string | undefined {
   let e = err as { code?: unknown; cause?: unknown } | undefined;
   for (let i = 0; e && i < 4; i++) {

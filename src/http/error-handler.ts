@@ -2,7 +2,7 @@
 // logged with the request id and answers 500 INTERNAL_ERROR without internals.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { pgErrorCode } from '../db/client.js';
-import { AppError, type ErrorCode } from './errors.js';
+import { AppError, type ErrorCode } from '../lib/errors.js';
 import { describeValidation } from './validation.js';
 
 // Connection-level failures: the database (or Redis) is unreachable, not the request at fault.
@@ -64,15 +64,23 @@ export function toAppError(err: FastifyError | AppError | Error): AppError | nul
   return null;
 }
 
-export function sendError(reply: FastifyReply, e: AppError) {
+/** The error envelope of `e` (docs/api.md#errors). */
+export const errorBody = (e: AppError) => ({ success: false as const, error: { code: e.code, message: e.message, details: e.details }, ...e.extra });
+
+/** The 500 of an unexpected error: its reference is the request id, which the log carries too. */
+export const internalError = (request: FastifyRequest) => new AppError(500, 'INTERNAL_ERROR', 'An unexpected error occurred', `Reference: ${request.id}`);
+
+/** The status, headers and envelope of `e`, on a reply that has not been sent yet. */
+export function prepareError(reply: FastifyReply, e: AppError) {
   for (const [k, v] of Object.entries(e.headers)) reply.header(k, v);
   // RFC 6750 §3: a 401 names the scheme it expects.
   if (e.statusCode === 401) reply.header('www-authenticate', 'Bearer realm="tenantry"');
-  return reply.status(e.statusCode).send({
-    success: false,
-    error: { code: e.code, message: e.message, details: e.details },
-    ...e.extra,
-  });
+  reply.status(e.statusCode);
+  return errorBody(e);
+}
+
+export function sendError(reply: FastifyReply, e: AppError) {
+  return reply.send(prepareError(reply, e));
 }
 
 /**
@@ -88,7 +96,7 @@ export function frameworkError(err: FastifyError, request: FastifyRequest, reply
       return sendError(reply, new AppError(400, 'VALIDATION_ERROR', 'Invalid path', 'A path parameter is too long'));
     default:
       request.log.error({ err }, 'framework error');
-      return sendError(reply, new AppError(500, 'INTERNAL_ERROR', 'An unexpected error occurred', `Reference: ${request.id}`));
+      return sendError(reply, internalError(request));
   }
 }
 
@@ -100,6 +108,6 @@ export function registerErrorHandler(app: FastifyInstance) {
       return sendError(reply, known);
     }
     request.log.error({ err }, 'unhandled error');
-    return sendError(reply, new AppError(500, 'INTERNAL_ERROR', 'An unexpected error occurred', `Reference: ${request.id}`));
+    return sendError(reply, internalError(request));
   });
 }

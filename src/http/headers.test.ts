@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOrg, login, registerUser, signedInUser, uniqueEmail, verifyEmailOf } from '../../test/factories.js';
 import { createTestApp, json, type TestApp } from '../../test/harness.js';
 import { buildApp } from '../app.js';
-import { createDeps, type Deps } from '../deps.js';
+import { createInfra, type Infra } from '../infra.js';
 
 const apps: TestApp[] = [];
 async function app(env: Record<string, string> = {}) {
@@ -124,9 +124,9 @@ describe('every response says nosniff; every /api/v1 response says no-store', ()
 
 describe('a 500 carries them', () => {
   let own: FastifyInstance;
-  let deps: Deps;
+  let deps: Infra;
   beforeAll(async () => {
-    deps = await createDeps(t.deps.config, { logger: pino({ level: 'silent' }), dbHandle: t.database.handle, migrate: false, redisPrefix: `${t.deps.redisPrefix}hdr500:` });
+    deps = await createInfra(t.deps.config, { logger: pino({ level: 'silent' }), dbHandle: t.database.handle, migrate: false, redisPrefix: `${t.deps.redisPrefix}hdr500:` });
     own = await buildApp(deps);
     own.get('/api/v1/test/boom', { config: { auth: 'none' } }, async () => {
       throw new Error('boom');

@@ -1,4 +1,4 @@
-// Rate limits of DECISIONS §7 through HTTP: the headers on every /api/v1 response, the buckets
+// Rate limits of docs/api.md#rate-limits through HTTP: the headers on every /api/v1 response, the buckets
 // (auth per IP, Bearer per user, anonymous per IP), the client IP behind a trusted proxy, and
 // counters shared through Redis between instances.
 import type { LightMyRequestResponse } from 'fastify';

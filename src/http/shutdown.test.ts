@@ -7,10 +7,10 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../test/harness.js';
 import { buildApp } from '../app.js';
-import { createDeps, type Deps } from '../deps.js';
+import { createInfra, type Infra } from '../infra.js';
 
 let t: TestApp;
-let deps: Deps;
+let deps: Infra;
 let app: FastifyInstance;
 let release: () => void = () => {};
 let entered: Promise<void>;
@@ -19,7 +19,7 @@ let signalEntered: () => void = () => {};
 beforeAll(async () => {
   t = await createTestApp();
   const silent = pino({ level: 'silent' });
-  deps = await createDeps(t.deps.config, { logger: silent, dbHandle: t.database.handle, migrate: false, redisPrefix: `${t.deps.redisPrefix}close:` });
+  deps = await createInfra(t.deps.config, { logger: silent, dbHandle: t.database.handle, migrate: false, redisPrefix: `${t.deps.redisPrefix}close:` });
   app = await buildApp(deps);
   entered = new Promise((r) => (signalEntered = r));
   const gate = new Promise<void>((r) => (release = r));
@@ -41,6 +41,7 @@ afterAll(async () => {
 describe('closing the app', () => {
   it('answers the request in flight and a pipelined one, closes the connection, and finishes', async () => {
     const { port } = app.server.address() as net.AddressInfo;
+    const accepted = new Promise<net.Socket>((r) => app.server.once('connection', r));
     const socket = net.connect(port, '127.0.0.1');
     await new Promise<void>((r) => socket.once('connect', r));
     let raw = '';
@@ -52,7 +53,14 @@ describe('closing the app', () => {
     const closed = app.close();
     // Sent on the kept-alive connection after close began.
     socket.write('GET /api/v1/nope HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n');
-    await new Promise((r) => setTimeout(r, 100));
+    // The server has read both requests (what it does with the second is what is checked) before the
+    // first is released.
+    const server = await accepted;
+    const deadline = Date.now() + 5000;
+    while (server.bytesRead < socket.bytesWritten && !server.destroyed) {
+      if (Date.now() > deadline) throw new Error(`the server read ${server.bytesRead} of ${socket.bytesWritten} bytes`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
     release();
 
     await Promise.race([closed, new Promise((_, reject) => setTimeout(() => reject(new Error('app.close() did not finish')), 5000))]);

@@ -1,10 +1,10 @@
-// Prefixed, time-sortable ids (DECISIONS §1): `usr_` + a lowercase ULID, 48 bits of milliseconds
+// Prefixed, time-sortable ids (docs/api.md#identifiers-and-timestamps): `usr_` + a lowercase ULID, 48 bits of milliseconds
 // and 80 random bits in Crockford base32.
 import { randomBytes } from 'node:crypto';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
-export type IdPrefix = 'usr' | 'org' | 'mbr' | 'inv' | 'ses' | 'wh' | 'sub' | 'key' | 'prj' | 'dlv' | 'evt' | 'aud' | 'tok';
+export type IdPrefix = 'usr' | 'org' | 'mbr' | 'inv' | 'ses' | 'wh' | 'sub' | 'key' | 'prj' | 'dlv' | 'evt' | 'aud' | 'tok' | 'pk' | 'chl';
 
 function encodeTime(ms: number): string {
   let out = '';

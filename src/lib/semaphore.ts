@@ -10,6 +10,11 @@ export class Semaphore {
     private readonly queueLimit: number,
   ) {}
 
+  /** Callers waiting for a slot now. */
+  get queued(): number {
+    return this.waiting.length;
+  }
+
   async run<T>(fn: () => Promise<T>): Promise<T> {
     if (this.active >= this.max) {
       if (this.waiting.length >= this.queueLimit) throw new QueueFullError('Too many requests in flight');

@@ -1,4 +1,4 @@
-// The SSRF rules (spec §6.4, DECISIONS §5) as pure functions: every address form and URL shape.
+// The SSRF rules (docs/api.md#webhook-url-rules) as pure functions: every address form and URL shape.
 import { describe, expect, it } from 'vitest';
 import { isPrivateAddress, unsafeUrlReason } from './ssrf.js';
 

@@ -1,4 +1,4 @@
-// TOTP of spec §5.2.7 (RFC 6238): SHA-1, 6 digits, 30 s steps, 20-byte secret in base32, a window
+// TOTP (RFC 6238; docs/api.md#two-factor-authentication): SHA-1, 6 digits, 30 s steps, 20-byte secret in base32, a window
 // of one step either side. Pure: the caller passes the time.
 import { Secret, TOTP } from 'otpauth';
 

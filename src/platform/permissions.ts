@@ -1,4 +1,4 @@
-// Who may do what, as data (DECISIONS §3 and §4). Roles grant permissions; API-key scopes map to
+// Who may do what, as data (docs/api.md#roles-and-permissions, docs/api.md#api-key-scopes). Roles grant permissions; API-key scopes map to
 // permissions through the second table. Nothing else decides access.
 import type { Role } from '../db/tables/organizations.js';
 
@@ -18,6 +18,7 @@ export const PERMISSIONS = [
   'api-keys:manage',
   'webhooks:read',
   'webhooks:manage',
+  'events:publish',
   'billing:read',
   'billing:manage',
   'audit-logs:read',
@@ -37,6 +38,7 @@ const ADMIN: Permission[] = [
   'api-keys:create',
   'api-keys:manage',
   'webhooks:manage',
+  'events:publish',
   'billing:manage',
   'audit-logs:read',
 ];
@@ -49,7 +51,7 @@ export const ROLE_PERMISSIONS: Record<Role, ReadonlySet<Permission>> = {
 };
 
 /**
- * API-key scopes (spec §5.3) and what they reach. Keys never get org:update, org:delete,
+ * API-key scopes (docs/api.md#api-key-scopes) and what they reach. Keys never get org:update, org:delete,
  * org:transfer, api-keys:*, or billing:manage, whatever their scopes.
  */
 export const SCOPE_PERMISSIONS = {
@@ -59,6 +61,7 @@ export const SCOPE_PERMISSIONS = {
   'write:members': ['members:read', 'members:update', 'members:remove', 'invitations:create', 'invitations:manage'],
   'read:webhooks': ['webhooks:read'],
   'write:webhooks': ['webhooks:read', 'webhooks:manage'],
+  'write:events': ['events:publish'],
   'read:billing': ['billing:read'],
   'read:audit-logs': ['audit-logs:read'],
 } as const satisfies Record<string, readonly Permission[]>;

@@ -1,9 +1,9 @@
-// Plans and their limits in one place (issue 7; spec §2.9, §8; DECISIONS §6): the values, the 402 of a
+// Plans and their limits in one place (docs/api.md#plans-and-limits): the values, the 402 of a
 // reached limit, and the member, API-key and webhook-endpoint limits reading their numbers from PLANS.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOrg, setPlan, signedInUser, type SignedInUser, uniqueEmail } from '../../test/factories.js';
 import { createTestApp, json, type TestApp } from '../../test/harness.js';
-import { AppError } from '../http/errors.js';
+import { AppError } from '../lib/errors.js';
 import { assertWithinLimit, PLANS } from './plans.js';
 
 let t: TestApp;
@@ -28,7 +28,7 @@ function expectLimit(res: Awaited<ReturnType<typeof invite>>) {
 }
 
 describe('PLANS', () => {
-  it('holds the limits of DECISIONS §6 and spec §8', () => {
+  it('holds the limits of docs/api.md#plans-and-limits', () => {
     expect(PLANS).toEqual({
       free: { name: 'Free', limits: { members: 3, apiRequests: 10_000, storage: 1_073_741_824, apiKeys: 1, webhookEndpoints: 1 } },
       pro: { name: 'Pro', limits: { members: 25, apiRequests: 100_000, storage: 10_737_418_240, apiKeys: 10, webhookEndpoints: 10 } },

@@ -1,7 +1,7 @@
-// Plans and their limits, in one place (DECISIONS §6, §4, §5). null means unlimited.
+// Plans and their limits, in one place (docs/api.md#plans-and-limits). null means unlimited.
 import { eq } from 'drizzle-orm';
 import type { Tx } from '../db/client.js';
-import { AppError } from '../http/errors.js';
+import { AppError } from '../lib/errors.js';
 import { organizations, type PlanName } from '../db/tables/organizations.js';
 
 export interface PlanLimits {

@@ -1,4 +1,4 @@
-// The monthly apiRequests quota (issue 7, DECISIONS §6): API-key requests per organization and month,
+// The monthly apiRequests quota (docs/api.md#monthly-api-request-quota): API-key requests per organization and month,
 // 429 QUOTA_EXCEEDED with Retry-After beyond the plan's number, shown in the billing response, reset
 // by a new month, unlimited on Enterprise, lifted at once by an upgrade.
 //

@@ -1,10 +1,10 @@
-// The monthly apiRequests quota of API-key requests (DECISIONS §6). The count is kept by the audit
+// The monthly apiRequests quota of API-key requests (docs/api.md#monthly-api-request-quota). The count is kept by the audit
 // writer's batches (in audit_log_counters, audit/counters.ts); each instance reads it at most every 2 s and adds what it let through
 // since, so the check costs no query on the hot path. Across instances it can overshoot by what
 // they let through within those 2 s.
 import { eq } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
-import { AppError } from '../http/errors.js';
+import { AppError } from '../lib/errors.js';
 import { keyRequestsInMonth } from './audit/counters.js';
 import type { Clock } from '../lib/clock.js';
 import { organizations } from '../db/tables/organizations.js';

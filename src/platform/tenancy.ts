@@ -1,13 +1,14 @@
 // The one authorization function of organization routes: the caller's access to an organization
 // (its id, the actor, the permissions), or 404 for an unknown organization and 403 for a
-// non-member or a missing permission. Services receive the access, never the request.
+// non-member or a missing permission. Services receive the access, never the request; the HTTP
+// layer (http/access.ts) turns a request into the actor and context this takes.
 import { and, eq, sql } from 'drizzle-orm';
-import type { FastifyRequest } from 'fastify';
 import type { Db } from '../db/client.js';
+import type { Actor } from './identity/actor.js';
 import { type Permission, permissionsOfScopes, ROLE_PERMISSIONS, SCOPE_PERMISSIONS, SCOPES } from './permissions.js';
 import { memberships, organizations, type Role } from '../db/tables/organizations.js';
 import { users } from '../db/tables/users.js';
-import { authenticationError, authorizationError, notFound } from '../http/errors.js';
+import { AppError, authenticationError, authorizationError, notFound } from '../lib/errors.js';
 
 export interface RequestContext {
   method: string;
@@ -16,6 +17,18 @@ export interface RequestContext {
   path: string;
   ipAddress: string | null;
   userAgent: string | null;
+  /** The status the route answers on success, which the audit entry of a change records. */
+  status: number;
+}
+
+/**
+ * 401 for an account deactivated behind a live session: the request pipeline, seeing it, revokes
+ * the account's sessions before the answer leaves (http/pipeline.ts).
+ */
+export class AccountDeactivatedError extends AppError {
+  constructor(readonly userId: string) {
+    super(401, 'AUTHENTICATION_ERROR', 'This account is no longer active', '');
+  }
 }
 
 export type OrgActor =
@@ -53,16 +66,6 @@ export function assertKeyMayManage(access: OrgAccess, role: Role): void {
   if (access.actor.type === 'api_key' && !KEY_MANAGED_ROLES.includes(role)) throw keyManageRefusal(role);
 }
 
-export function requestContext(request: FastifyRequest): RequestContext {
-  return {
-    method: request.method,
-    route: request.routeOptions.url ?? request.url,
-    path: request.url.split('?')[0]!,
-    ipAddress: request.ip ?? null,
-    userAgent: request.headers['user-agent']?.slice(0, 512) ?? null,
-  };
-}
-
 export function createAuthorizer(db: Db) {
   // One round trip: whether the caller's account is active, the organization, and the caller's
   // membership in it. The account's flag is read here, where a round trip is made anyway, so an
@@ -75,8 +78,7 @@ export function createAuthorizer(db: Db) {
     .where(eq(users.id, sql.placeholder('userId')))
     .prepare('org_access');
 
-  return async function authorizeOrg(request: FastifyRequest, orgId: string, permission: Permission): Promise<OrgAccess> {
-    const actor = request.actor;
+  return async function authorizeOrg(actor: Actor, orgId: string, permission: Permission, request: RequestContext): Promise<OrgAccess> {
     if (actor.kind === 'apiKey') {
       // A key reaches its own organization only, and only what its scopes map to (deny by default).
       if (actor.organizationId !== orgId) throw authorizationError('This API key belongs to another organization');
@@ -92,17 +94,13 @@ export function createAuthorizer(db: Db) {
         organizationId: orgId,
         actor: { type: 'api_key', id: actor.keyId, scopes: actor.scopes, userId: actor.createdBy },
         permissions,
-        request: requestContext(request),
+        request,
       };
     }
     if (actor.kind !== 'user') throw authenticationError();
     const [row] = await lookup.execute({ orgId, userId: actor.userId });
-    if (!row?.active) {
-      // Deactivated since the guard let the request in (its cache had the account active): the
-      // guard's onSend hook revokes the sessions and moves the cache on (actor.ts).
-      request.deactivatedUser = actor.userId;
-      throw authenticationError('This account is no longer active');
-    }
+    // Deactivated since the guard let the request in (its cache had the account active).
+    if (!row?.active) throw new AccountDeactivatedError(actor.userId);
     if (!row.id) throw notFound('Organization not found');
     if (!row.role) throw authorizationError('You are not a member of this organization');
     const permissions = ROLE_PERMISSIONS[row.role];
@@ -111,7 +109,7 @@ export function createAuthorizer(db: Db) {
       organizationId: row.id,
       actor: { type: 'user', id: actor.userId, email: actor.email, role: row.role, userId: actor.userId },
       permissions,
-      request: requestContext(request),
+      request,
     };
   };
 }

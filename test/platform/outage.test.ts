@@ -1,4 +1,4 @@
-// Backing services going away and coming back (STACK.md pitfall 11, DECISIONS §1): the process
+// Backing services going away and coming back (docs/api.md#error-codes): the process
 // survives, answers 503 SERVICE_UNAVAILABLE in the envelope while PostgreSQL or Redis is
 // unreachable, keeps /health at 200, and recovers without a restart. PostgreSQL and Redis are put
 // behind a TCP proxy this file can cut; those parts run when TEST_DATABASE_URL / TEST_REDIS_URL are set.
@@ -11,7 +11,7 @@ import { createTestApp, json, onPostgres, onRedis, type TestApp } from '../harne
 import { signedInUser } from '../factories.js';
 import { buildApp } from '../../src/app.js';
 import { type DbHandle, openPostgres } from '../../src/db/client.js';
-import { createDeps, type Deps } from '../../src/deps.js';
+import { createInfra, type Infra } from '../../src/infra.js';
 
 /** A TCP proxy that can refuse new connections and cut the open ones, then come back on its port. */
 class Proxy {
@@ -76,9 +76,9 @@ async function eventually(fn: () => Promise<boolean>, what: string, timeoutMs = 
 }
 
 /** An app of its own on the given database handle, with the harness app's configuration. */
-async function appOn(t: TestApp, handle: DbHandle): Promise<{ app: FastifyInstance; deps: Deps }> {
+async function appOn(t: TestApp, handle: DbHandle): Promise<{ app: FastifyInstance; deps: Infra }> {
   const silent = pino({ level: 'silent' });
-  const deps = await createDeps(t.deps.config, { logger: silent, dbHandle: handle, migrate: false, redisPrefix: `${t.deps.redisPrefix}outage:` });
+  const deps = await createInfra(t.deps.config, { logger: silent, dbHandle: handle, migrate: false, redisPrefix: `${t.deps.redisPrefix}outage:` });
   const app = await buildApp(deps);
   await app.ready();
   cleanups.push(async () => {
@@ -118,7 +118,9 @@ if (onPostgres) {
       const viaProxy = new URL(t.database.url!);
       viaProxy.hostname = '127.0.0.1';
       viaProxy.port = String(proxy.port);
-      const handle = openPostgres(viaProxy.toString(), pino({ level: 'silent' }), 3);
+      // What the pool logs: a lost connection is seen here, so the test waits for it rather than a while.
+      const warnings: string[] = [];
+      const handle = openPostgres(viaProxy.toString(), pino({ level: 'warn' }, { write: (line: string) => void warnings.push(line) }), 3);
       const { app } = await appOn(t, handle);
       const login = () => app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: user.email, password: user.password } });
 
@@ -130,14 +132,14 @@ if (onPostgres) {
       const tx = handle.db.transaction(async (trx) => {
         await trx.execute(sql`select 1`);
         proxy.cut();
-        await new Promise((r) => setTimeout(r, 300));
+        await eventually(async () => warnings.some((w) => w.includes('database connection lost (client in use)')), 'the client in use to see its connection lost');
         await trx.execute(sql`select 1`);
       });
       await expect(tx).rejects.toThrow();
 
       // Idle pooled clients lose their server too.
       proxy.cut();
-      await new Promise((r) => setTimeout(r, 200));
+      await eventually(async () => handle.pool!.idleCount === 0, 'the pool to drop its idle clients');
 
       await proxy.stop();
       expectUnavailable(await login());

@@ -12,7 +12,7 @@ export const apiKeys = pgTable(
     id: text('id').notNull(),
     name: text('name').notNull(),
     keyPrefix: text('key_prefix').notNull(),
-    // SHA-256 hex of the full key: the key itself is never stored (spec §2.6).
+    // SHA-256 hex of the full key: the key itself is never stored (docs/api.md#api-key-format).
     keyHash: text('key_hash').notNull(),
     scopes: jsonb('scopes').$type<string[]>().notNull(),
     rateLimit: integer('rate_limit'),

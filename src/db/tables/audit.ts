@@ -5,7 +5,7 @@ const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date',
 
 export type ActorType = 'user' | 'api_key';
 
-/** DECISIONS §4: one entry per API-key request and per successful change a user makes in an organization. */
+/** docs/api.md#audit-log: one entry per API-key request and per successful change a user makes in an organization. */
 export const auditLogs = pgTable(
   'audit_logs',
   {

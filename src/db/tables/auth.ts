@@ -12,7 +12,7 @@ export const sessions = pgTable(
       .references(() => users.id, { onDelete: 'cascade' }),
     // SHA-256 of the current refresh token's id; only the current one is valid (rotation).
     refreshTokenHash: text('refresh_token_hash').notNull(),
-    // The token it replaced and when, for the reuse grace of DECISIONS §2.
+    // The token it replaced and when, for the reuse grace of docs/api.md#tokens-and-refresh.
     previousTokenHash: text('previous_token_hash'),
     rotatedAt: ts('rotated_at'),
     userAgent: text('user_agent'),
@@ -59,7 +59,7 @@ export const emailTokens = pgTable(
   (t) => [uniqueIndex('email_tokens_token_hash_key').on(t.tokenHash), index('email_tokens_user_idx').on(t.userId, t.purpose)],
 );
 
-/** TOTP state of a user (spec §5.2.7). Secrets are AES-256-GCM ciphertexts, never plaintext. */
+/** TOTP state of a user (docs/api.md#two-factor-authentication). Secrets are AES-256-GCM ciphertexts, never plaintext. */
 export const twoFactor = pgTable('two_factor', {
   userId: text('user_id')
     .primaryKey()
@@ -108,6 +108,23 @@ export const oauthStates = pgTable('oauth_states', {
   stateHash: text('state_hash').primaryKey(),
   provider: text('provider').notNull(),
   codeVerifier: text('code_verifier').notNull(),
+  // The web app's page the callback hands the sign-in back to (checked to be on APP_ORIGIN); null
+  // when the callback answers JSON (docs/api.md#social-sign-in).
+  redirectTo: text('redirect_to'),
+  expiresAt: ts('expires_at').notNull(),
+  createdAt: ts('created_at').notNull(),
+});
+
+/**
+ * One-time codes of the social sign-in hand-off: the callback redirects to the web app with a code,
+ * which POST /auth/oauth/exchange turns into the sign-in's answer. Only the SHA-256 is stored; single
+ * use, 60 seconds.
+ */
+export const oauthHandoffs = pgTable('oauth_handoffs', {
+  codeHash: text('code_hash').primaryKey(),
+  userId: text('user_id')
+    .notNull()
+    .references(() => users.id, { onDelete: 'cascade' }),
   expiresAt: ts('expires_at').notNull(),
   createdAt: ts('created_at').notNull(),
 });

@@ -32,7 +32,7 @@ export const organizations = pgTable(
 );
 
 // Organization-owned tables carry organization_id in their keys so the schema can later be
-// distributed by organization without a rewrite (ARCHITECTURE.md).
+// distributed by organization without a rewrite (docs/architecture.md).
 export const memberships = pgTable(
   'memberships',
   {

@@ -21,7 +21,7 @@ export const users = pgTable(
   'users',
   {
     id: text('id').primaryKey(),
-    // Stored trimmed and lowercased (DECISIONS §1: emails compare case-insensitively).
+    // Stored trimmed and lowercased (docs/api.md#requests: emails compare case-insensitively).
     email: text('email').notNull(),
     emailVerifiedAt: ts('email_verified_at'),
     // Null for accounts created through a social provider that never set a password.

@@ -1,4 +1,4 @@
-// Authenticating with an API key (spec §5.3, DECISIONS §4, §7): the two headers, the three refusals
+// Authenticating with an API key (docs/api.md#api-key-authentication, docs/api.md#rate-limits): the two headers, the three refusals
 // and their messages, revocation on the very next request although lookups are cached, and the
 // per-key rate limit.
 import { sql } from 'drizzle-orm';

@@ -1,4 +1,4 @@
-// Keys across instances (DECISIONS §4, §7). With Redis (TEST_REDIS_URL) and PostgreSQL
+// Keys across instances (docs/api.md#api-key-routes, docs/api.md#rate-limits). With Redis (TEST_REDIS_URL) and PostgreSQL
 // (TEST_DATABASE_URL) two app instances share one database and one Redis prefix: a key used on B (so
 // B has it cached) and revoked on A is refused on B's very next request; rate-limit counters are
 // shared; both instances' audit entries add up. Without them there is one instance (the service's

@@ -1,4 +1,4 @@
-// The security table for API keys (DECISIONS §4, spec §5.3): every route a key can reach, against a
+// The security table for API keys (docs/api.md#api-key-scopes): every route a key can reach, against a
 // key without scopes (403), a key with the wrong scope (403), a key of another organization (403),
 // a revoked key (401), an expired key (401), and the right scope (2xx). Then the routes a key never
 // reaches, whatever its scopes.

@@ -1,10 +1,10 @@
-// Organization API keys (spec §2.6, §4.6, DECISIONS §4): `{prefix}_{mode}_` + 32 hex characters,
+// Organization API keys (docs/api.md#api-key-format): `{prefix}_{mode}_` + 32 hex characters,
 // stored as SHA-256, shown once. Active keys per plan are checked under the organization lock.
 import { and, count, desc, eq, getTableColumns, gt, isNull, or, sql } from 'drizzle-orm';
-import type { Deps } from '../../deps.js';
+import type { Infra } from '../../infra.js';
 import type { Tx } from '../../db/client.js';
 import type { OrgAccess } from '../../platform/tenancy.js';
-import { authorizationError, conflict, notFound, validationError } from '../../http/errors.js';
+import { authorizationError, conflict, notFound, validationError } from '../../lib/errors.js';
 import { pageInfo } from '../../platform/pagination.js';
 import { newId } from '../../lib/ids.js';
 import { randomHex, sha256 } from '../../lib/secrets.js';
@@ -13,8 +13,10 @@ import { auditChange } from '../../platform/audit/record.js';
 import { assertWithinLimit, lockPlanLimits } from '../../platform/plans.js';
 import { ROLE_PERMISSIONS } from '../../platform/permissions.js';
 import { memberships } from '../../db/tables/organizations.js';
-import { recordEvent } from '../webhooks/outbox.js';
+import { recordEvent } from '../../platform/outbox.js';
+import { keyEventData as eventData } from '../../platform/member-keys.js';
 import { apiKeys, type ApiKeyRow } from '../../db/tables/api-keys.js';
+import { transaction } from '../../db/transaction.js';
 
 type KeyWithUse = ApiKeyRow & { lastUsedAt: Date | null };
 
@@ -35,8 +37,6 @@ export const present = (k: KeyWithUse) => ({
   expiresAt: k.expiresAt?.toISOString() ?? null,
   lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
 });
-
-const eventData = (k: ApiKeyRow) => ({ apiKeyId: k.id, organizationId: k.organizationId, name: k.name, keyPrefix: k.keyPrefix, scopes: k.scopes });
 
 /**
  * The maker's membership, read again inside the creation and held (FOR SHARE) until it commits: a
@@ -62,7 +62,7 @@ export interface CreateKeyInput {
   expiresAt?: string | null;
 }
 
-export async function createApiKey(deps: Deps, access: OrgAccess, input: CreateKeyInput) {
+export async function createApiKey(deps: Infra, access: OrgAccess, input: CreateKeyInput) {
   const now = deps.clock.now();
   const expiresAt = input.expiresAt ? new Date(input.expiresAt) : null;
   if (expiresAt && expiresAt <= now) throw validationError('Invalid request body', 'expiresAt: must be in the future');
@@ -70,7 +70,7 @@ export async function createApiKey(deps: Deps, access: OrgAccess, input: CreateK
   const { prefix, mode } = deps.config.apiKey;
   const random = randomHex(16);
   const plainKey = `${prefix}_${mode}_${random}`;
-  return deps.db.transaction(async (tx) => {
+  return transaction(deps.db, async (tx) => {
     const limits = await lockPlanLimits(tx, access.organizationId);
     await assertStillMayCreate(tx, access);
     const [active] = await tx
@@ -94,12 +94,12 @@ export async function createApiKey(deps: Deps, access: OrgAccess, input: CreateK
       })
       .returning();
     await recordEvent(deps, tx, access.organizationId, 'api_key.created', eventData(key!));
-    await auditChange(deps, tx, access, 201);
+    await auditChange(deps, tx, access);
     return { apiKey: present({ ...key!, lastUsedAt: null }), plainKey };
   });
 }
 
-export async function listApiKeys(deps: Deps, access: OrgAccess, page: number, pageSize: number) {
+export async function listApiKeys(deps: Infra, access: OrgAccess, page: number, pageSize: number) {
   const inOrg = eq(apiKeys.organizationId, access.organizationId);
   const rows = await deps.db.select(keyColumns).from(apiKeys).where(inOrg).orderBy(desc(apiKeys.createdAt), desc(apiKeys.id)).limit(pageSize).offset((page - 1) * pageSize);
   const [totals] = await deps.db.select({ n: count() }).from(apiKeys).where(inOrg);
@@ -108,15 +108,15 @@ export async function listApiKeys(deps: Deps, access: OrgAccess, page: number, p
 }
 
 /** The organization of a key, for the flat `/api-keys/{keyId}` paths; 404 when there is none. */
-export async function organizationOfKey(deps: Deps, keyId: string): Promise<string> {
+export async function organizationOfKey(deps: Infra, keyId: string): Promise<string> {
   const [row] = await deps.db.select({ org: apiKeys.organizationId }).from(apiKeys).where(eq(apiKeys.id, keyId));
   if (!row) throw notFound('API key not found');
   return row.org;
 }
 
-export async function revokeApiKey(deps: Deps, access: OrgAccess, keyId: string) {
+export async function revokeApiKey(deps: Infra, access: OrgAccess, keyId: string) {
   const now = deps.clock.now();
-  const key = await deps.db.transaction(async (tx) => {
+  const key = await transaction(deps.db, async (tx, afterCommit) => {
     const [k] = await tx
       .update(apiKeys)
       .set({ isActive: false, revokedAt: now })
@@ -127,52 +127,16 @@ export async function revokeApiKey(deps: Deps, access: OrgAccess, keyId: string)
       if (!exists) throw notFound('API key not found');
       throw conflict('API key is already revoked');
     }
+    afterCommit(() => deps.apiKeys.revoked(k.id));
     await recordEvent(deps, tx, access.organizationId, 'api_key.revoked', eventData(k));
-    await auditChange(deps, tx, access, 200);
+    await auditChange(deps, tx, access);
     return k;
   });
-  await deps.apiKeys.revoked(key.id);
-  return { message: 'API key revoked', apiKey: present(key) };
+  return present(key);
 }
 
 /** Why a key was revoked along with a change of its maker's membership (the event's `reason`). */
-export type CascadeReason = 'member_removed' | 'member_left' | 'member_demoted';
-
-// The revocation's own route: its audit entries carry the action a revocation by hand has, so one
-// filter finds every revocation.
-const REVOKE_ROUTE = '/api/v1/organizations/:orgId/api-keys/:keyId';
-
-/**
- * Inside the transaction that removes `userId` from the organization or demotes them below admin:
- * revokes every live key they made there, each with an `api_key.revoked` event (with `reason` and
- * `createdBy`) and an audit entry attributed to whoever made the change, under the revocation's
- * action and the key's path. Returns the ids, for `forgetRevokedKeys` once the transaction commits.
- * (A change made through an API key is audited by the request hook, as all of a key's requests.)
- */
-export async function revokeKeysOfCreator(deps: Deps, tx: Tx, access: OrgAccess, userId: string, reason: CascadeReason): Promise<string[]> {
-  const now = deps.clock.now();
-  const revoked = await tx
-    .update(apiKeys)
-    .set({ isActive: false, revokedAt: now })
-    .where(and(eq(apiKeys.organizationId, access.organizationId), eq(apiKeys.createdBy, userId), eq(apiKeys.isActive, true)))
-    .returning();
-  revoked.sort((a, b) => a.id.localeCompare(b.id));
-  for (const k of revoked) {
-    await recordEvent(deps, tx, access.organizationId, 'api_key.revoked', { ...eventData(k), reason, createdBy: userId });
-  }
-  for (const k of revoked) {
-    const request = { ...access.request, method: 'DELETE', route: REVOKE_ROUTE, path: `/api/v1/organizations/${access.organizationId}/api-keys/${k.id}` };
-    await auditChange(deps, tx, { ...access, request }, 200);
-  }
-  return revoked.map((k) => k.id);
-}
-
-/** After the commit of a transaction that revoked keys: every instance refuses them from the next request. */
-export async function forgetRevokedKeys(deps: Deps, keyIds: string[]): Promise<void> {
-  for (const id of keyIds) await deps.apiKeys.revoked(id);
-}
-
-export async function keyUsage(deps: Deps, access: OrgAccess, keyId: string) {
+export async function keyUsage(deps: Infra, access: OrgAccess, keyId: string) {
   const [k] = await deps.db
     .select({ ...keyColumns, requests: keyRequestsSql(KEY_ORG, KEY_ID) })
     .from(apiKeys)

@@ -12,7 +12,7 @@
 import { fillPlaceholders, type SQL, sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import type { Db } from '../../db/client.js';
-import type { Deps } from '../../deps.js';
+import type { Infra } from '../../infra.js';
 import type { OrgAccess } from '../../platform/tenancy.js';
 import { prepareRaw } from '../../db/prepared.js';
 
@@ -137,7 +137,7 @@ function parameters(organizationId: string, q: AuditQuery) {
 }
 
 /** The response body (the pagination envelope as JSON text). */
-export async function listAuditLogs(deps: Deps, access: OrgAccess, q: AuditQuery): Promise<string> {
+export async function listAuditLogs(deps: Infra, access: OrgAccess, q: AuditQuery): Promise<string> {
   const { shape, values } = parameters(access.organizationId, q);
   const { rows } = await preparedFor(deps.db, shape).execute(values);
   const row = rows[0] as { total: string; data: string | null };

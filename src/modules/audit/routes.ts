@@ -1,23 +1,47 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { Deps } from '../../deps.js';
-import { bearerOrKey, errors, Nullable, Timestamp } from '../../http/schemas.js';
+import type { Infra } from '../../infra.js';
+import { errors, orgAccessErrors } from '../../http/errors-doc.js';
+import { named, Nullable, OrgParams, orgSecurity, ref, Timestamp } from '../../http/schemas.js';
 import { PageFields } from '../../platform/pagination.js';
-import { OrgParams } from '../organizations/schemas.js';
 import { listAuditLogs } from './list.service.js';
+import { orgAccess } from '../../http/access.js';
 
-const AuditEntry = Type.Object({
-  id: Type.String(),
-  organizationId: Type.String(),
-  actorType: Type.Enum(['user', 'api_key']),
-  actorId: Type.String(),
-  action: Type.String(),
-  method: Type.String(),
-  path: Type.String(),
-  statusCode: Type.Integer(),
-  ipAddress: Nullable(Type.String()),
-  userAgent: Nullable(Type.String()),
-  createdAt: Timestamp,
+const ENTRY = {
+  id: 'aud_01jq3c8m0p2r4t6v8x0z2b4d6f',
+  organizationId: 'org_01jq3bz8n6m4k2j0h8g6f4d2c0',
+  actorType: 'api_key',
+  actorId: 'key_01jq3c6r8t0v2x4z6b8d0f2h4k',
+  action: 'GET /api/v1/organizations/:orgId/projects',
+  method: 'GET',
+  path: '/api/v1/organizations/org_01jq3bz8n6m4k2j0h8g6f4d2c0/projects',
+  statusCode: 200,
+  ipAddress: '203.0.113.7',
+  userAgent: 'ci-runner/1.0',
+  createdAt: '2026-03-01T12:13:00.000Z',
+};
+
+const AuditEntry = named(
+  'AuditEntry',
+  Type.Object({
+    id: Type.String(),
+    organizationId: Type.String(),
+    actorType: Type.Enum(['user', 'api_key']),
+    actorId: Type.String({ description: "The key's id or the user's id" }),
+    action: Type.String({ description: '`METHOD route pattern`' }),
+    method: Type.String(),
+    path: Type.String({ description: 'The actual path of the request' }),
+    statusCode: Type.Integer(),
+    ipAddress: Nullable(Type.String()),
+    userAgent: Nullable(Type.String()),
+    createdAt: Timestamp,
+  }),
+  { description: 'docs/api.md#audit-log', examples: [ENTRY] },
+);
+
+const AuditLogList = named('AuditLogList', Type.Object({ data: Type.Array(ref(AuditEntry)), ...PageFields }), {
+  description: 'A page of audit entries, newest first',
+  examples: [{ data: [ENTRY], total: 1, page: 1, pageSize: 20, hasMore: false }],
 });
 
 const AuditQuery = Type.Object({
@@ -26,26 +50,27 @@ const AuditQuery = Type.Object({
   actorType: Type.Optional(Type.Enum(['user', 'api_key'])),
   actorId: Type.Optional(Type.String({ maxLength: 64 })),
   action: Type.Optional(Type.String({ maxLength: 200, description: 'METHOD /route/pattern, e.g. GET /api/v1/organizations/:orgId/projects' })),
-  from: Type.Optional(Type.String({ format: 'date-time' })),
-  to: Type.Optional(Type.String({ format: 'date-time' })),
+  from: Type.Optional(Type.String({ format: 'date-time', description: 'Inclusive' })),
+  to: Type.Optional(Type.String({ format: 'date-time', description: 'Inclusive' })),
 });
 
-export const auditRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+export const auditRoutes: FastifyPluginAsyncTypebox<{ deps: Infra }> = async (app, { deps }) => {
+  const authorize = orgAccess(deps);
   app.get('/organizations/:orgId/audit-logs', {
     schema: {
-      tags: ['audit'],
-      security: bearerOrKey,
+      tags: ['Audit log'],
+      security: orgSecurity('audit-logs:read'),
+      operationId: 'listAuditLogs',
       summary: 'Audit log, newest first (audit-logs:read; scope read:audit-logs)',
+      description:
+        'Owners and admins, or an API key with read:audit-logs. Holds every request made with a key of the organization (refused ones included) and every change a person made in it; filter by actor, action (exact) and time (docs/api.md#audit-log).',
       params: OrgParams,
       querystring: AuditQuery,
-      response: {
-        200: Type.Object({ data: Type.Array(AuditEntry), ...PageFields }),
-        ...errors(401, 403, 404),
-      },
+      response: { 200: ref(AuditLogList, 'A page of entries'), ...errors(...orgAccessErrors('audit-logs:read')) },
     },
     // The body comes from PostgreSQL as JSON text (list.service.ts): sent as is, not re-serialized.
     handler: async (req, reply) => {
-      const access = await deps.authorizeOrg(req, req.params.orgId, 'audit-logs:read');
+      const access = await authorize(req, req.params.orgId, 'audit-logs:read');
       const body = await listAuditLogs(deps, access, { ...req.query, page: req.query.page ?? 1, pageSize: req.query.pageSize ?? 20 });
       return reply.type('application/json; charset=utf-8').send(body as never);
     },

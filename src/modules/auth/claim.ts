@@ -1,7 +1,7 @@
 // The first proof of an address, and what a password reset or change leaves behind
 // (docs/security.md, "Pre-account takeover").
 import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
-import type { Deps } from '../../deps.js';
+import type { Infra } from '../../infra.js';
 import type { Tx } from '../../db/client.js';
 import { users, type UserRow } from '../../db/tables/users.js';
 import { backupCodes, emailTokens, oauthAccounts, twoFactor } from '../../db/tables/auth.js';
@@ -15,7 +15,7 @@ import { backupCodes, emailTokens, oauthAccounts, twoFactor } from '../../db/tab
  * verified. Answers the claimed row, or null when the account is verified already, or its email is
  * no longer `email`, the address proven (nothing is then changed).
  */
-export async function claimUnverifiedAccount(deps: Deps, tx: Tx, userId: string, email: string, passwordHash: string | null): Promise<UserRow | null> {
+export async function claimUnverifiedAccount(deps: Infra, tx: Tx, userId: string, email: string, passwordHash: string | null): Promise<UserRow | null> {
   const now = deps.clock.now();
   const [claimed] = await tx
     .update(users)

@@ -1,4 +1,4 @@
-// Races settled by the database (STACK.md pitfall 1: only meaningful on PostgreSQL, where requests
+// Races settled by the database (only meaningful on PostgreSQL, where requests
 // really overlap; on PGlite they must pass too). Each case fires its requests with Promise.all.
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, onPostgres, queryRows, type TestApp } from '../../../test/harness.js';
 import { PASSWORD, registerUser, signedInUser, uniqueEmail } from '../../../test/factories.js';
 import { expectError, getMe, listSessions, loginRaw, refreshRaw, verifiedUser } from '../../../test/auth-helpers.js';
+import { passCheck } from './sign-in.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -92,10 +93,7 @@ describe('the lockout at the start of a session', () => {
     const { email } = await verifiedUser(t, 'start-lock');
     const [user] = await queryRows<{ id: string }>(t, sql`select id from users where email = ${email}`);
     await t.deps.db.execute(sql`update users set failed_login_attempts = ${failed}, locked_until = ${lockedUntil?.toISOString() ?? null}::timestamptz where id = ${user!.id}`);
-    const now = t.clock.now();
-    await t.deps.db.execute(
-      sql`select id from tenantry_start_session(${`ses_lock_${user!.id}`}, ${user!.id}, ${`hash_${user!.id}`}, null, null, ${now.toISOString()}::timestamptz, ${new Date(now.getTime() + 86_400_000).toISOString()}::timestamptz, '[]', 4, false) as id`,
-    );
+    await passCheck(t.deps, user!.id, null);
     const [after] = await queryRows<{ failed: number; locked: boolean }>(
       t,
       sql`select failed_login_attempts as failed, locked_until is not null as locked from users where id = ${user!.id}`,
@@ -135,7 +133,7 @@ if (onPostgres) {
           const expires = new Date(now.getTime() + 86_400_000).toISOString();
           await Promise.all(
             clients.map((c, i) =>
-              c.query(`select id from tenantry_start_session($1, $2, $3, null, null, $4, $5, '[]', 4, false) as id`, [
+              c.query(`select id from tenantry_start_session($1, $2, $3, null, null, $4, $5, '[]', 4) as id`, [
                 `ses_race_${round}_${i}`,
                 user!.id,
                 `hash-${round}-${i}`,

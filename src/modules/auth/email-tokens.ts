@@ -1,9 +1,9 @@
 // Tokens sent by mail (verification, password reset, magic link): 256 random bits, single use,
 // stored as SHA-256, with an expiry. A new token of a purpose replaces the unused older ones.
 import { and, eq, gt, isNull, lt, sql } from 'drizzle-orm';
-import type { Deps } from '../../deps.js';
+import type { Infra } from '../../infra.js';
 import type { Tx } from '../../db/client.js';
-import { validationError } from '../../http/errors.js';
+import { validationError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { randomToken, sha256 } from '../../lib/secrets.js';
 import { type Mail, sendLater } from '../../providers/mail/mailer.js';
@@ -33,12 +33,12 @@ export const MAX_TOKEN_CODE_CHECKS = 5;
 export const passwordBinding = (passwordHash: string | null) => sha256(`password:${passwordHash ?? ''}`);
 
 /** Issues a token and returns the link to mail (after the transaction commits). */
-export async function issueEmailToken(deps: Deps, tx: Tx, userId: string, email: string, purpose: EmailTokenPurpose, binding: string | null = null): Promise<string> {
+export async function issueEmailToken(deps: Infra, tx: Tx, userId: string, email: string, purpose: EmailTokenPurpose, binding: string | null = null): Promise<string> {
   const token = await issueToken(deps, tx, userId, email, purpose, binding);
   return `${deps.config.appOrigin}${LINK_PATH[purpose]}?token=${encodeURIComponent(token)}`;
 }
 
-export async function issueToken(deps: Deps, tx: Tx, userId: string, email: string, purpose: EmailTokenPurpose, binding: string | null = null): Promise<string> {
+export async function issueToken(deps: Infra, tx: Tx, userId: string, email: string, purpose: EmailTokenPurpose, binding: string | null = null): Promise<string> {
   const now = deps.clock.now();
   const token = randomToken(32);
   await tx.delete(emailTokens).where(and(eq(emailTokens.userId, userId), eq(emailTokens.purpose, purpose), isNull(emailTokens.usedAt)));
@@ -59,9 +59,9 @@ const invalidToken = () => validationError('Invalid or expired token', 'token: i
 
 /**
  * Consumes a token: one guarded UPDATE, so of two concurrent uses exactly one succeeds.
- * Expired, used, unknown or another purpose's token: 400 (DECISIONS §2).
+ * Expired, used, unknown or another purpose's token: 400 (docs/api.md#mailed-links).
  */
-export async function consumeEmailToken(deps: Deps, tx: Tx, token: string, purpose: EmailTokenPurpose) {
+export async function consumeEmailToken(deps: Infra, tx: Tx, token: string, purpose: EmailTokenPurpose) {
   const now = deps.clock.now();
   const [row] = await tx
     .update(emailTokens)
@@ -76,7 +76,7 @@ export async function consumeEmailToken(deps: Deps, tx: Tx, token: string, purpo
  * A live token of the purpose, read without consuming it (a missing two-factor code must not burn a
  * link); one whose code checks are used up is dead.
  */
-export async function findLiveToken(deps: Deps, token: string, purpose: EmailTokenPurpose) {
+export async function findLiveToken(deps: Infra, token: string, purpose: EmailTokenPurpose) {
   const now = deps.clock.now();
   const [row] = await deps.db
     .select({ userId: emailTokens.userId, email: emailTokens.email })
@@ -98,7 +98,7 @@ export async function findLiveToken(deps: Deps, token: string, purpose: EmailTok
  * lockout does, lockout.ts): of parallel guesses at most MAX_TOKEN_CODE_CHECKS are checked, then the
  * token is dead whatever the account's own count. False when it is dead, used or expired.
  */
-export async function reserveTokenCheck(deps: Deps, token: string, purpose: EmailTokenPurpose): Promise<boolean> {
+export async function reserveTokenCheck(deps: Infra, token: string, purpose: EmailTokenPurpose): Promise<boolean> {
   const now = deps.clock.now();
   const rows = await deps.db
     .update(emailTokens)
@@ -122,7 +122,7 @@ export async function reserveTokenCheck(deps: Deps, token: string, purpose: Emai
  * response time does not tell whether an account exists.
  */
 export function mailTokenLater(
-  deps: Deps,
+  deps: Infra,
   user: { id: string; email: string; passwordHash: string | null },
   purpose: EmailTokenPurpose,
   mail: (to: string, link: string) => Mail,

@@ -1,4 +1,4 @@
-// POST /auth/login (spec §4.1, §5.1, §5.2; DECISIONS §2): one message for a wrong email or password,
+// POST /auth/login (docs/api.md#sign-in-with-email-and-password): one message for a wrong email or password,
 // 403 for an unverified account only once the password is right, the lockout, the response shape
 // and the token claims.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

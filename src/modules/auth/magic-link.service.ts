@@ -1,25 +1,26 @@
 // Sign-in by a link sent to the account's email: 15 minutes, single use, stored hashed. Verifying
 // answers as login does (lockout, two-factor step, session cap). On an account whose address was
 // never verified, the link is the first proof of it and claims the account fresh (claim.ts).
-import type { Deps } from '../../deps.js';
-import { validationError } from '../../http/errors.js';
+import type { Infra } from '../../infra.js';
+import { validationError } from '../../lib/errors.js';
 import { magicLinkMail } from '../../providers/mail/templates.js';
 import { users } from '../../db/tables/users.js';
 import { eq } from 'drizzle-orm';
 import { claimUnverifiedAccount } from './claim.js';
 import { consumeEmailToken, findLiveToken, mailTokenLater } from './email-tokens.js';
-import { assertNotLocked, checkSecondFactorOnToken, type ClientMeta, findUserByEmail, needsSecondFactor, startSession } from './service.js';
-import { twoFactorRequired } from './two-factor.service.js';
+import { findUserByEmail } from './service.js';
+import { assertNotLocked, checkSecondFactorOnToken, type ClientMeta, needsSecondFactor, startSession } from './sign-in.js';
+import { twoFactorRequired } from './second-factor.js';
+import { transaction } from '../../db/transaction.js';
 
-export async function requestMagicLink(deps: Deps, email: string) {
+export async function requestMagicLink(deps: Infra, email: string) {
   const user = await findUserByEmail(deps, email);
   if (user && user.isActive) mailTokenLater(deps, user, 'magic_link', magicLinkMail);
-  return { message: 'If an account exists for this email, a sign-in link has been sent' };
 }
 
 const invalidLink = () => validationError('Invalid or expired token', 'token: is unknown, already used or expired');
 
-export async function verifyMagicLink(deps: Deps, input: { token: string; twoFactorCode?: string }, meta: ClientMeta) {
+export async function verifyMagicLink(deps: Infra, input: { token: string; twoFactorCode?: string }, meta: ClientMeta) {
   // Read first without consuming: a missing two-factor code must not burn the link.
   const pending = await findLiveToken(deps, input.token, 'magic_link');
   if (!pending) throw invalidLink();
@@ -29,13 +30,13 @@ export async function verifyMagicLink(deps: Deps, input: { token: string; twoFac
   if (!user.emailVerifiedAt) {
     // The first proof of the address: neither the lock nor a second factor set up without that proof
     // stands in its way, since the claim drops them.
-    const claimed = await deps.db.transaction(async (tx) => {
+    const claimed = await transaction(deps.db, async (tx, afterCommit) => {
       const { email } = await consumeEmailToken(deps, tx, input.token, 'magic_link');
+      afterCommit(() => deps.users.changed(user.id));
       return claimUnverifiedAccount(deps, tx, user.id, email, null);
     });
     // Verified in between by another path: the link is spent; the sign-in starts over as usual.
     if (!claimed) throw invalidLink();
-    await deps.users.changed(user.id);
     return startSession(deps, claimed, meta);
   }
 
@@ -45,6 +46,6 @@ export async function verifyMagicLink(deps: Deps, input: { token: string; twoFac
     if (!input.twoFactorCode) throw twoFactorRequired();
     reservation = await checkSecondFactorOnToken(deps, user, input.token, 'magic_link', input.twoFactorCode);
   }
-  await deps.db.transaction((tx) => consumeEmailToken(deps, tx, input.token, 'magic_link'));
+  await transaction(deps.db, (tx) => consumeEmailToken(deps, tx, input.token, 'magic_link'));
   return startSession(deps, user, meta, reservation);
 }

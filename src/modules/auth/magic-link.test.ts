@@ -1,4 +1,4 @@
-// Magic links (DECISIONS §2): 200 whatever the email, a mailed {APP_ORIGIN}/magic-link?token=… link,
+// Magic links (docs/api.md#magic-links): 200 whatever the email, a mailed {APP_ORIGIN}/magic-link?token=… link,
 // 15 minutes, single use; verifying answers as login does (lockout, two-factor step, session cap)
 // and marks the address verified.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,8 +21,6 @@ const SUBJECT = MAGIC_LINK_SUBJECT;
 const post = (url: string, payload: Record<string, unknown>, headers: Record<string, string> = {}) =>
   t.request({ method: 'POST', url: `/api/v1${url}`, payload, headers });
 
-const mailsTo = (email: string) => t.mail.mails.filter((m) => m.to.includes(email.toLowerCase()) && SUBJECT.test(m.subject));
-
 const requestLink = (email: string) => requestMagicLink(t, email);
 
 const verify = (token: string, twoFactorCode?: string) => post('/auth/magic-link/verify', { token, ...(twoFactorCode ? { twoFactorCode } : {}) });
@@ -38,30 +36,11 @@ describe('requesting a magic link', () => {
     expect(json(a)).toEqual(json(b));
     expect(Object.keys(json(a))).toEqual(['message']);
 
+    // The known address's link was asked for after the unknown one: once it arrived and no mail is
+    // on its way, a mail to the unknown address would be here.
     await t.mail.waitFor(email, SUBJECT);
-    await new Promise((r) => setTimeout(r, 300));
+    await t.mail.settled();
     expect(t.mail.mails.filter((m) => m.to.includes(unknown))).toEqual([]);
-  });
-
-  it('takes the same time for known and unknown emails (the link is issued after the answer)', async () => {
-    const { email } = await verifiedUser(t, 'ml-timing');
-    const known: number[] = [];
-    const unknown: number[] = [];
-    for (let i = 0; i < 25; i++) {
-      const sent = mailsTo(email).length;
-      let start = performance.now();
-      expect((await post('/auth/magic-link', { email })).statusCode).toBe(200);
-      known.push(performance.now() - start);
-      // Let the background issuance and mail finish before the next measurement.
-      while (mailsTo(email).length === sent) await new Promise((r) => setTimeout(r, 5));
-      start = performance.now();
-      expect((await post('/auth/magic-link', { email: uniqueEmail('ml-timing-nobody') })).statusCode).toBe(200);
-      unknown.push(performance.now() - start);
-      await new Promise((r) => setTimeout(r, 5));
-    }
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
-    // Issuing the token inside the request roughly doubles its time; allow only noise.
-    expect(median(known), `known ${median(known).toFixed(1)} ms, unknown ${median(unknown).toFixed(1)} ms`).toBeLessThan(median(unknown) * 1.5 + 3);
   });
 
   it('mails {APP_ORIGIN}/magic-link?token=… to the account, whatever the case of the email asked for', async () => {

@@ -2,21 +2,25 @@
 // arctic's OAuth2Client (endpoints from configuration, so a local OAuth server can stand in).
 // The callback links by provider identity, else by the provider's *verified* email, else creates the
 // account, and then answers as login does (lockout, email verification, two-factor step, session
-// cap). An email the provider does not mark verified proves nothing: it neither creates nor links.
-import { and, eq, gt, sql } from 'drizzle-orm';
+// cap), or, for a flow started with redirectTo, hands the sign-in to the web app (oauth-handoff.ts).
+// An email the provider does not mark verified proves nothing: it neither creates nor links.
+import { and, eq, sql } from 'drizzle-orm';
 import Format from 'typebox/format';
 import { ArcticFetchError, CodeChallengeMethod, generateCodeVerifier, generateState, OAuth2Client, OAuth2RequestError } from 'arctic';
 import type { OAuthProviderConfig } from '../../config.js';
-import type { Deps } from '../../deps.js';
+import type { Infra } from '../../infra.js';
 import { isUniqueViolation } from '../../db/client.js';
-import { AppError, authenticationError, notFound, validationError } from '../../http/errors.js';
+import { AppError, authenticationError, notFound, validationError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { sha256 } from '../../lib/secrets.js';
 import { defaultPreferences, users, type UserRow } from '../../db/tables/users.js';
 import { claimUnverifiedAccount } from './claim.js';
-import { assertCanSignIn, assertNotLocked, type ClientMeta, findUserByEmail, startSession } from './service.js';
+import { findUserByEmail } from './service.js';
+import { assertCanSignIn, assertNotLocked, type ClientMeta, needsSecondFactor, startSession } from './sign-in.js';
 import { oauthAccounts, oauthStates } from '../../db/tables/auth.js';
+import { handoffTarget, issueHandoffCode, takeHandoffCode, invalidHandoffCode } from './oauth-handoff.js';
 import { startTwoFactorChallenge } from './two-factor-login.service.js';
+import { transaction } from '../../db/transaction.js';
 
 export type Provider = 'google' | 'github';
 export const PROVIDERS: Provider[] = ['google', 'github'];
@@ -32,23 +36,27 @@ interface Profile {
   avatarUrl: string | null;
 }
 
-function providerConfig(deps: Deps, provider: string): OAuthProviderConfig {
+function providerConfig(deps: Infra, provider: string): OAuthProviderConfig {
   const cfg = PROVIDERS.includes(provider as Provider) ? deps.config.auth.oauth[provider as Provider] : null;
   if (!cfg) throw notFound('Route not found', `Sign-in with ${provider} is not available`);
   return cfg;
 }
 
-export const redirectUri = (deps: Deps, provider: string) => `${deps.config.publicApiUrl}/api/v1/auth/oauth/${provider}/callback`;
+export const redirectUri = (deps: Infra, provider: string) => `${deps.config.publicApiUrl}/api/v1/auth/oauth/${provider}/callback`;
 
-const client = (deps: Deps, provider: string, cfg: OAuthProviderConfig) => new OAuth2Client(cfg.clientId, cfg.clientSecret, redirectUri(deps, provider));
+const client = (deps: Infra, provider: string, cfg: OAuthProviderConfig) => new OAuth2Client(cfg.clientId, cfg.clientSecret, redirectUri(deps, provider));
 
-export async function startOAuth(deps: Deps, provider: string): Promise<{ url: string; state: string }> {
+/** A new flow: its state and PKCE verifier stored (with the hand-off's page, if any), the provider's URL. */
+export async function startOAuth(deps: Infra, provider: string, redirectTo?: string): Promise<{ url: string; state: string }> {
   const cfg = providerConfig(deps, provider);
+  const target = redirectTo === undefined ? null : handoffTarget(deps.config.appOrigin, redirectTo);
   const state = generateState();
   const verifier = generateCodeVerifier();
   const now = deps.clock.now();
   await deps.db.delete(oauthStates).where(sql`${oauthStates.expiresAt} < ${now.toISOString()}::timestamptz`);
-  await deps.db.insert(oauthStates).values({ stateHash: sha256(state), provider, codeVerifier: verifier, expiresAt: new Date(now.getTime() + STATE_TTL_MS), createdAt: now });
+  await deps.db
+    .insert(oauthStates)
+    .values({ stateHash: sha256(state), provider, codeVerifier: verifier, redirectTo: target, expiresAt: new Date(now.getTime() + STATE_TTL_MS), createdAt: now });
   const url = client(deps, provider, cfg).createAuthorizationURLWithPKCE(cfg.authorizationUrl, state, CodeChallengeMethod.S256, verifier, SCOPES[provider as Provider]);
   return { url: url.toString(), state };
 }
@@ -97,7 +105,7 @@ function providerEmail(raw: string): string | null {
 }
 
 /** The account for a provider identity: linked before, or linked now by verified email, or new. */
-async function resolveAccount(deps: Deps, provider: Provider, profile: Profile): Promise<{ user: UserRow; created: boolean }> {
+async function resolveAccount(deps: Infra, provider: Provider, profile: Profile): Promise<{ user: UserRow; created: boolean }> {
   const [linked] = await deps.db
     .select({ user: users })
     .from(oauthAccounts)
@@ -125,21 +133,20 @@ async function resolveAccount(deps: Deps, provider: Provider, profile: Profile):
  * Links a provider identity whose verified email is the account's. On an account whose email was
  * never verified the provider's proof of the address claims it first (claim.ts).
  */
-async function linkExisting(deps: Deps, userId: string, provider: Provider, providerAccountId: string, email: string): Promise<UserRow> {
+async function linkExisting(deps: Infra, userId: string, provider: Provider, providerAccountId: string, email: string): Promise<UserRow> {
   const now = deps.clock.now();
-  const linked = await deps.db.transaction(async (tx) => {
+  return transaction(deps.db, async (tx, afterCommit) => {
     const claimed = await claimUnverifiedAccount(deps, tx, userId, email, null);
+    afterCommit(() => deps.users.changed(userId));
     await tx.insert(oauthAccounts).values({ id: newId('tok', now.getTime()), userId, provider, providerAccountId, email, createdAt: now });
     const [user] = claimed ? [claimed] : await tx.select().from(users).where(eq(users.id, userId));
     return user!;
   });
-  await deps.users.changed(userId);
-  return linked;
 }
 
-async function createAccount(deps: Deps, provider: Provider, profile: Profile, email: string): Promise<{ user: UserRow; created: boolean }> {
+async function createAccount(deps: Infra, provider: Provider, profile: Profile, email: string): Promise<{ user: UserRow; created: boolean }> {
   const now = deps.clock.now();
-  const result = await deps.db.transaction(async (tx) => {
+  const result = await transaction(deps.db, async (tx) => {
     const [u] = await tx
       .insert(users)
       .values({
@@ -160,40 +167,90 @@ async function createAccount(deps: Deps, provider: Provider, profile: Profile, e
   return { user: result, created: true };
 }
 
-export async function finishOAuth(
-  deps: Deps,
-  provider: string,
-  input: { code?: string; state?: string; error?: string; cookieState?: string },
-  meta: ClientMeta,
-) {
+/** The flow a callback ends: the one this browser started (its state cookie's), taken once. */
+export interface Flow {
+  provider: Provider;
+  cfg: OAuthProviderConfig;
+  cookieState: string | undefined;
+  pending: { codeVerifier: string; expiresAt: Date } | null;
+  /** Where the sign-in is handed to the web app; null: the callback answers JSON. */
+  redirectTo: string | null;
+}
+
+/**
+ * Takes the flow of the browser's state cookie, whatever the callback then finds wrong: the cookie is
+ * cleared by the answer anyway, and its page (redirectTo) is where the hand-off reports the failure.
+ */
+export async function takeFlow(deps: Infra, provider: string, cookieState: string | undefined): Promise<Flow> {
   const cfg = providerConfig(deps, provider);
+  const [row] = cookieState
+    ? await deps.db
+        .delete(oauthStates)
+        .where(and(eq(oauthStates.stateHash, sha256(cookieState)), eq(oauthStates.provider, provider)))
+        .returning({ codeVerifier: oauthStates.codeVerifier, redirectTo: oauthStates.redirectTo, expiresAt: oauthStates.expiresAt })
+    : [];
+  return {
+    provider: provider as Provider,
+    cfg,
+    cookieState,
+    pending: row ? { codeVerifier: row.codeVerifier, expiresAt: row.expiresAt } : null,
+    redirectTo: row?.redirectTo ?? null,
+  };
+}
+
+/** The callback's checks, the code exchange with the provider and the account it reaches. */
+async function authenticate(deps: Infra, flow: Flow, input: { code?: string; state?: string; error?: string }): Promise<UserRow> {
+  // A state that does not hold: the JSON callback's 400; the hand-off reports that no one was signed in.
+  const badState = (details: string) => (flow.redirectTo ? authenticationError('Invalid OAuth state', details) : validationError('Invalid OAuth state', details));
   if (input.error) throw authenticationError('Sign-in was not authorized by the provider', `The provider answered: ${input.error.slice(0, 100)}`);
   if (!input.code || !input.state) throw validationError('Invalid request', 'code and state are required');
   // The state must come back to the browser that started the flow (login CSRF) and be one we issued.
-  if (!input.cookieState || input.cookieState !== input.state) {
-    throw validationError('Invalid OAuth state', 'state: does not match this browser’s sign-in request');
-  }
-  const [pending] = await deps.db
-    .delete(oauthStates)
-    .where(and(eq(oauthStates.stateHash, sha256(input.state)), eq(oauthStates.provider, provider), gt(oauthStates.expiresAt, deps.clock.now())))
-    .returning({ codeVerifier: oauthStates.codeVerifier });
-  if (!pending) throw validationError('Invalid OAuth state', 'state: is unknown, already used or expired');
+  if (!flow.cookieState || flow.cookieState !== input.state) throw badState('state: does not match this browser’s sign-in request');
+  if (!flow.pending || flow.pending.expiresAt.getTime() <= deps.clock.now().getTime()) throw badState('state: is unknown, already used or expired');
 
   let profile: Profile;
   try {
-    const tokens = await client(deps, provider, cfg).validateAuthorizationCode(cfg.tokenUrl, input.code, pending.codeVerifier);
-    profile = await fetchProfile(provider as Provider, cfg, tokens.accessToken());
+    const tokens = await client(deps, flow.provider, flow.cfg).validateAuthorizationCode(flow.cfg.tokenUrl, input.code, flow.pending.codeVerifier);
+    profile = await fetchProfile(flow.provider, flow.cfg, tokens.accessToken());
   } catch (err) {
     if (err instanceof OAuth2RequestError) throw authenticationError('Sign-in with the provider failed', `The provider refused the authorization code (${err.code})`);
     if (err instanceof ArcticFetchError) throw new AppError(503, 'SERVICE_UNAVAILABLE', 'The sign-in provider is unreachable', 'Try again shortly', { 'Retry-After': '5' });
-    deps.logger.warn({ err: { message: (err as Error).message }, provider }, 'oauth exchange failed');
+    deps.logger.warn({ err: { message: (err as Error).message }, provider: flow.provider }, 'oauth exchange failed');
     throw authenticationError('Sign-in with the provider failed');
   }
+  return (await resolveAccount(deps, flow.provider, profile)).user;
+}
 
-  const { user } = await resolveAccount(deps, provider as Provider, profile);
+/** What a social sign-in requires of the account it reached, as login does. */
+function assertSocialSignIn(deps: Infra, user: UserRow) {
   if (!user.isActive) throw authenticationError('Invalid email or password');
   assertNotLocked(deps, user);
   assertCanSignIn(deps, user);
-  if (user.twoFactorEnabled && deps.config.auth.methods.twoFactor) throw await startTwoFactorChallenge(deps, user);
+}
+
+/** The end of a social sign-in: the two-factor step (401 with a ticket), else a session. */
+async function completeSocialSignIn(deps: Infra, user: UserRow, meta: ClientMeta) {
+  assertSocialSignIn(deps, user);
+  if (needsSecondFactor(deps, user)) throw await startTwoFactorChallenge(deps, user);
   return startSession(deps, user, meta);
+}
+
+/** The JSON callback: answers as login does. */
+export async function finishOAuth(deps: Infra, flow: Flow, input: { code?: string; state?: string; error?: string }, meta: ClientMeta) {
+  return completeSocialSignIn(deps, await authenticate(deps, flow, input), meta);
+}
+
+/** The hand-off callback: the checks of a sign-in, then a one-time code for the account. */
+export async function finishOAuthHandoff(deps: Infra, flow: Flow, input: { code?: string; state?: string; error?: string }): Promise<string> {
+  const user = await authenticate(deps, flow, input);
+  assertSocialSignIn(deps, user);
+  return issueHandoffCode(deps, user.id);
+}
+
+/** POST /auth/oauth/exchange: the code spent, the sign-in answers as login does, checked again now. */
+export async function exchangeHandoff(deps: Infra, code: string, meta: ClientMeta) {
+  const userId = await takeHandoffCode(deps, code);
+  const [user] = await deps.db.select().from(users).where(eq(users.id, userId));
+  if (!user) throw invalidHandoffCode();
+  return completeSocialSignIn(deps, user, meta);
 }

@@ -1,4 +1,4 @@
-// Password reset (DECISIONS §2): forgot answers alike for every email, the link is single use and
+// Password reset (docs/api.md#password-reset): forgot answers alike for every email, the link is single use and
 // valid 1 h, the policy applies (a refused password leaves the token usable), and a reset revokes
 // every session and clears a lockout.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

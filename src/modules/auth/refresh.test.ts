@@ -1,4 +1,4 @@
-// Refresh rotation with reuse detection (DECISIONS §2), access token validity (spec §5.1) and logout.
+// Refresh rotation with reuse detection (docs/api.md#tokens-and-refresh), access token validity and logout.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { login, signedInUser } from '../../../test/factories.js';

@@ -1,5 +1,5 @@
-// POST /auth/register: the body contract, the password policy (spec §5.2.2), duplicate emails and
-// the verification mail (DECISIONS §2).
+// POST /auth/register: the body contract, the password policy (docs/api.md#password-policy), duplicate emails and
+// the verification mail (docs/api.md#registration-and-email-verification).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { PASSWORD, uniqueEmail } from '../../../test/factories.js';

@@ -1,45 +1,33 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { Infra } from '../../infra.js';
+import { requireUser } from '../../http/access.js';
+import { errors } from '../../http/errors-doc.js';
+import { OPTIONAL_BODY } from '../../http/openapi.js';
+import { bearerAuth, Message, ref } from '../../http/schemas.js';
+import { sessionCookies } from '../../http/session-cookie.js';
 import type { FastifyRequest } from 'fastify';
-import type { Deps } from '../../deps.js';
-import { requireUser } from '../../http/actor.js';
-import { bearerAuth, errors, Message } from '../../http/schemas.js';
-import { Type } from 'typebox';
-import {
-  CallbackQuery,
-  CodeBody,
-  DisableTwoFactorBody,
-  EmailBody,
-  LoginBody,
-  LoginResponse,
-  MagicLinkVerifyBody,
-  RefreshBody,
-  RegisterBody,
-  RegisterResponse,
-  ResetBody,
-  TokenBody,
-  TokenPair,
-  TwoFactorLoginBody,
-  TwoFactorSetupBody,
-  TwoFactorSetupResponse,
-  TwoFactorState,
-} from './schemas.js';
-import * as magicLink from './magic-link.service.js';
-import * as oauth from './oauth.service.js';
+import { type AppError, authenticationError, validationError } from '../../lib/errors.js';
+import { ChangePasswordBody, EmailBody, LoginBody, LoginResponse, LogoutBody, RefreshBody, RegisterBody, RegisterResponse, ResetBody, TokenBody, TokenPair } from './schemas.js';
+import * as account from './account.service.js';
 import * as auth from './service.js';
-import { completeTwoFactorLogin } from './two-factor-login.service.js';
-import * as twoFactor from './two-factor.service.js';
+import * as signIn from './sign-in.js';
+import { clientMeta, COOKIE_MODE, INVALID_SECOND_FACTOR, INVALID_TOKEN, LOCKED, open, TWO_FACTOR_REQUIRED, USER_NOT_FOUND, WEAK_PASSWORD } from './route-options.js';
+import { magicLinkRoutes, oauthRoutes } from './link.routes.js';
+import { twoFactorRoutes } from './two-factor.routes.js';
 
-const tags = ['auth'];
-const open = { auth: 'none' as const };
+export { clientMeta } from './route-options.js';
 
-export const clientMeta = (request: FastifyRequest): auth.ClientMeta => ({
-  userAgent: request.headers['user-agent'] ?? null,
-  ipAddress: request.ip ?? null,
-});
+const tags = ['Email and password'];
+const sessionTags = ['Sessions'];
+// A bodiless POST (cookie mode's refresh, a logout) validates as an empty body; the document says
+// the body is optional (OPTIONAL_BODY).
+const noBodyIsEmpty = async (req: { body: unknown }) => {
+  if (req.body === undefined) req.body = {};
+};
 
-export const authRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+export const authRoutes: FastifyPluginAsyncTypebox<{ deps: Infra }> = async (app, { deps }) => {
   const methods = deps.config.auth.methods;
-  // A switched-off sign-in method is simply not routed: it answers 404 (spec §5.2.6).
+  // A switched-off sign-in method is simply not routed: it answers 404 (docs/api.md#sign-in-method-switches).
   if (methods.password) await app.register(passwordRoutes, { deps });
   if (methods.twoFactor) await app.register(twoFactorRoutes, { deps });
   if (methods.magicLink) await app.register(magicLinkRoutes, { deps });
@@ -47,32 +35,119 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app,
 
   app.post('/auth/verify-email', {
     config: open,
-    schema: { tags, summary: 'Verify an email address with the token from the email', body: TokenBody, response: { 200: Message, ...errors() } },
-    handler: async (req) => auth.verifyEmail(deps, req.body.token),
+    schema: {
+      tags,
+      operationId: 'verifyEmail',
+      summary: 'Verify an email address with the token from the email',
+      description:
+        'The token comes from the link `{APP_ORIGIN}/verify-email?token=…` mailed at registration; it is single use, valid 24 hours, and verifies nothing once the password of the registration that asked for it has changed (docs/api.md#registration-and-email-verification).',
+      body: ref(TokenBody),
+      response: { 200: ref(Message, 'The address is verified'), ...errors(INVALID_TOKEN) },
+    },
+    handler: async (req) => {
+      await auth.verifyEmail(deps, req.body.token);
+      return { message: 'Email verified' };
+    },
   });
 
   app.post('/auth/resend-verification', {
     config: open,
-    schema: { tags, summary: 'Send a new verification email (200 whether or not the account exists)', body: EmailBody, response: { 200: Message, ...errors() } },
-    handler: async (req) => auth.resendVerification(deps, req.body.email),
+    schema: {
+      tags,
+      operationId: 'resendVerificationEmail',
+      summary: 'Send a new verification email (200 whether or not the account exists)',
+      description: 'Mails a new link to an existing, active, unverified account and voids the unused one; the answer and its timing are the same whether or not the account exists.',
+      body: ref(EmailBody),
+      response: { 200: ref(Message, 'Sent, if the account exists and is not yet verified') },
+    },
+    handler: async (req) => {
+      await auth.resendVerification(deps, req.body.email);
+      return { message: 'If the account exists and is not yet verified, a verification email has been sent' };
+    },
   });
+
+  const cookies = sessionCookies(deps.config);
+  const NO_REFRESH_TOKEN = {
+    code: 'AUTHENTICATION_ERROR',
+    name: 'noRefreshToken',
+    message: 'Refresh token required',
+    details: 'Send refreshToken in the body, or the tenantry_refresh cookie with X-Session-Mode: cookie',
+  } as const;
+  // No refresh token at all: refresh's 400 as ever (logout's 401). A cookie ignored, or cookie mode
+  // without one: 401, as a refused token.
+  const noRefreshToken = (req: FastifyRequest, otherwise: AppError) =>
+    cookies.attempted(req) ? authenticationError(NO_REFRESH_TOKEN.message, NO_REFRESH_TOKEN.details) : otherwise;
 
   app.post('/auth/refresh', {
     config: open,
-    schema: { tags, summary: 'Rotate a refresh token for a new token pair', body: RefreshBody, response: { 200: TokenPair, ...errors(401) } },
-    handler: async (req) => auth.refresh(deps, req.body.refreshToken),
+    schema: {
+      tags: sessionTags,
+      operationId: 'refreshTokens',
+      summary: 'Rotate a refresh token for a new token pair',
+      description: `Each refresh token works once: the answer carries a new pair and moves the session expiry 7 days ahead. A spent token replayed after the grace window (\`AUTH_REFRESH_REUSE_GRACE_S\`) revokes the whole session (docs/api.md#tokens-and-refresh). Without \`refreshToken\` in the body, the \`tenantry_refresh\` cookie counts only with \`X-Session-Mode: cookie\` and an Origin that is APP_ORIGIN or this service's own (or none): a cookie that does not count answers 401, no token at all 400 (docs/api.md#cookie-mode). ${COOKIE_MODE}`,
+      body: ref(RefreshBody),
+      ...OPTIONAL_BODY,
+      response: {
+        200: ref(TokenPair, 'A new token pair'),
+        ...errors(
+          { code: 'AUTHENTICATION_ERROR', message: 'Invalid or expired refresh token' },
+          NO_REFRESH_TOKEN,
+          { code: 'VALIDATION_ERROR', message: 'Invalid request body', details: 'refreshToken: is required' },
+        ),
+      },
+    },
+    preValidation: noBodyIsEmpty,
+    handler: async (req, reply) => {
+      const token = cookies.refreshToken(req, req.body.refreshToken);
+      if (token === undefined) throw noRefreshToken(req, validationError('Invalid request body', 'refreshToken: is required'));
+      return cookies.deliver(req, reply, await auth.refresh(deps, token));
+    },
   });
 
   app.post('/auth/logout', {
-    schema: { tags, summary: 'Revoke the current session', security: bearerAuth, response: { 200: Message, ...errors(401) } },
-    handler: async (req) => auth.logout(deps, requireUser(req).sessionId),
+    config: { auth: 'optional', bucket: 'auth' },
+    schema: {
+      tags: sessionTags,
+      operationId: 'logout',
+      summary: 'Revoke the current session',
+      description:
+        "Ends the session of the access token, or without one the session of the refresh token (the body's, or in cookie mode the `tenantry_refresh` cookie, under the same rule as POST /auth/refresh): its access and refresh tokens stop working at once, on every instance. With an access token no body is needed. With `X-Session-Mode: cookie` a successful answer also removes the cookie (docs/api.md#logout).",
+      security: [...bearerAuth, {}],
+      body: ref(LogoutBody),
+      ...OPTIONAL_BODY,
+      response: { 200: ref(Message, 'Logged out'), ...errors({ code: 'AUTHENTICATION_ERROR', message: 'Invalid or expired refresh token' }, NO_REFRESH_TOKEN) },
+    },
+    preValidation: noBodyIsEmpty,
+    handler: async (req, reply) => {
+      if (req.actor.kind !== 'anonymous') {
+        await auth.logout(deps, requireUser(req).sessionId);
+      } else {
+        const token = cookies.refreshToken(req, req.body.refreshToken);
+        if (token === undefined) throw noRefreshToken(req, authenticationError('Authentication required', 'Send an access token as Authorization: Bearer <token>, or a refresh token'));
+        await auth.logoutWithRefreshToken(deps, token);
+      }
+      cookies.clear(req, reply);
+      return { message: 'Logged out' };
+    },
   });
 };
 
-const passwordRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
+const passwordRoutes: FastifyPluginAsyncTypebox<{ deps: Infra }> = async (app, { deps }) => {
+  const cookies = sessionCookies(deps.config);
   app.post('/auth/register', {
     config: open,
-    schema: { tags, summary: 'Create an account and send a verification email', body: RegisterBody, response: { 201: RegisterResponse, ...errors(409) } },
+    schema: {
+      tags,
+      operationId: 'register',
+      summary: 'Create an account and send a verification email',
+      description:
+        'Checks the password policy (400) and mails `{APP_ORIGIN}/verify-email?token=…`. An address already registered answers 409: its owner recovers it with a magic link or a password reset (docs/api.md#claiming-an-unverified-address).',
+      body: ref(RegisterBody),
+      response: {
+        201: ref(RegisterResponse, 'The account is created; a verification email is on its way'),
+        ...errors(WEAK_PASSWORD, { code: 'CONFLICT', message: 'An account with this email already exists', details: 'email: is already registered' }),
+      },
+    },
     handler: async (req, reply) => reply.status(201).send(await auth.register(deps, req.body)),
   });
 
@@ -80,136 +155,81 @@ const passwordRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { 
     config: open,
     schema: {
       tags,
+      operationId: 'login',
       summary: 'Sign in with email and password',
-      description: 'Five consecutive failures lock the account for 15 minutes (423). With two-factor enabled and no code: 401 with requiresTwoFactor.',
-      body: LoginBody,
-      response: { 200: LoginResponse, ...errors(401, 403, 423) },
+      description:
+        `Answers a token pair and the user. Five consecutive failures lock the account for 15 minutes (423). With two-factor enabled and no \`twoFactorCode\`: 401 with \`requiresTwoFactor: true\`; send the same request again with the code. An unverified address answers 403 once the password was right (docs/api.md#sign-in-with-email-and-password). ${COOKIE_MODE}`,
+      body: ref(LoginBody),
+      response: {
+        200: ref(LoginResponse, 'Signed in'),
+        ...errors(
+          { code: 'AUTHENTICATION_ERROR', message: 'Invalid email or password' },
+          TWO_FACTOR_REQUIRED,
+          INVALID_SECOND_FACTOR,
+          'EMAIL_NOT_VERIFIED',
+          LOCKED,
+          { code: 'INTERNAL_ERROR', message: 'The two-factor secret cannot be read', details: 'It was encrypted with a key that ENCRYPTION_KEY no longer lists' },
+        ),
+      },
     },
-    handler: async (req) => auth.login(deps, req.body, clientMeta(req)),
+    handler: async (req, reply) => cookies.deliver(req, reply, await signIn.login(deps, req.body, clientMeta(req))),
   });
 
   app.post('/auth/password/forgot', {
     config: open,
-    schema: { tags, summary: 'Email a password reset link (200 whether or not the account exists)', body: EmailBody, response: { 200: Message, ...errors() } },
-    handler: async (req) => auth.forgotPassword(deps, req.body.email),
+    schema: {
+      tags,
+      operationId: 'forgotPassword',
+      summary: 'Email a password reset link (200 whether or not the account exists)',
+      description: 'Mails `{APP_ORIGIN}/reset-password?token=…` (valid 1 hour) to an existing, active account; the answer and its timing are the same either way.',
+      body: ref(EmailBody),
+      response: { 200: ref(Message, 'Sent, if the account exists') },
+    },
+    handler: async (req) => {
+      await auth.forgotPassword(deps, req.body.email);
+      return { message: 'If an account exists for this email, a password reset link has been sent' };
+    },
   });
 
   app.post('/auth/password/reset', {
     config: open,
-    schema: { tags, summary: 'Set a new password with a reset token; revokes every session', body: ResetBody, response: { 200: Message, ...errors() } },
-    handler: async (req) => auth.resetPassword(deps, req.body),
-  });
-};
-
-const twoFactorRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
-  const security = bearerAuth;
-  app.post('/auth/two-factor/setup', {
     schema: {
       tags,
-      security,
-      summary: 'Start (or restart) two-factor setup: a new secret and 10 new backup codes',
+      operationId: 'resetPassword',
+      summary: 'Set a new password with a reset token; revokes every session',
       description:
-        'A wrong password counts toward the sign-in lockout (423 once locked). While two-factor is enabled a current code is required, the current secret stays in force until a code of the new one is verified, and the old backup codes stop working at once.',
-      body: TwoFactorSetupBody,
-      response: { 200: TwoFactorSetupResponse, ...errors(401, 404, 423) },
+        'Applies the password policy, clears the lockout, revokes every session and voids the unused mailed links of the account. On an address never verified it is also the first proof of the address (docs/api.md#password-reset).',
+      body: ref(ResetBody),
+      response: { 200: ref(Message, 'The password is reset'), ...errors(INVALID_TOKEN, WEAK_PASSWORD) },
     },
-    handler: async (req) => twoFactor.setupTwoFactor(deps, requireUser(req), req.body),
+    handler: async (req) => {
+      await auth.resetPassword(deps, req.body);
+      return { message: 'Password has been reset' };
+    },
   });
 
-  app.post('/auth/two-factor/verify', {
-    schema: { tags, security, summary: 'Confirm the pending secret with a code; enables two-factor', body: CodeBody, response: { 200: TwoFactorState, ...errors(401) } },
-    handler: async (req) => twoFactor.verifyTwoFactorSetup(deps, requireUser(req), req.body.code),
-  });
-
-  app.post('/auth/two-factor/disable', {
+  app.put('/users/me/password', {
     schema: {
-      tags,
-      security,
-      summary: 'Turn two-factor off (password and a current code or backup code)',
-      description: 'A wrong password or code counts toward the sign-in lockout (423 once locked).',
-      body: DisableTwoFactorBody,
-      response: { 200: TwoFactorState, ...errors(401, 404, 423) },
+      tags: ['Users'],
+      operationId: 'changePassword',
+      security: bearerAuth,
+      summary: 'Change the password; every other session is signed out',
+      description: 'A wrong current password counts toward the sign-in lockout (423 once locked); the new one must meet the policy and differ from the current one (docs/api.md#password-change).',
+      body: ref(ChangePasswordBody),
+      response: {
+        200: ref(Message, 'Changed'),
+        ...errors(
+          { code: 'AUTHENTICATION_ERROR', name: 'wrongPassword', message: 'Current password is incorrect' },
+          { code: 'VALIDATION_ERROR', message: 'New password must differ from the current one', details: 'newPassword: must differ from currentPassword' },
+          WEAK_PASSWORD,
+          USER_NOT_FOUND,
+          LOCKED,
+        ),
+      },
     },
-    handler: async (req) => twoFactor.disableTwoFactor(deps, requireUser(req), req.body),
-  });
-
-  app.post('/auth/two-factor/login', {
-    config: open,
-    schema: {
-      tags,
-      summary: 'Finish a social sign-in that asked for a two-factor code',
-      body: TwoFactorLoginBody,
-      response: { 200: LoginResponse, ...errors(401, 423) },
-    },
-    handler: async (req) => completeTwoFactorLogin(deps, req.body, clientMeta(req)),
-  });
-};
-
-const magicLinkRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
-  app.post('/auth/magic-link', {
-    config: open,
-    schema: { tags, summary: 'Email a sign-in link (200 whether or not the account exists)', body: EmailBody, response: { 200: Message, ...errors() } },
-    handler: async (req) => magicLink.requestMagicLink(deps, req.body.email),
-  });
-
-  app.post('/auth/magic-link/verify', {
-    config: open,
-    schema: {
-      tags,
-      summary: 'Sign in with the token of a magic link',
-      description: 'Answers as login does. With two-factor enabled and no twoFactorCode: 401 requiresTwoFactor, and the link stays usable.',
-      body: MagicLinkVerifyBody,
-      response: { 200: LoginResponse, ...errors(401, 423) },
-    },
-    handler: async (req) => magicLink.verifyMagicLink(deps, req.body, clientMeta(req)),
-  });
-};
-
-function readCookie(header: string | undefined, name: string): string | undefined {
-  for (const part of header?.split(';') ?? []) {
-    const [k, ...v] = part.trim().split('=');
-    if (k === name) return decodeURIComponent(v.join('='));
-  }
-  return undefined;
-}
-
-const oauthRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
-  // With no provider configured (or all switched off) social sign-in is not routed nor documented.
-  const enabled = oauth.PROVIDERS.filter((p) => deps.config.auth.oauth[p]);
-  if (enabled.length === 0) return;
-  const ProviderParams = Type.Object({ provider: Type.String({ maxLength: 32, description: `A configured provider: ${enabled.join(', ')}`, examples: enabled }) });
-  const secure = deps.config.publicApiUrl.startsWith('https:') ? '; Secure' : '';
-  const cookiePath = '/api/v1/auth/oauth';
-
-  app.get('/auth/oauth/:provider', {
-    config: open,
-    schema: {
-      tags,
-      summary: 'Start social sign-in (google or github): redirects to the provider',
-      description: 'Answers 404 for a provider that is not configured or switched off.',
-      params: ProviderParams,
-      response: { 302: Type.Null(), ...errors(404) },
-    },
-    handler: async (req, reply) => {
-      const { url, state } = await oauth.startOAuth(deps, req.params.provider);
-      reply.header('set-cookie', `${oauth.STATE_COOKIE}=${state}; Path=${cookiePath}; Max-Age=600; HttpOnly; SameSite=Lax${secure}`);
-      return reply.redirect(url, 302);
-    },
-  });
-
-  app.get('/auth/oauth/:provider/callback', {
-    config: open,
-    schema: {
-      tags,
-      summary: 'Provider callback: links or creates the account and answers as login does',
-      params: ProviderParams,
-      querystring: CallbackQuery,
-      response: { 200: LoginResponse, ...errors(401, 403, 404, 409, 423) },
-    },
-    handler: async (req, reply) => {
-      // The state cookie has done its job whatever happens next.
-      reply.header('set-cookie', `${oauth.STATE_COOKIE}=; Path=${cookiePath}; Max-Age=0; HttpOnly; SameSite=Lax${secure}`);
-      return oauth.finishOAuth(deps, req.params.provider, { ...req.query, cookieState: readCookie(req.headers.cookie, oauth.STATE_COOKIE) }, clientMeta(req));
+    handler: async (req) => {
+      await account.changePassword(deps, requireUser(req), req.body);
+      return { message: 'Password changed; other sessions have been signed out' };
     },
   });
 };

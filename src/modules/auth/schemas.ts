@@ -1,64 +1,148 @@
 import { Type } from 'typebox';
-import { Body, Nullable, NullableTimestamp } from '../../http/schemas.js';
+import { Body, named, Nullable, NullableTimestamp, ref, Token } from '../../http/schemas.js';
 
 export const Email = Type.String({ format: 'email', maxLength: 254, description: 'Compared case-insensitively' });
 // Length and character rules of the policy are checked in the service, so the error names the rule.
 export const Password = Type.String({ minLength: 1, maxLength: 128 });
-export const Token = Type.String({ minLength: 1, maxLength: 512 });
+export { Token };
 
-export const RegisterBody = Body({
-  email: Email,
-  password: Password,
-  fullName: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-});
-export const RegisterResponse = Type.Object({ userId: Type.String() });
+const ADA = 'ada@example.com';
+const PASSWORD = 'Analytical-Engine-1';
+const ACCESS = 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ1c2VySWQiOiJ1c3JfMDFqcTNibjl6czBhN2F3eTJ3MnZjNmJ0ZTEifQ.c2lnbmF0dXJl';
+const REFRESH = 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9uSWQiOiJzZXNfMDFqcTNicDJhN3I1eHE5ZGRmMGtqdDhnMGMifQ.c2lnbmF0dXJl';
+const USER_ID = 'usr_01jq3bn9zs0a7awy2w2vc6bte1';
 
-export const LoginBody = Body({
-  email: Email,
-  password: Password,
-  twoFactorCode: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })),
-});
+export const RegisterBody = named(
+  'RegisterRequest',
+  Body({
+    email: Email,
+    password: { ...Password, description: 'Checked against the password policy (docs/api.md#password-policy)' },
+    fullName: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  }),
+  { examples: [{ email: ADA, password: PASSWORD, fullName: 'Ada Lovelace' }] },
+);
+export const RegisterResponse = named('RegisterResponse', Type.Object({ userId: Type.String() }), { examples: [{ userId: USER_ID }] });
 
-export const LoginUser = Type.Object({
-  id: Type.String(),
-  email: Type.String(),
-  fullName: Nullable(Type.String()),
-  emailVerified: NullableTimestamp,
-  twoFactorEnabled: Type.Boolean(),
-});
+export const LoginBody = named(
+  'LoginRequest',
+  Body({
+    email: Email,
+    password: Password,
+    twoFactorCode: Type.Optional(Type.String({ minLength: 1, maxLength: 32, description: 'A TOTP code or an unused backup code, when two-factor is enabled' })),
+  }),
+  { examples: [{ email: ADA, password: PASSWORD }] },
+);
 
-export const TokenPair = Type.Object({
-  accessToken: Type.String(),
-  refreshToken: Type.String(),
+export const LoginUser = named(
+  'SignedInUser',
+  Type.Object({
+    id: Type.String(),
+    email: Type.String(),
+    fullName: Nullable(Type.String()),
+    emailVerified: NullableTimestamp,
+    twoFactorEnabled: Type.Boolean(),
+  }),
+  { description: 'The person a sign-in answers for' },
+);
+
+const tokenFields = {
+  accessToken: Type.String({ description: 'Send as Authorization: Bearer <accessToken>; valid 15 minutes' }),
+  refreshToken: Type.Optional(
+    Type.String({
+      description:
+        'Single use: POST /auth/refresh answers a new pair; valid 7 days. Absent in cookie mode (`X-Session-Mode: cookie`): it is in the HttpOnly `tenantry_refresh` cookie (docs/api.md#cookie-mode)',
+    }),
+  ),
   expiresIn: Type.Integer({ description: 'Access token lifetime in seconds' }),
+};
+
+export const TokenPair = named('TokenPair', Type.Object(tokenFields), { examples: [{ accessToken: ACCESS, refreshToken: REFRESH, expiresIn: 900 }] });
+
+export const LoginResponse = named('LoginResponse', Type.Object({ ...tokenFields, user: ref(LoginUser) }), {
+  description: 'What every sign-in method answers (docs/api.md#sign-in-with-email-and-password)',
+  examples: [
+    {
+      accessToken: ACCESS,
+      refreshToken: REFRESH,
+      expiresIn: 900,
+      user: { id: USER_ID, email: ADA, fullName: 'Ada Lovelace', emailVerified: '2026-03-01T12:00:00.000Z', twoFactorEnabled: false },
+    },
+  ],
 });
 
-export const LoginResponse = Type.Object({ ...TokenPair.properties, user: LoginUser });
-
-export const RefreshBody = Body({ refreshToken: Token });
-export const TokenBody = Body({ token: Token });
-export const EmailBody = Body({ email: Email });
-export const ResetBody = Body({ token: Token, newPassword: Password });
+const refreshTokenField = Type.Optional({
+  ...Token,
+  description: 'Left out in cookie mode (`X-Session-Mode: cookie`): the `tenantry_refresh` cookie is used instead (docs/api.md#cookie-mode)',
+});
+export const RefreshBody = named('RefreshRequest', Body({ refreshToken: refreshTokenField }), { examples: [{ refreshToken: REFRESH }, {}] });
+export const LogoutBody = named('LogoutRequest', Body({ refreshToken: refreshTokenField }), {
+  description: 'Needed only without an access token: the refresh token of the session to end, or none in cookie mode',
+  examples: [{}, { refreshToken: REFRESH }],
+});
+export const TokenBody = named('TokenRequest', Body({ token: { ...Token, description: 'The token of the mailed link' } }), {
+  description: 'A single-use token from a mailed link (docs/api.md#mailed-links)',
+});
+export const EmailBody = named('EmailRequest', Body({ email: Email }), { examples: [{ email: ADA }] });
+export const ResetBody = named('PasswordResetRequest', Body({ token: Token, newPassword: Password }));
 
 export const TwoFactorCode = Type.String({ minLength: 6, maxLength: 32, description: 'A 6-digit TOTP code or a backup code (xxxxx-xxxxx)' });
-export const PasswordBody = Body({ password: Password });
-export const TwoFactorSetupBody = Body({
-  password: Password,
-  code: Type.Optional({ ...TwoFactorCode, description: 'A current TOTP or backup code: required while two-factor is enabled' }),
+export const TwoFactorSetupBody = named(
+  'TwoFactorSetupRequest',
+  Body({
+    password: Password,
+    code: Type.Optional({ ...TwoFactorCode, description: 'A current TOTP or backup code: required while two-factor is enabled' }),
+  }),
+  { examples: [{ password: PASSWORD }] },
+);
+const OTPAUTH = 'otpauth://totp/Tenantry:ada%40example.com?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=Tenantry&algorithm=SHA1&digits=6&period=30';
+export const TwoFactorSetupResponse = named(
+  'TwoFactorSetupResponse',
+  Type.Object({
+    secret: Type.String({ description: 'Base32 TOTP secret' }),
+    otpauthUrl: Type.String({ description: 'otpauth:// URI to render as a QR code (issuer Tenantry)' }),
+    qrCode: Type.String({ description: 'The same otpauth:// URI as otpauthUrl, under its former name: use otpauthUrl', deprecated: true }),
+    backupCodes: Type.Array(Type.String({ description: 'Shown once; each works once' }), { minItems: 10, maxItems: 10 }),
+  }),
+  {
+    examples: [
+      {
+        secret: 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP',
+        otpauthUrl: OTPAUTH,
+        qrCode: OTPAUTH,
+        backupCodes: ['7f3kq-2m9xd', 'h4c8w-p0z6t', 'q2n5r-v8k1m', 'b6t9e-x3w7c', 'd1m4z-k8q2h', 'r5v0p-c7n3w', 'w9k2t-m4x8b', 'e3z6q-h1r5v', 'n8c1w-t6k9d', 'x4p7m-z2e0q'],
+      },
+    ],
+  },
+);
+export const CodeBody = named('TwoFactorVerifyRequest', Body({ code: Type.String({ minLength: 6, maxLength: 6, pattern: '^[0-9]{6}$' }) }), { examples: [{ code: '492039' }] });
+export const DisableTwoFactorBody = named('TwoFactorDisableRequest', Body({ password: Password, code: TwoFactorCode }), { examples: [{ password: PASSWORD, code: '492039' }] });
+export const TwoFactorState = named('TwoFactorState', Type.Object({ twoFactorEnabled: Type.Boolean() }), { examples: [{ twoFactorEnabled: true }] });
+export const TwoFactorLoginBody = named('TwoFactorLoginRequest', Body({ twoFactorToken: Token, code: TwoFactorCode }));
+export const MagicLinkVerifyBody = named('MagicLinkVerifyRequest', Body({ token: Token, twoFactorCode: Type.Optional(TwoFactorCode) }));
+export const StartSocialQuery = Type.Object({
+  redirectTo: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 2048,
+      description: 'A page of the web app (its origin exactly APP_ORIGIN) that the callback hands the sign-in to, with #code=… or #error=…',
+      examples: ['https://app.example.com/sign-in/callback'],
+    }),
+  ),
 });
-export const TwoFactorSetupResponse = Type.Object({
-  secret: Type.String({ description: 'Base32 TOTP secret' }),
-  qrCode: Type.String({ description: 'otpauth:// URI to render as a QR code' }),
-  backupCodes: Type.Array(Type.String({ description: 'Shown once; each works once' }), { minItems: 10, maxItems: 10 }),
+export const HandoffExchangeBody = named('SocialSignInExchangeRequest', Body({ code: { ...Token, description: 'The one-time code from the hand-off’s #code=…' } }), {
+  examples: [{ code: 'pX7vQ2mN9kR4tY8wB3cF6hJ1sL5dG0aZeU7iO2yT4qW' }],
 });
-export const CodeBody = Body({ code: Type.String({ minLength: 6, maxLength: 6, pattern: '^[0-9]{6}$' }) });
-export const DisableTwoFactorBody = Body({ password: Password, code: TwoFactorCode });
-export const TwoFactorState = Type.Object({ twoFactorEnabled: Type.Boolean() });
-export const TwoFactorLoginBody = Body({ twoFactorToken: Token, code: TwoFactorCode });
-export const MagicLinkVerifyBody = Body({ token: Token, twoFactorCode: Type.Optional(TwoFactorCode) });
-export const ProviderParams = Type.Object({ provider: Type.String({ maxLength: 32 }) });
 export const CallbackQuery = Type.Object({
   code: Type.Optional(Type.String({ maxLength: 2048 })),
   state: Type.Optional(Type.String({ maxLength: 512 })),
   error: Type.Optional(Type.String({ maxLength: 512 })),
 });
+
+export const ChangePasswordBody = named(
+  'ChangePasswordRequest',
+  Body({
+    currentPassword: Type.String({ minLength: 8, maxLength: 128 }),
+    newPassword: Type.String({ minLength: 8, maxLength: 128 }),
+  }),
+  { examples: [{ currentPassword: PASSWORD, newPassword: 'Difference-Engine-2' }] },
+);

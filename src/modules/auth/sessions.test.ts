@@ -1,4 +1,4 @@
-// The session cap (DECISIONS §0, AUTH_MAX_SESSIONS=5): beyond it the least recently used session is
+// The session cap (docs/api.md#sessions, docs/configuration.md#sign-in, AUTH_MAX_SESSIONS=5): beyond it the least recently used session is
 // revoked, and its tokens fail at once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';

@@ -1,4 +1,4 @@
-// Sign-in method switches (spec §5.2.6, DECISIONS §2): each method can be switched off on its own;
+// Sign-in method switches (docs/api.md#sign-in-method-switches): each method can be switched off on its own;
 // its routes then answer 404 and are absent from the OpenAPI document, while the others stay.
 // Each switched app shares the database of a fully switched-on app, which makes the accounts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -3,15 +3,16 @@
 // POST /auth/two-factor/login {twoFactorToken, code} finishes the sign-in. A ticket takes at most 5
 // wrong codes (email-tokens.ts), and each counts toward the account's lockout.
 import { eq } from 'drizzle-orm';
-import type { Deps } from '../../deps.js';
-import { validationError } from '../../http/errors.js';
+import type { Infra } from '../../infra.js';
+import { validationError } from '../../lib/errors.js';
 import { users, type UserRow } from '../../db/tables/users.js';
 import { consumeEmailToken, findLiveToken, issueToken } from './email-tokens.js';
-import { assertNotLocked, checkSecondFactorOnToken, type ClientMeta, startSession } from './service.js';
-import { twoFactorRequired } from './two-factor.service.js';
+import { assertNotLocked, checkSecondFactorOnToken, type ClientMeta, startSession } from './sign-in.js';
+import { twoFactorRequired } from './second-factor.js';
+import { transaction } from '../../db/transaction.js';
 
-export async function startTwoFactorChallenge(deps: Deps, user: UserRow) {
-  const token = await deps.db.transaction((tx) => issueToken(deps, tx, user.id, user.email, 'two_factor_login'));
+export async function startTwoFactorChallenge(deps: Infra, user: UserRow) {
+  const token = await transaction(deps.db, (tx) => issueToken(deps, tx, user.id, user.email, 'two_factor_login'));
   const err = twoFactorRequired();
   err.extra.twoFactorToken = token;
   return err;
@@ -19,13 +20,13 @@ export async function startTwoFactorChallenge(deps: Deps, user: UserRow) {
 
 const invalidTicket = () => validationError('Invalid or expired token', 'twoFactorToken: is unknown, already used or expired');
 
-export async function completeTwoFactorLogin(deps: Deps, input: { twoFactorToken: string; code: string }, meta: ClientMeta) {
+export async function completeTwoFactorLogin(deps: Infra, input: { twoFactorToken: string; code: string }, meta: ClientMeta) {
   const pending = await findLiveToken(deps, input.twoFactorToken, 'two_factor_login');
   if (!pending) throw invalidTicket();
   const [user] = await deps.db.select().from(users).where(eq(users.id, pending.userId));
   if (!user || !user.isActive) throw invalidTicket();
   assertNotLocked(deps, user);
   const reservation = await checkSecondFactorOnToken(deps, user, input.twoFactorToken, 'two_factor_login', input.code);
-  await deps.db.transaction((tx) => consumeEmailToken(deps, tx, input.twoFactorToken, 'two_factor_login'));
+  await transaction(deps.db, (tx) => consumeEmailToken(deps, tx, input.twoFactorToken, 'two_factor_login'));
   return startSession(deps, user, meta, reservation);
 }

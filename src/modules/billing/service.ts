@@ -1,35 +1,27 @@
-// Subscription billing (spec §4.5, DECISIONS §6). Provider calls run outside transactions; local
+// Subscription billing (docs/api.md#billing). Provider calls run outside transactions; local
 // state changes only after the provider answered, so a provider failure (502) changes nothing.
 import { randomUUID } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
-import type { Deps } from '../../deps.js';
+import type { Infra } from '../../infra.js';
 import type { Tx } from '../../db/client.js';
 import type { OrgAccess } from '../../platform/tenancy.js';
-import { AppError, conflict, validationError } from '../../http/errors.js';
-import { PaymentProviderError, type ProviderSubscription } from '../../providers/payments/provider.js';
+import { AppError, conflict, validationError } from '../../lib/errors.js';
+import { type ProviderSubscription } from '../../providers/payments/provider.js';
 import { checkoutSubscriptionId, createStripeClient, parseStripeEvent, StripeShapeError, toProviderSubscription } from '../../providers/payments/stripe.js';
 import { auditChange } from '../../platform/audit/record.js';
 import { organizations, type PlanName } from '../../db/tables/organizations.js';
-import { recordEvent } from '../webhooks/outbox.js';
+import { recordEvent } from '../../platform/outbox.js';
 import { PLANS } from '../../platform/plans.js';
+import { callProvider, ENDED_STATUSES, PAID_STATUSES } from '../../platform/subscriptions.js';
 import { periodOf } from '../../platform/quota.js';
 import { keyRequestsInMonth } from '../../platform/audit/counters.js';
 import { billingEvents, subscriptions, type SubscriptionRow } from '../../db/tables/billing.js';
-
-const PAID_STATUSES = new Set(['active', 'trialing', 'past_due']);
-const ENDED_STATUSES = new Set(['canceled', 'incomplete_expired']);
+import { transaction } from '../../db/transaction.js';
 
 
-async function provider<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    if (err instanceof PaymentProviderError) throw new AppError(502, 'PAYMENT_PROVIDER_ERROR', 'The payment provider failed', err.message.slice(0, 300));
-    throw err;
-  }
-}
 
-function planOfPrice(deps: Deps, priceId: string | null): PlanName | null {
+
+function planOfPrice(deps: Infra, priceId: string | null): PlanName | null {
   if (priceId === deps.config.stripe.pricePro) return 'pro';
   if (priceId === deps.config.stripe.priceEnterprise) return 'enterprise';
   return null;
@@ -40,27 +32,24 @@ const presentLimits = (plan: PlanName) => {
   return { members, apiRequests, storage };
 };
 
-export async function getBilling(deps: Deps, access: OrgAccess) {
+export async function getBilling(deps: Infra, access: OrgAccess) {
   const [org] = await deps.db.select({ plan: organizations.plan }).from(organizations).where(eq(organizations.id, access.organizationId));
   const [sub] = await deps.db.select().from(subscriptions).where(eq(subscriptions.organizationId, access.organizationId));
   const period = periodOf(deps.clock.now());
   const requests = await keyRequestsInMonth(deps.db, access.organizationId, period);
   const plan = org?.plan ?? 'free';
   return {
-    success: true as const,
-    data: {
-      plan: { name: PLANS[plan].name, limits: presentLimits(plan) },
-      status: sub?.status ?? 'active',
-      subscription: sub?.subscriptionId
-        ? { id: sub.subscriptionId, currentPeriodEnd: sub.currentPeriodEnd?.toISOString() ?? null, cancelAtPeriodEnd: sub.cancelAtPeriodEnd }
-        : null,
-      usage: { period, apiRequests: requests },
-    },
+    plan: { name: PLANS[plan].name, limits: presentLimits(plan) },
+    status: sub?.status ?? 'active',
+    subscription: sub?.subscriptionId
+      ? { id: sub.subscriptionId, currentPeriodEnd: sub.currentPeriodEnd?.toISOString() ?? null, cancelAtPeriodEnd: sub.cancelAtPeriodEnd }
+      : null,
+    usage: { period, apiRequests: requests },
   };
 }
 
-/** DECISIONS §6: exactly the origin of APP_ORIGIN, parsed, not prefix-matched. */
-function assertAppUrl(deps: Deps, field: string, value: string) {
+/** docs/api.md#billing-routes: exactly the origin of APP_ORIGIN, parsed, not prefix-matched. */
+function assertAppUrl(deps: Infra, field: string, value: string) {
   let url: URL;
   try {
     url = new URL(value);
@@ -80,7 +69,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * wait for the claim to resolve. A failed call removes the claim (nothing changed locally); a claim
  * left by a crashed process is taken over once stale.
  */
-async function ensureCustomer(deps: Deps, access: OrgAccess): Promise<SubscriptionRow> {
+async function ensureCustomer(deps: Infra, access: OrgAccess): Promise<SubscriptionRow> {
   const orgId = access.organizationId;
   const deadline = Date.now() + 30_000;
   for (;;) {
@@ -110,7 +99,7 @@ async function ensureCustomer(deps: Deps, access: OrgAccess): Promise<Subscripti
     const [org] = await deps.db.select().from(organizations).where(eq(organizations.id, orgId));
     let customerId: string;
     try {
-      customerId = await provider(() => deps.payments.createCustomer({ organizationId: orgId, name: org!.name, email: org!.settings.billing?.email ?? null }));
+      customerId = await callProvider(() => deps.payments.createCustomer({ organizationId: orgId, name: org!.name, email: org!.settings.billing?.email ?? null }));
     } catch (err) {
       await deps.db.delete(subscriptions).where(sql`${subscriptions.organizationId} = ${orgId} and ${subscriptions.customerId} = ${marker}`);
       throw err;
@@ -125,7 +114,7 @@ async function ensureCustomer(deps: Deps, access: OrgAccess): Promise<Subscripti
   }
 }
 
-export async function createCheckout(deps: Deps, access: OrgAccess, input: { priceId: string; successUrl: string; cancelUrl: string }) {
+export async function createCheckout(deps: Infra, access: OrgAccess, input: { priceId: string; successUrl: string; cancelUrl: string }) {
   if (!planOfPrice(deps, input.priceId)) {
     throw validationError('Unknown price', `priceId: must be one of ${deps.config.stripe.pricePro}, ${deps.config.stripe.priceEnterprise}`);
   }
@@ -136,25 +125,25 @@ export async function createCheckout(deps: Deps, access: OrgAccess, input: { pri
   if (sub.subscriptionId && !ENDED_STATUSES.has(sub.status)) {
     throw conflict('The organization already has a subscription', 'Change or cancel it in the billing portal');
   }
-  const session = await provider(() => deps.payments.createCheckout({ customerId: sub.customerId, organizationId: access.organizationId, ...input }));
-  return { success: true as const, data: session };
+  const session = await callProvider(() => deps.payments.createCheckout({ customerId: sub.customerId, organizationId: access.organizationId, ...input }));
+  return session;
 }
 
-export async function createPortal(deps: Deps, access: OrgAccess, returnUrl: string) {
+export async function createPortal(deps: Infra, access: OrgAccess, returnUrl: string) {
   assertAppUrl(deps, 'return_url', returnUrl);
   const sub = await ensureCustomer(deps, access);
-  const url = await provider(() => deps.payments.createPortal({ customerId: sub.customerId, returnUrl }));
-  return { success: true as const, data: { url } };
+  const url = await callProvider(() => deps.payments.createPortal({ customerId: sub.customerId, returnUrl }));
+  return { url };
 }
 
-export async function cancelSubscription(deps: Deps, access: OrgAccess) {
+export async function cancelSubscription(deps: Infra, access: OrgAccess) {
   const [sub] = await deps.db.select().from(subscriptions).where(eq(subscriptions.organizationId, access.organizationId));
   if (!sub?.subscriptionId || sub.plan === 'free' || !PAID_STATUSES.has(sub.status)) {
     throw conflict('There is no paid subscription to cancel', 'The organization is on the Free plan');
   }
-  const updated = await provider(() => deps.payments.cancelAtPeriodEnd(sub.subscriptionId!));
+  const updated = await callProvider(() => deps.payments.cancelAtPeriodEnd(sub.subscriptionId!));
   const cancelAt = updated.cancelAt ?? updated.currentPeriodEnd ?? sub.currentPeriodEnd;
-  await deps.db.transaction(async (tx) => {
+  await transaction(deps.db, async (tx) => {
     await tx
       .update(subscriptions)
       .set({ cancelAtPeriodEnd: true, cancelAt, updatedAt: deps.clock.now() })
@@ -164,16 +153,11 @@ export async function cancelSubscription(deps: Deps, access: OrgAccess) {
       subscriptionId: sub.subscriptionId,
       cancelAt: cancelAt?.toISOString() ?? null,
     });
-    await auditChange(deps, tx, access, 200);
+    await auditChange(deps, tx, access);
   });
-  return { success: true as const, data: { success: true as const, cancelAt: cancelAt?.toISOString() ?? null } };
+  return { cancelAt: cancelAt?.toISOString() ?? null };
 }
 
-/** Deleting an organization ends its subscription at the provider first (DECISIONS §3). */
-export async function cancelForDeletion(deps: Deps, organizationId: string) {
-  const [sub] = await deps.db.select().from(subscriptions).where(eq(subscriptions.organizationId, organizationId));
-  if (sub?.subscriptionId && !ENDED_STATUSES.has(sub.status)) await provider(() => deps.payments.cancelNow(sub.subscriptionId!));
-}
 
 /**
  * The one place subscription state changes, from a provider event or the test provider. A
@@ -182,7 +166,7 @@ export async function cancelForDeletion(deps: Deps, organizationId: string) {
  * back. Otherwise an event older than the last one applied is ignored, so out-of-order delivery never
  * moves state backwards.
  */
-export async function applySubscription(deps: Deps, tx: Tx, s: ProviderSubscription, eventAt: Date, deleted = false): Promise<void> {
+export async function applySubscription(deps: Infra, tx: Tx, s: ProviderSubscription, eventAt: Date, deleted = false): Promise<void> {
   const [row] = await tx.select().from(subscriptions).where(eq(subscriptions.customerId, s.customerId)).for('update');
   if (!row) {
     deps.logger.warn({ customerId: s.customerId }, 'billing event for an unknown customer ignored');
@@ -247,7 +231,7 @@ function shaped<T>(read: () => T): T {
  * A signed event of an unexpected shape answers 400 and is not recorded; an event of a type not acted
  * on is acknowledged (and recorded) so Stripe stops sending it.
  */
-export async function handleStripeWebhook(deps: Deps, rawBody: string, signature: string | undefined) {
+export async function handleStripeWebhook(deps: Infra, rawBody: string, signature: string | undefined) {
   const secret = deps.config.stripe.webhookSecret;
   // Only the provider in use takes events: with BILLING_PROVIDER=test a Stripe key left in the
   // environment must not let Stripe's events change plans beside the test checkout.
@@ -270,9 +254,9 @@ export async function handleStripeWebhook(deps: Deps, rawBody: string, signature
 
   const [seen] = await deps.db.select({ id: billingEvents.id }).from(billingEvents).where(eq(billingEvents.id, event.id));
   if (seen) return { received: true, duplicate: true };
-  if (subscriptionId) sub = await provider(() => deps.payments.getSubscription(subscriptionId));
+  if (subscriptionId) sub = await callProvider(() => deps.payments.getSubscription(subscriptionId));
 
-  const applied = await deps.db.transaction(async (tx) => {
+  const applied = await transaction(deps.db, async (tx) => {
     const [first] = await tx
       .insert(billingEvents)
       .values({ id: event.id, type: event.type, receivedAt: deps.clock.now() })

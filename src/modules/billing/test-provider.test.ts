@@ -1,4 +1,4 @@
-// The built-in test payment provider (no STRIPE_SECRET_KEY; issue 7, DECISIONS §6): checkout returns a
+// The built-in test payment provider (no STRIPE_SECRET_KEY; docs/api.md#test-payment-provider): checkout returns a
 // page of the service where a person completes or cancels the payment, as a browser would (plain HTML
 // forms: urlencoded, empty body); completing applies the same change a Stripe event would.
 import { sql } from 'drizzle-orm';

@@ -1,12 +1,12 @@
-// Invitations (spec §4.4, DECISIONS §3): 7 days, token stored hashed, statuses pending, accepted,
+// Invitations (docs/api.md#invitations): 7 days, token stored hashed, statuses pending, accepted,
 // declined, revoked and expired (a pending one past its time). Members plus pending invitations
 // count against the plan's member limit, checked under the organization's row lock.
 import { and, count, desc, eq, gt, lte, ne, sql, type SQL } from 'drizzle-orm';
-import type { Deps } from '../../deps.js';
+import type { Infra } from '../../infra.js';
 import type { Tx } from '../../db/client.js';
-import type { UserActor } from '../../http/actor.js';
+import type { UserActor } from '../../platform/identity/actor.js';
 import { assertKeyMayGrant, type OrgAccess, type RequestContext } from '../../platform/tenancy.js';
-import { AppError, authorizationError, conflict, notFound, validationError } from '../../http/errors.js';
+import { AppError, authorizationError, conflict, notFound, validationError } from '../../lib/errors.js';
 import { pageInfo } from '../../platform/pagination.js';
 import { newId } from '../../lib/ids.js';
 import { randomToken, sha256 } from '../../lib/secrets.js';
@@ -15,9 +15,10 @@ import { invitationMail } from '../../providers/mail/templates.js';
 import { auditChange } from '../../platform/audit/record.js';
 import { assertWithinLimit, lockPlanLimits, type PlanLimits } from '../../platform/plans.js';
 import { users } from '../../db/tables/users.js';
-import { recordEvent } from '../webhooks/outbox.js';
+import { recordEvent } from '../../platform/outbox.js';
 import { memberEventData, presentMember } from './service.js';
 import { invitations, memberships, organizations, type InvitationRow, type InvitationStatus, type Role } from '../../db/tables/organizations.js';
+import { transaction } from '../../db/transaction.js';
 
 const VALIDITY_MS = 7 * 24 * 60 * 60 * 1000;
 
@@ -39,7 +40,7 @@ const present = (inv: InvitationRow, by: Inviter, now: Date) => ({
 });
 
 const inviterColumns = { id: users.id, email: users.email, fullName: users.fullName };
-const inviteUrl = (deps: Deps, token: string) => `${deps.config.appOrigin}/invitations/accept?token=${encodeURIComponent(token)}`;
+const inviteUrl = (deps: Infra, token: string) => `${deps.config.appOrigin}/invitations/accept?token=${encodeURIComponent(token)}`;
 
 /**
  * Members plus live pending invitations must stay under the plan's limit. Call after
@@ -54,7 +55,7 @@ async function assertSeatAvailable(tx: Tx, organizationId: string, now: Date, li
   assertWithinLimit(limits.members, (m?.n ?? 0) + (i?.n ?? 0), 'members (members plus pending invitations)');
 }
 
-/** Spec §4.4: not to an existing member, not to an email with a live pending invitation (other than `exceptId`). */
+/** docs/api.md#invitations: not to an existing member, not to an email with a live pending invitation (other than `exceptId`). */
 async function assertInvitable(tx: Tx, organizationId: string, email: string, now: Date, exceptId?: string) {
   const [member] = await tx
     .select({ id: memberships.id })
@@ -77,18 +78,18 @@ async function assertInvitable(tx: Tx, organizationId: string, email: string, no
   if (pending) throw conflict('An invitation is already pending for this email', 'email: has a pending invitation');
 }
 
-async function mailInvitation(deps: Deps, tx: Tx, inv: InvitationRow, inviter: Inviter, token: string) {
+async function mailInvitation(deps: Infra, tx: Tx, inv: InvitationRow, inviter: Inviter, token: string) {
   const [org] = await tx.select({ name: organizations.name }).from(organizations).where(eq(organizations.id, inv.organizationId));
   return invitationMail(inv.email, org?.name ?? 'an organization', inviter.fullName ?? inviter.email, inv.role, inviteUrl(deps, token));
 }
 
-export async function createInvitation(deps: Deps, access: OrgAccess, input: { email: string; role: Exclude<Role, 'owner'> }) {
+export async function createInvitation(deps: Infra, access: OrgAccess, input: { email: string; role: Exclude<Role, 'owner'> }) {
   // An API key invites members and viewers only (403 before anything is written).
   assertKeyMayGrant(access, input.role);
   const email = input.email.trim().toLowerCase();
   const now = deps.clock.now();
   const token = randomToken(32);
-  const result = await deps.db.transaction(async (tx) => {
+  const result = await transaction(deps.db, async (tx) => {
     // Conflicts first (a 409 says more than a 402), all under the organization's row lock.
     const limits = await lockPlanLimits(tx, access.organizationId);
     await assertInvitable(tx, access.organizationId, email, now);
@@ -109,14 +110,14 @@ export async function createInvitation(deps: Deps, access: OrgAccess, input: { e
       })
       .returning();
     const [inviter] = await tx.select(inviterColumns).from(users).where(eq(users.id, access.actor.userId));
-    await auditChange(deps, tx, access, 201);
+    await auditChange(deps, tx, access);
     return { inv: inv!, inviter: inviter!, mail: await mailInvitation(deps, tx, inv!, inviter!, token) };
   });
   sendLater(deps.mailer, deps.logger, result.mail);
   return { invitation: present(result.inv, result.inviter, now), inviteUrl: inviteUrl(deps, token) };
 }
 
-export async function listInvitations(deps: Deps, access: OrgAccess, query: { page: number; pageSize: number; status?: InvitationStatus }) {
+export async function listInvitations(deps: Infra, access: OrgAccess, query: { page: number; pageSize: number; status?: InvitationStatus }) {
   const now = deps.clock.now();
   const filters: SQL[] = [eq(invitations.organizationId, access.organizationId)];
   if (query.status === 'pending') filters.push(eq(invitations.status, 'pending'), gt(invitations.expiresAt, now));
@@ -149,9 +150,9 @@ async function loadInvitation(tx: Tx, organizationId: string, invitationId: stri
 
 const notPending = (status: InvitationStatus) => conflict(`The invitation is ${status}`, 'Only a pending invitation can be changed this way');
 
-export async function revokeInvitation(deps: Deps, access: OrgAccess, invitationId: string) {
+export async function revokeInvitation(deps: Infra, access: OrgAccess, invitationId: string) {
   const now = deps.clock.now();
-  return deps.db.transaction(async (tx) => {
+  return transaction(deps.db, async (tx) => {
     const { inv, by } = await loadInvitation(tx, access.organizationId, invitationId);
     if (inv.status !== 'pending') throw notPending(statusOf(inv, now));
     const [updated] = await tx
@@ -159,16 +160,16 @@ export async function revokeInvitation(deps: Deps, access: OrgAccess, invitation
       .set({ status: 'revoked', updatedAt: now })
       .where(and(eq(invitations.organizationId, access.organizationId), eq(invitations.id, invitationId)))
       .returning();
-    await auditChange(deps, tx, access, 200);
+    await auditChange(deps, tx, access);
     return present(updated!, by, now);
   });
 }
 
 /** A new token and a new 7 days; the old link stops working. An expired invitation can be renewed too. */
-export async function resendInvitation(deps: Deps, access: OrgAccess, invitationId: string) {
+export async function resendInvitation(deps: Infra, access: OrgAccess, invitationId: string) {
   const now = deps.clock.now();
   const token = randomToken(32);
-  const result = await deps.db.transaction(async (tx) => {
+  const result = await transaction(deps.db, async (tx) => {
     const { inv, by } = await loadInvitation(tx, access.organizationId, invitationId);
     // Renewing an admin invitation gives the role as much as sending it: not through an API key.
     assertKeyMayGrant(access, inv.role);
@@ -185,7 +186,7 @@ export async function resendInvitation(deps: Deps, access: OrgAccess, invitation
       .set({ tokenHash: sha256(token), expiresAt: new Date(now.getTime() + VALIDITY_MS), updatedAt: now })
       .where(and(eq(invitations.organizationId, access.organizationId), eq(invitations.id, invitationId)))
       .returning();
-    await auditChange(deps, tx, access, 200);
+    await auditChange(deps, tx, access);
     return { inv: updated!, by, mail: await mailInvitation(deps, tx, updated!, by, token) };
   });
   sendLater(deps.mailer, deps.logger, result.mail);
@@ -194,7 +195,7 @@ export async function resendInvitation(deps: Deps, access: OrgAccess, invitation
 
 const invalidToken = () => validationError('Invalid or expired invitation', 'token: is unknown, expired, revoked or already used');
 
-async function findByToken(deps: Deps, token: string) {
+async function findByToken(deps: Infra, token: string) {
   const [inv] = await deps.db.select().from(invitations).where(eq(invitations.tokenHash, sha256(token)));
   if (!inv || statusOf(inv, deps.clock.now()) !== 'pending') throw invalidToken();
   return inv;
@@ -204,7 +205,7 @@ async function findByToken(deps: Deps, token: string) {
  * Joins the organization. The caller's verified email must be the invited one. The guarded
  * pending → accepted update makes two concurrent accepts create one membership.
  */
-export async function acceptInvitation(deps: Deps, actor: UserActor, token: string, request: RequestContext) {
+export async function acceptInvitation(deps: Infra, actor: UserActor, token: string, request: RequestContext) {
   const inv = await findByToken(deps, token);
   const [user] = await deps.db.select().from(users).where(eq(users.id, actor.userId));
   if (!user || user.email.toLowerCase() !== inv.email) {
@@ -212,7 +213,7 @@ export async function acceptInvitation(deps: Deps, actor: UserActor, token: stri
   }
   if (!user.emailVerifiedAt) throw new AppError(403, 'EMAIL_NOT_VERIFIED', 'Email address not verified', 'Verify your email address before accepting the invitation');
   const now = deps.clock.now();
-  return deps.db.transaction(async (tx) => {
+  return transaction(deps.db, async (tx) => {
     const [claimed] = await tx
       .update(invitations)
       .set({ status: 'accepted', updatedAt: now })
@@ -229,12 +230,12 @@ export async function acceptInvitation(deps: Deps, actor: UserActor, token: stri
       .values({ organizationId: inv.organizationId, id: newId('mbr', now.getTime()), userId: user.id, role: inv.role, joinedAt: now, updatedAt: now })
       .returning();
     await recordEvent(deps, tx, inv.organizationId, 'member.added', memberEventData(member!, user.email));
-    await auditChange(deps, tx, { organizationId: inv.organizationId, actor: { type: 'user', id: user.id }, request }, 200);
+    await auditChange(deps, tx, { organizationId: inv.organizationId, actor: { type: 'user', id: user.id }, request });
     return presentMember(member!, user);
   });
 }
 
-export async function declineInvitation(deps: Deps, token: string) {
+export async function declineInvitation(deps: Infra, token: string) {
   const inv = await findByToken(deps, token);
   const [done] = await deps.db
     .update(invitations)
@@ -242,5 +243,4 @@ export async function declineInvitation(deps: Deps, token: string) {
     .where(and(eq(invitations.organizationId, inv.organizationId), eq(invitations.id, inv.id), eq(invitations.status, 'pending')))
     .returning({ id: invitations.id });
   if (!done) throw invalidToken();
-  return { message: 'Invitation declined' };
 }

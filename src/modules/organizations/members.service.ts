@@ -1,14 +1,15 @@
-// Members of an organization (spec §4.4, DECISIONS §3).
+// Members of an organization (docs/api.md#members).
 import { and, asc, count, eq, inArray, ne } from 'drizzle-orm';
-import type { Deps } from '../../deps.js';
+import type { Infra } from '../../infra.js';
 import type { Tx } from '../../db/client.js';
 import { assertKeyMayGrant, assertKeyMayManage, KEY_MANAGED_ROLES, keyManageRefusal, type OrgAccess } from '../../platform/tenancy.js';
-import { authorizationError, notFound, validationError } from '../../http/errors.js';
+import { authorizationError, notFound, validationError } from '../../lib/errors.js';
 import { pageInfo } from '../../platform/pagination.js';
-import { forgetRevokedKeys, revokeKeysOfCreator } from '../api-keys/service.js';
+import { revokeKeysOfCreator } from '../../platform/member-keys.js';
+import { transaction } from '../../db/transaction.js';
 import { auditChange } from '../../platform/audit/record.js';
 import { users } from '../../db/tables/users.js';
-import { recordEvent } from '../webhooks/outbox.js';
+import { recordEvent } from '../../platform/outbox.js';
 import { loadMember, memberEventData, memberUserColumns, presentMember } from './service.js';
 import { memberships, type Role } from '../../db/tables/organizations.js';
 
@@ -37,7 +38,7 @@ const changeable = (access: OrgAccess) =>
 /** Below admin, nobody holds API keys: every live key the person made here is revoked. */
 const keepsKeys = (role: Role) => role === 'owner' || role === 'admin';
 
-export async function listMembers(deps: Deps, access: OrgAccess, page: number, pageSize: number) {
+export async function listMembers(deps: Infra, access: OrgAccess, page: number, pageSize: number) {
   const inOrg = eq(memberships.organizationId, access.organizationId);
   const rows = await deps.db
     .select({ m: memberships, u: memberUserColumns })
@@ -57,9 +58,9 @@ export async function listMembers(deps: Deps, access: OrgAccess, page: number, p
  * way. An API key gives only member or viewer, to a member or a viewer. A demotion below admin
  * revokes the API keys the person made here, in the same transaction.
  */
-export async function updateMemberRole(deps: Deps, access: OrgAccess, memberId: string, role: Exclude<Role, 'owner'>) {
+export async function updateMemberRole(deps: Infra, access: OrgAccess, memberId: string, role: Exclude<Role, 'owner'>) {
   assertKeyMayGrant(access, role);
-  const { member, revokedKeys } = await deps.db.transaction(async (tx) => {
+  return transaction(deps.db, async (tx, afterCommit) => {
     const target = await loadMember(tx, access.organizationId, memberId);
     assertKeyMayManage(access, target.m.role);
     if (target.m.role === 'owner') throw validationError("The owner's role cannot be changed", 'memberId: is the owner; transfer ownership instead');
@@ -75,17 +76,15 @@ export async function updateMemberRole(deps: Deps, access: OrgAccess, memberId: 
     if (target.m.role !== role) {
       await recordEvent(deps, tx, access.organizationId, 'member.updated', { ...memberEventData(updated, target.u.email), previousRole: target.m.role });
     }
-    const revokedKeys = keepsKeys(role) ? [] : await revokeKeysOfCreator(deps, tx, access, updated.userId, 'member_demoted');
-    await auditChange(deps, tx, access, 200);
-    return { member: presentMember(updated, target.u), revokedKeys };
+    if (!keepsKeys(role)) await revokeKeysOfCreator(deps, tx, afterCommit, access, updated.userId, 'member_demoted');
+    await auditChange(deps, tx, access);
+    return presentMember(updated, target.u);
   });
-  await forgetRevokedKeys(deps, revokedKeys);
-  return member;
 }
 
 /** Not the owner; through an API key, only a member or a viewer. The person's API keys here are revoked with the membership. */
-export async function removeMember(deps: Deps, access: OrgAccess, memberId: string) {
-  const revokedKeys = await deps.db.transaction(async (tx) => {
+export async function removeMember(deps: Infra, access: OrgAccess, memberId: string): Promise<void> {
+  await transaction(deps.db, async (tx, afterCommit) => {
     const target = await loadMember(tx, access.organizationId, memberId);
     assertKeyMayManage(access, target.m.role);
     if (target.m.role === 'owner') throw validationError('The owner cannot be removed', 'memberId: is the owner; transfer ownership first');
@@ -97,17 +96,14 @@ export async function removeMember(deps: Deps, access: OrgAccess, memberId: stri
       .returning();
     if (!removed) throw await memberGone(tx, access, memberId);
     await recordEvent(deps, tx, access.organizationId, 'member.removed', memberEventData(removed, target.u.email));
-    const revokedKeys = await revokeKeysOfCreator(deps, tx, access, removed.userId, 'member_removed');
-    await auditChange(deps, tx, access, 200);
-    return revokedKeys;
+    await revokeKeysOfCreator(deps, tx, afterCommit, access, removed.userId, 'member_removed');
+    await auditChange(deps, tx, access);
   });
-  await forgetRevokedKeys(deps, revokedKeys);
-  return { message: 'Member removed' };
 }
 
 /** Not the owner. The person's API keys here are revoked with the membership. */
-export async function leaveOrganization(deps: Deps, access: OrgAccess) {
-  const revokedKeys = await deps.db.transaction(async (tx) => {
+export async function leaveOrganization(deps: Infra, access: OrgAccess): Promise<void> {
+  await transaction(deps.db, async (tx, afterCommit) => {
     const [mine] = await tx
       .select({ m: memberships, u: memberUserColumns })
       .from(memberships)
@@ -123,10 +119,7 @@ export async function leaveOrganization(deps: Deps, access: OrgAccess) {
       .returning();
     if (!left) throw await memberGone(tx, access, mine.m.id);
     await recordEvent(deps, tx, access.organizationId, 'member.removed', memberEventData(left, mine.u.email));
-    const revokedKeys = await revokeKeysOfCreator(deps, tx, access, left.userId, 'member_left');
-    await auditChange(deps, tx, access, 200);
-    return revokedKeys;
+    await revokeKeysOfCreator(deps, tx, afterCommit, access, left.userId, 'member_left');
+    await auditChange(deps, tx, access);
   });
-  await forgetRevokedKeys(deps, revokedKeys);
-  return { message: 'You have left the organization' };
 }

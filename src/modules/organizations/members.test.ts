@@ -1,4 +1,4 @@
-// Members over HTTP (spec §2.4, §4.4; DECISIONS §3): list, role change, removal, leaving.
+// Members over HTTP (docs/api.md#members): list, role change, removal, leaving.
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember, auditOf, createOrg, eventsOf, setPlan, signedInUser, type SignedInUser } from '../../../test/factories.js';

@@ -1,55 +1,62 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
-import type { Deps } from '../../deps.js';
-import { requireUser } from '../../http/actor.js';
-import { requestContext } from '../../platform/tenancy.js';
-import { bearerAuth as security, Body, errors, Message } from '../../http/schemas.js';
+import type { Infra } from '../../infra.js';
+import { orgAccess, requestContext, requireUser } from '../../http/access.js';
+import { errors, orgAccessErrors, type ErrorExample } from '../../http/errors-doc.js';
+import { bearerAuth as security, Message, OrgParams, ref } from '../../http/schemas.js';
 import { PageQuery } from '../../platform/pagination.js';
-import { Token } from '../auth/schemas.js';
-import { cancelForDeletion } from '../billing/service.js';
-import * as invitations from './invitations.service.js';
-import * as members from './members.service.js';
-import {
-  CreateOrgBody,
-  Invitation,
-  InvitationList,
-  InvitationParams,
-  InvitationQuery,
-  InvitationWithUrl,
-  InviteBody,
-  Member,
-  MemberList,
-  MemberParams,
-  OrgParams,
-  OrgSummaryList,
-  Organization,
-  PatchOrgBody,
-  RoleBody,
-  TransferBody,
-  TransferResponse,
-} from './schemas.js';
+import { cancelForDeletion } from '../../platform/subscriptions.js';
+import { CreateOrgBody, OrgSummaryList, Organization, PatchOrgBody, TransferBody, TransferResponse } from './schemas.js';
+import { invitationRoutes, memberRoutes } from './members.routes.js';
 import * as orgs from './service.js';
 
-const tags = ['organizations'];
-const memberTags = ['members'];
-const inviteTags = ['invitations'];
-const orgErrors = errors(401, 403, 404);
+const tags = ['Organizations'];
+const BLANK_NAME: ErrorExample = { code: 'VALIDATION_ERROR', message: 'Invalid request body', details: 'name: must not be blank' };
+const MEMBER_NOT_FOUND: ErrorExample = { code: 'NOT_FOUND', message: 'Member not found' };
 
-export const organizationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
-  const authorize = deps.authorizeOrg;
+export const organizationRoutes: FastifyPluginAsyncTypebox<{ deps: Infra }> = async (app, { deps }) => {
+  const authorize = orgAccess(deps);
+  await app.register(memberRoutes, { deps });
+  await app.register(invitationRoutes, { deps });
 
   app.post('/organizations', {
-    schema: { tags, security, summary: 'Create an organization; the caller becomes its owner', body: CreateOrgBody, response: { 201: Organization, ...errors(401, 409) } },
+    schema: {
+      tags,
+      security,
+      operationId: 'createOrganization',
+      summary: 'Create an organization; the caller becomes its owner',
+      description: 'The organization starts on the Free plan with the caller as its owner. A slug already taken answers 409, so repeating a create is detected (docs/api.md#organization-routes).',
+      body: ref(CreateOrgBody),
+      response: {
+        201: ref(Organization, 'The new organization'),
+        ...errors(BLANK_NAME, { code: 'CONFLICT', message: 'An organization with this slug already exists', details: 'slug: is already taken' }),
+      },
+    },
     handler: async (req, reply) => reply.status(201).send(await orgs.createOrganization(deps, requireUser(req), req.body, requestContext(req))),
   });
 
   app.get('/users/me/organizations', {
-    schema: { tags, security, summary: 'Organizations the caller belongs to', querystring: PageQuery, response: { 200: OrgSummaryList, ...errors(401) } },
+    schema: {
+      tags,
+      security,
+      operationId: 'listMyOrganizations',
+      summary: 'Organizations the caller belongs to',
+      description: "The caller's memberships, newest first, each with the caller's role in it.",
+      querystring: PageQuery,
+      response: { 200: ref(OrgSummaryList, 'A page of organizations') },
+    },
     handler: async (req) => orgs.listMyOrganizations(deps, requireUser(req), req.query.page ?? 1, req.query.pageSize ?? 20),
   });
 
   app.get('/organizations/:orgId', {
-    schema: { tags, security, summary: 'An organization (members only)', params: OrgParams, response: { 200: Organization, ...orgErrors } },
+    schema: {
+      tags,
+      security,
+      operationId: 'getOrganization',
+      summary: 'An organization (members only)',
+      description: 'Any member may read it (org:read). An unknown organization answers 404, one you do not belong to 403. No API-key scope reaches it.',
+      params: OrgParams,
+      response: { 200: ref(Organization, 'The organization'), ...errors(...orgAccessErrors('org:read')) },
+    },
     handler: async (req) => orgs.getOrganization(deps, await authorize(req, req.params.orgId, 'org:read')),
   });
 
@@ -57,21 +64,36 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
     schema: {
       tags,
       security,
+      operationId: 'updateOrganization',
       summary: 'Update an organization (org:update); settings are merged, null clears description and logoUrl',
+      description: 'Owners and admins. `settings` is merged section by section; the slug cannot be changed (docs/api.md#organization-routes).',
       params: OrgParams,
-      body: PatchOrgBody,
-      response: { 200: Organization, ...orgErrors },
+      body: ref(PatchOrgBody),
+      response: { 200: ref(Organization, 'The updated organization'), ...errors(BLANK_NAME, ...orgAccessErrors('org:update')) },
     },
     handler: async (req) => orgs.updateOrganization(deps, await authorize(req, req.params.orgId, 'org:update'), req.body),
   });
 
   app.delete('/organizations/:orgId', {
-    schema: { tags, security, summary: 'Delete an organization and its data, ending its subscription (owner)', params: OrgParams, response: { 200: Message, ...errors(401, 403, 404, 502) } },
+    schema: {
+      tags,
+      security,
+      operationId: 'deleteOrganization',
+      summary: 'Delete an organization and its data, ending its subscription (owner)',
+      description:
+        'Ends a live subscription at the payment provider first (if that fails: 502, nothing is deleted), then removes the organization with its members, invitations, projects, API keys, webhooks and audit log. No event is sent.',
+      params: OrgParams,
+      response: {
+        200: ref(Message, 'Deleted'),
+        ...errors(...orgAccessErrors('org:delete'), { code: 'PAYMENT_PROVIDER_ERROR', message: 'The payment provider failed', details: 'The subscription could not be canceled' }),
+      },
+    },
     handler: async (req) => {
       const access = await authorize(req, req.params.orgId, 'org:delete');
       // The subscription ends at the provider first; if that fails (502) nothing is deleted.
       await cancelForDeletion(deps, access.organizationId);
-      return orgs.deleteOrganization(deps, access);
+      await orgs.deleteOrganization(deps, access);
+      return { message: 'Organization deleted' };
     },
   });
 
@@ -79,101 +101,16 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = asy
     schema: {
       tags,
       security,
+      operationId: 'transferOwnership',
       summary: 'Hand the organization to another member (owner); the old owner becomes admin',
+      description: '`memberId` is a membership id. The old owner becomes admin and keeps the keys they made; two member.updated events are sent. Naming yourself: 400.',
       params: OrgParams,
-      body: TransferBody,
-      response: { 200: TransferResponse, ...orgErrors },
+      body: ref(TransferBody),
+      response: {
+        200: ref(TransferResponse, 'Ownership transferred'),
+        ...errors({ code: 'VALIDATION_ERROR', message: 'You already own this organization', details: 'memberId: is your own membership' }, ...orgAccessErrors('org:transfer'), MEMBER_NOT_FOUND),
+      },
     },
-    handler: async (req) => orgs.transferOwnership(deps, await authorize(req, req.params.orgId, 'org:transfer'), req.body.memberId),
-  });
-
-  app.get('/organizations/:orgId/members', {
-    schema: { tags: memberTags, security, summary: 'Members (members:read)', params: OrgParams, querystring: PageQuery, response: { 200: MemberList, ...orgErrors } },
-    handler: async (req) => members.listMembers(deps, await authorize(req, req.params.orgId, 'members:read'), req.query.page ?? 1, req.query.pageSize ?? 20),
-  });
-
-  app.patch('/organizations/:orgId/members/:memberId', {
-    schema: {
-      tags: memberTags,
-      security,
-      summary: "Change a member's role (members:update); not the owner's, not your own",
-      params: MemberParams,
-      body: RoleBody,
-      response: { 200: Member, ...orgErrors },
-    },
-    handler: async (req) => members.updateMemberRole(deps, await authorize(req, req.params.orgId, 'members:update'), req.params.memberId, req.body.role),
-  });
-
-  app.delete('/organizations/:orgId/members/:memberId', {
-    schema: { tags: memberTags, security, summary: 'Remove a member (members:remove); not the owner', params: MemberParams, response: { 200: Message, ...orgErrors } },
-    handler: async (req) => members.removeMember(deps, await authorize(req, req.params.orgId, 'members:remove'), req.params.memberId),
-  });
-
-  app.post('/organizations/:orgId/leave', {
-    schema: { tags: memberTags, security, summary: 'Leave the organization (not the owner)', params: OrgParams, response: { 200: Message, ...orgErrors } },
-    handler: async (req) => members.leaveOrganization(deps, await authorize(req, req.params.orgId, 'org:read')),
-  });
-
-  app.post('/organizations/:orgId/invitations', {
-    schema: {
-      tags: inviteTags,
-      security,
-      summary: 'Invite someone by email (invitations:create)',
-      params: OrgParams,
-      body: InviteBody,
-      response: { 201: InvitationWithUrl, ...errors(401, 402, 403, 404, 409) },
-    },
-    handler: async (req, reply) =>
-      reply.status(201).send(await invitations.createInvitation(deps, await authorize(req, req.params.orgId, 'invitations:create'), req.body)),
-  });
-
-  app.get('/organizations/:orgId/invitations', {
-    schema: {
-      tags: inviteTags,
-      security,
-      summary: 'Invitations, newest first, optionally by status (members:read)',
-      params: OrgParams,
-      querystring: InvitationQuery,
-      response: { 200: InvitationList, ...orgErrors },
-    },
-    handler: async (req) =>
-      invitations.listInvitations(deps, await authorize(req, req.params.orgId, 'members:read'), {
-        page: req.query.page ?? 1,
-        pageSize: req.query.pageSize ?? 20,
-        status: req.query.status,
-      }),
-  });
-
-  app.delete('/organizations/:orgId/invitations/:invitationId', {
-    schema: { tags: inviteTags, security, summary: 'Revoke a pending invitation (invitations:manage)', params: InvitationParams, response: { 200: Invitation, ...errors(401, 403, 404, 409) } },
-    handler: async (req) => invitations.revokeInvitation(deps, await authorize(req, req.params.orgId, 'invitations:manage'), req.params.invitationId),
-  });
-
-  app.post('/organizations/:orgId/invitations/:invitationId/resend', {
-    schema: {
-      tags: inviteTags,
-      security,
-      summary: 'Send the invitation again with a new link and a new 7 days (invitations:manage)',
-      params: InvitationParams,
-      response: { 200: InvitationWithUrl, ...errors(401, 402, 403, 404, 409) },
-    },
-    handler: async (req) => invitations.resendInvitation(deps, await authorize(req, req.params.orgId, 'invitations:manage'), req.params.invitationId),
-  });
-
-  app.post('/invitations/accept', {
-    schema: {
-      tags: inviteTags,
-      security,
-      summary: 'Accept an invitation; the caller’s verified email must be the invited one',
-      body: Body({ token: Token }),
-      response: { 200: Member, ...errors(401, 403, 409) },
-    },
-    handler: async (req) => invitations.acceptInvitation(deps, requireUser(req), req.body.token, requestContext(req)),
-  });
-
-  app.post('/invitations/decline', {
-    config: { auth: 'optional' },
-    schema: { tags: inviteTags, summary: 'Decline an invitation (the token is enough)', body: Body({ token: Token }), response: { 200: Type.Object({ message: Type.String() }), ...errors() } },
-    handler: async (req) => invitations.declineInvitation(deps, req.body.token),
+    handler: async (req) => ({ message: 'Ownership transferred', ...(await orgs.transferOwnership(deps, await authorize(req, req.params.orgId, 'org:transfer'), req.body.memberId)) }),
   });
 };

@@ -1,18 +1,19 @@
-// Organizations (spec §4.3, DECISIONS §3): create, read, update, delete, transfer, list mine.
+// Organizations (docs/api.md#organization-routes): create, read, update, delete, transfer, list mine.
 import { and, count, desc, eq } from 'drizzle-orm';
-import type { Deps } from '../../deps.js';
+import type { Infra } from '../../infra.js';
 import type { Tx } from '../../db/client.js';
 import { isUniqueViolation } from '../../db/client.js';
-import type { UserActor } from '../../http/actor.js';
+import type { UserActor } from '../../platform/identity/actor.js';
 import type { OrgAccess, RequestContext } from '../../platform/tenancy.js';
-import { conflict, notFound, validationError } from '../../http/errors.js';
+import { conflict, notFound, validationError } from '../../lib/errors.js';
 import { pageInfo } from '../../platform/pagination.js';
 import { newId } from '../../lib/ids.js';
 import { apiKeys } from '../../db/tables/api-keys.js';
 import { auditChange } from '../../platform/audit/record.js';
 import { users } from '../../db/tables/users.js';
-import { recordEvent } from '../webhooks/outbox.js';
+import { recordEvent } from '../../platform/outbox.js';
 import { memberships, organizations, type MembershipRow, type OrganizationRow, type OrgSettings } from '../../db/tables/organizations.js';
+import { transaction } from '../../db/transaction.js';
 
 export const presentOrg = (o: OrganizationRow) => ({
   id: o.id,
@@ -40,7 +41,7 @@ export const presentMember = (m: MembershipRow, u: MemberUser) => ({
 export const memberUserColumns = { id: users.id, email: users.email, fullName: users.fullName, avatarUrl: users.avatarUrl };
 
 /** A member of this organization with its user, or 404: another tenant's member is not found. */
-export async function loadMember(tx: Tx | Deps['db'], organizationId: string, memberId: string) {
+export async function loadMember(tx: Tx | Infra['db'], organizationId: string, memberId: string) {
   const [row] = await tx
     .select({ m: memberships, u: memberUserColumns })
     .from(memberships)
@@ -76,7 +77,7 @@ function assertLogoUrl(value: string | null | undefined) {
 const slugTaken = () => conflict('An organization with this slug already exists', 'slug: is already taken');
 
 export async function createOrganization(
-  deps: Deps,
+  deps: Infra,
   actor: UserActor,
   input: { name: string; slug: string; description?: string | null; logoUrl?: string | null },
   request: RequestContext,
@@ -97,11 +98,11 @@ export async function createOrganization(
   if (!org.name) throw validationError('Invalid request body', 'name: must not be blank');
   assertLogoUrl(org.logoUrl);
   try {
-    await deps.db.transaction(async (tx) => {
+    await transaction(deps.db, async (tx) => {
       await tx.insert(organizations).values(org);
       await tx.insert(memberships).values({ organizationId: org.id, id: newId('mbr', now.getTime()), userId: actor.userId, role: 'owner', joinedAt: now, updatedAt: now });
       // The organization's audit log starts with its creation (a change a user made in it).
-      await auditChange(deps, tx, { organizationId: org.id, actor: { type: 'user', id: actor.userId }, request }, 201);
+      await auditChange(deps, tx, { organizationId: org.id, actor: { type: 'user', id: actor.userId }, request });
     });
   } catch (err) {
     // The unique index settles concurrent creation with the same slug: one wins, the others get 409.
@@ -111,13 +112,13 @@ export async function createOrganization(
   return presentOrg(org);
 }
 
-async function loadOrg(tx: Tx | Deps['db'], organizationId: string) {
+async function loadOrg(tx: Tx | Infra['db'], organizationId: string) {
   const [org] = await tx.select().from(organizations).where(eq(organizations.id, organizationId));
   if (!org) throw notFound('Organization not found');
   return org;
 }
 
-export async function getOrganization(deps: Deps, access: OrgAccess) {
+export async function getOrganization(deps: Infra, access: OrgAccess) {
   return presentOrg(await loadOrg(deps.db, access.organizationId));
 }
 
@@ -130,13 +131,13 @@ function mergeSettings(current: OrgSettings, patch: OrgSettings): OrgSettings {
 }
 
 export async function updateOrganization(
-  deps: Deps,
+  deps: Infra,
   access: OrgAccess,
   input: { name?: string; description?: string | null; logoUrl?: string | null; settings?: OrgSettings },
 ) {
   if (input.name !== undefined && !input.name.trim()) throw validationError('Invalid request body', 'name: must not be blank');
   assertLogoUrl(input.logoUrl);
-  return deps.db.transaction(async (tx) => {
+  return transaction(deps.db, async (tx) => {
     const [org] = await tx.select().from(organizations).where(eq(organizations.id, access.organizationId)).for('update');
     if (!org) throw notFound('Organization not found');
     const [updated] = await tx
@@ -150,26 +151,26 @@ export async function updateOrganization(
       })
       .where(eq(organizations.id, access.organizationId))
       .returning();
-    await auditChange(deps, tx, access, 200);
+    await auditChange(deps, tx, access);
     return presentOrg(updated!);
   });
 }
 
 /** Deletes the organization and, through the foreign keys, everything it owns. */
-export async function deleteOrganization(deps: Deps, access: OrgAccess) {
-  const keyIds = await deps.db.transaction(async (tx) => {
+export async function deleteOrganization(deps: Infra, access: OrgAccess): Promise<void> {
+  await transaction(deps.db, async (tx, afterCommit) => {
     await loadOrg(tx, access.organizationId);
     const keys = await tx.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.organizationId, access.organizationId));
     await tx.delete(organizations).where(eq(organizations.id, access.organizationId));
-    return keys.map((k) => k.id);
+    // Its keys are gone with it: cached lookups on every instance forget them too.
+    afterCommit(async () => {
+      for (const k of keys) await deps.apiKeys.revoked(k.id);
+    });
   });
-  // Its keys are gone with it: make cached lookups on every instance forget them too.
-  for (const id of keyIds) await deps.apiKeys.revoked(id);
-  return { message: 'Organization deleted' };
 }
 
-export async function transferOwnership(deps: Deps, access: OrgAccess, memberId: string) {
-  return deps.db.transaction(async (tx) => {
+export async function transferOwnership(deps: Infra, access: OrgAccess, memberId: string) {
+  return transaction(deps.db, async (tx) => {
     const target = await loadMember(tx, access.organizationId, memberId);
     if (target.m.userId === access.actor.id) throw validationError('You already own this organization', 'memberId: is your own membership');
     const [current] = await tx
@@ -196,12 +197,12 @@ export async function transferOwnership(deps: Deps, access: OrgAccess, memberId:
     if (!newOwner) throw notFound('Member not found');
     await recordEvent(deps, tx, access.organizationId, 'member.updated', { ...memberEventData(oldOwner!, current.u.email), previousRole: 'owner' });
     await recordEvent(deps, tx, access.organizationId, 'member.updated', { ...memberEventData(newOwner, target.u.email), previousRole: target.m.role });
-    await auditChange(deps, tx, access, 200);
-    return { message: 'Ownership transferred', owner: presentMember(newOwner, target.u), previousOwner: presentMember(oldOwner!, current.u) };
+    await auditChange(deps, tx, access);
+    return { owner: presentMember(newOwner, target.u), previousOwner: presentMember(oldOwner!, current.u) };
   });
 }
 
-export async function listMyOrganizations(deps: Deps, actor: UserActor, page: number, pageSize: number) {
+export async function listMyOrganizations(deps: Infra, actor: UserActor, page: number, pageSize: number) {
   const mine = eq(memberships.userId, actor.userId);
   const rows = await deps.db
     .select({ o: organizations, m: memberships })

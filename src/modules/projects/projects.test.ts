@@ -1,4 +1,4 @@
-// Projects over HTTP (DECISIONS §3-5): list, create, get, patch, delete; who may; the events.
+// Projects over HTTP (docs/api.md#projects): list, create, get, patch, delete; who may; the events.
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember, auditOf, createOrg, eventsOf, setPlan, signedInUser, type SignedInUser } from '../../../test/factories.js';

@@ -10,7 +10,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOrg, login, signedInUser, type SignedInUser } from '../../../test/factories.js';
 import { createTestApp, json, onRedis, queryRows, type TestApp } from '../../../test/harness.js';
-import { deactivateUser } from './service.js';
+import { deactivateUser } from '../auth/account.service.js';
 
 let a: TestApp;
 let b: TestApp;

@@ -1,4 +1,4 @@
-// PUT /users/me/password (spec §4.2, §3 "password change keeps only the current session").
+// PUT /users/me/password (docs/api.md#password-change "password change keeps only the current session").
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { login, PASSWORD, signedInUser } from '../../../test/factories.js';

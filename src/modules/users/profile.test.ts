@@ -1,4 +1,4 @@
-// GET and PATCH /users/me (spec §2.1, §4.2; DECISIONS §1).
+// GET and PATCH /users/me (docs/api.md#profile).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { signedInUser } from '../../../test/factories.js';
@@ -42,7 +42,7 @@ async function expectRefused(auth: Auth, payload: unknown, field: string) {
 }
 
 describe('GET /users/me', () => {
-  it('returns exactly the user of spec §2.1, with ISO timestamps in milliseconds', async () => {
+  it('returns exactly the user resource (docs/api.md#user-resource), with ISO timestamps in milliseconds', async () => {
     const registeredAt = t.clock.now().toISOString();
     const u = await signedInUser(t, 'shape');
     const body = await me(u.auth);

@@ -1,4 +1,4 @@
-// A revoked session fails at once, on every instance (DECISIONS §2). With Redis (TEST_REDIS_URL) the
+// A revoked session fails at once, on every instance (docs/api.md#bearer-access-tokens). With Redis (TEST_REDIS_URL) the
 // token is used on instance B, so B has cached the session as active, and revoked on instance A on
 // the same database; B's very next request must be refused. Without Redis there is one instance
 // (the service's documented limit), and the same scenario runs on it.

@@ -1,15 +1,13 @@
-// The signed-in user's own account: profile, password, sessions (spec §4.2).
+// The signed-in user's own account: profile and sessions (docs/api.md#users). Credentials (the
+// password, deactivation) belong to auth/account.service.ts.
 import { and, count, desc, eq, gt, inArray, isNull } from 'drizzle-orm';
-import type { Deps } from '../../deps.js';
-import type { UserActor } from '../../http/actor.js';
-import { authenticationError, notFound, validationError } from '../../http/errors.js';
+import type { Infra } from '../../infra.js';
+import type { UserActor } from '../../platform/identity/actor.js';
+import { notFound, validationError } from '../../lib/errors.js';
 import { pageInfo } from '../../platform/pagination.js';
-import { assertPasswordPolicy } from '../auth/passwords.js';
-import { voidSignInTickets } from '../auth/claim.js';
-import { releaseCheck, reservedCheck } from '../auth/lockout.js';
-import { assertNotLocked } from '../auth/service.js';
 import { sessions } from '../../db/tables/auth.js';
 import { users, type Preferences, type UserRow } from '../../db/tables/users.js';
+import { transaction } from '../../db/transaction.js';
 
 export const presentUser = (u: UserRow) => ({
   id: u.id,
@@ -24,35 +22,11 @@ export const presentUser = (u: UserRow) => ({
   updatedAt: u.updatedAt.toISOString(),
 });
 
-async function loadUser(deps: Deps, userId: string): Promise<UserRow> {
-  const user = await deps.users.row(userId);
-  if (!user || !user.isActive) throw notFound('User not found');
-  return user;
-}
-
-export async function getMe(deps: Deps, actor: UserActor) {
+export async function getMe(deps: Infra, actor: UserActor) {
   // The guard has just read the row through the same cache (and refused an inactive account).
   const user = actor.user ?? (await deps.users.get(actor.userId));
   if (!user || !user.isActive) throw notFound('User not found');
   return presentUser(user);
-}
-
-/**
- * Deactivates an account (for an operator's command; no route yet): the flag and the revocation of
- * every session in one transaction, its pending sign-in links and tickets voided, then the cached
- * user moved on, so every token it holds is refused at once on every instance. API keys the person
- * made stay: they belong to the organizations. 404 for an unknown user; deactivating twice is harmless.
- */
-export async function deactivateUser(deps: Deps, userId: string): Promise<{ revokedSessions: number }> {
-  const revoked = await deps.db.transaction(async (tx) => {
-    const [user] = await tx.update(users).set({ isActive: false, updatedAt: deps.clock.now() }).where(eq(users.id, userId)).returning({ id: users.id });
-    if (!user) throw notFound('User not found');
-    const ids = await deps.sessions.revokeAllOfUser(tx, userId, 'deactivated');
-    await voidSignInTickets(tx, userId);
-    return ids;
-  });
-  await deps.users.changed(userId);
-  return { revokedSessions: revoked.length };
 }
 
 // IANA zones without an area prefix; other names must be `Area/Location`. ICU also knows Java-style
@@ -90,7 +64,7 @@ function isHttpUrl(value: string): boolean {
 
 type PreferencesPatch = Partial<Omit<Preferences, 'notifications'>> & { notifications?: Partial<Preferences['notifications']> };
 
-export async function updateMe(deps: Deps, actor: UserActor, input: { fullName?: string; avatarUrl?: string | null; preferences?: PreferencesPatch }) {
+export async function updateMe(deps: Infra, actor: UserActor, input: { fullName?: string; avatarUrl?: string | null; preferences?: PreferencesPatch }) {
   if (input.fullName !== undefined && !input.fullName.trim()) throw validationError('Invalid request body', 'fullName: must not be blank');
   let patch = input.preferences;
   if (patch?.timezone !== undefined) {
@@ -101,7 +75,7 @@ export async function updateMe(deps: Deps, actor: UserActor, input: { fullName?:
   if (input.avatarUrl !== undefined && input.avatarUrl !== null && !isHttpUrl(input.avatarUrl)) {
     throw validationError('Invalid request body', 'avatarUrl: must be an http or https URL');
   }
-  const result = await deps.db.transaction(async (tx) => {
+  const result = await transaction(deps.db, async (tx, afterCommit) => {
     const [user] = await tx.select().from(users).where(eq(users.id, actor.userId)).for('update');
     if (!user || !user.isActive) throw notFound('User not found');
     const preferences: Preferences = patch
@@ -117,36 +91,13 @@ export async function updateMe(deps: Deps, actor: UserActor, input: { fullName?:
       })
       .where(eq(users.id, actor.userId))
       .returning();
+    afterCommit(() => deps.users.changed(actor.userId));
     return presentUser(updated!);
   });
-  await deps.users.changed(actor.userId);
   return result;
 }
 
-/** Spec §4.2: wrong current password 401; same or weak new password 400; other sessions revoked. */
-export async function changePassword(deps: Deps, actor: UserActor, input: { currentPassword: string; newPassword: string }) {
-  const user = await loadUser(deps, actor.userId);
-  // Guessing the current password with a stolen token counts toward the same lockout as sign-in.
-  assertNotLocked(deps, user);
-  const currentHash = user.passwordHash;
-  const reservation = await reservedCheck(deps, user.id, async () => Boolean(currentHash) && deps.passwords.verify(currentHash!, input.currentPassword));
-  if (!reservation) throw authenticationError('Current password is incorrect');
-  await releaseCheck(deps, reservation);
-  if (input.newPassword === input.currentPassword) {
-    throw validationError('New password must differ from the current one', 'newPassword: must differ from currentPassword');
-  }
-  assertPasswordPolicy(deps.config.auth.passwordPolicy, input.newPassword, 'newPassword');
-  const passwordHash = await deps.passwords.hash(input.newPassword);
-  await deps.db.transaction(async (tx) => {
-    await tx.update(users).set({ passwordHash, updatedAt: deps.clock.now() }).where(eq(users.id, actor.userId));
-    await deps.sessions.revokeAllOfUser(tx, actor.userId, 'password_changed', actor.sessionId);
-    await voidSignInTickets(tx, actor.userId);
-  });
-  await deps.users.changed(actor.userId);
-  return { message: 'Password changed; other sessions have been signed out' };
-}
-
-export async function listSessions(deps: Deps, actor: UserActor, page: number, pageSize: number) {
+export async function listSessions(deps: Infra, actor: UserActor, page: number, pageSize: number) {
   await deps.sessions.flushTouches();
   const now = deps.clock.now();
   const active = and(eq(sessions.userId, actor.userId), isNull(sessions.revokedAt), gt(sessions.expiresAt, now));
@@ -175,7 +126,7 @@ export async function listSessions(deps: Deps, actor: UserActor, page: number, p
   };
 }
 
-export async function revokeSession(deps: Deps, actor: UserActor, sessionId: string) {
+export async function revokeSession(deps: Infra, actor: UserActor, sessionId: string) {
   if (sessionId === actor.sessionId) {
     throw validationError('The current session cannot be revoked this way', 'sessionId: is the current session; use POST /auth/logout');
   }
@@ -185,16 +136,15 @@ export async function revokeSession(deps: Deps, actor: UserActor, sessionId: str
     .where(and(eq(sessions.id, sessionId), eq(sessions.userId, actor.userId), isNull(sessions.revokedAt), gt(sessions.expiresAt, deps.clock.now())));
   if (!owned) throw notFound('Session not found');
   await deps.sessions.revoke(deps.db, [sessionId], 'revoked');
-  return { message: 'Session revoked' };
 }
 
 /** `revoked` counts the sessions that were active, as the list showed them: an expired one is not signed out. */
-export async function revokeAllSessions(deps: Deps, actor: UserActor) {
+export async function revokeAllSessions(deps: Infra, actor: UserActor) {
   const now = deps.clock.now();
   const ids = await deps.sessions.revokeAllOfUser(deps.db, actor.userId, 'revoked_all');
   // Revocation leaves expiresAt as it was, so the count is exact even after the update.
   const [row] = ids.length
     ? await deps.db.select({ n: count() }).from(sessions).where(and(inArray(sessions.id, ids), gt(sessions.expiresAt, now)))
     : [{ n: 0 }];
-  return { message: 'All sessions revoked', revoked: row?.n ?? 0 };
+  return { revoked: row?.n ?? 0 };
 }

@@ -1,5 +1,5 @@
 // GET /users/me/sessions, DELETE /users/me/sessions/{id}, DELETE /users/me/sessions and its alias
-// DELETE /users/sessions (spec §2.2, §4.2; DECISIONS §1, §2).
+// DELETE /users/sessions (docs/api.md#session-management).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { PASSWORD, signedInUser } from '../../../test/factories.js';

@@ -1,4 +1,4 @@
-// The worker's batches (issue 6): results of many concurrent deliveries recorded together, results
+// The worker's batches: results of many concurrent deliveries recorded together, results
 // not yet written keeping their lease (nobody else sends them), stop() and drain() writing every
 // result, and the per-endpoint cap that keeps a slow endpoint from taking every slot. Real local
 // receivers; PGlite, and PostgreSQL with TEST_DATABASE_URL.
@@ -96,14 +96,20 @@ describe('a result not yet written', () => {
     await record(org.id, 5);
     a.wake();
     await rx.waitFor(5);
-    await new Promise((r) => setTimeout(r, 200));
+    // Every answer is in; two polls later (a poll is a claim, 50 ms apart here, where results
+    // would go within 2 ms by default) none of them has been written.
+    await waitUntil('the 5 attempts have answered', () => a.stats().claimed === 5 && a.stats().inFlight === 0);
+    const polled = a.stats().claims;
+    await waitUntil('worker A has polled twice since', () => a.stats().claims >= polled + 2);
     expect(await statusCounts(hook.id)).toEqual({ pending: 5 });
     expect(a.stats().unrecorded).toBe(5);
 
     const b = worker();
     await b.start();
+    const looked = b.stats().claims;
     b.wake();
-    await new Promise((r) => setTimeout(r, 300));
+    // B has run a claim since and has nothing in flight: a delivery it had taken would be at the receiver by now.
+    await waitUntil('worker B has looked at the queue', () => b.stats().claims > looked && b.stats().inFlight === 0);
     expect(rx.received).toHaveLength(5);
 
     await a.drain(60_000);
@@ -135,7 +141,9 @@ describe('a result not yet written', () => {
     const rx = await receiver();
     const org = await createOrg(t, owner);
     const hook = await createWebhook(t, org.id, owner, { url: rx.url });
-    const a = worker({ flushDelayMs: 60_000 });
+    // A polls once an hour: once its one delivery is out it claims nothing more (no event wakes it),
+    // so the delivery can only be taken over by B.
+    const a = worker({ flushDelayMs: 60_000, pollMs: 3_600_000 });
     await a.start();
     await record(org.id, 1);
     a.wake();

@@ -1,11 +1,11 @@
-// Crash safety and concurrency of the delivery workers (issue 6). Meaningful on PostgreSQL (two
+// Crash safety and concurrency of the delivery workers. Meaningful on PostgreSQL (two
 // workers really race for rows with FOR UPDATE SKIP LOCKED); must hold on PGlite too.
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createOrg, createWebhook, login, type Receiver, rowsOf, signedInUser, type SignedInUser } from '../../../test/factories.js';
+import { attemptRows, createOrg, createWebhook, login, type Receiver, rowsOf, signedInUser, type SignedInUser } from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
 import { deferred, waitUntil, workerFixtures } from '../../../test/worker-fixtures.js';
-import { recordEvent } from './outbox.js';
+import { recordEvent } from '../../platform/outbox.js';
 
 let t: TestApp;
 let owner: SignedInUser;
@@ -101,14 +101,16 @@ describe('waking up', () => {
     // It polls once a minute: only the notification can bring it in time.
     const w = worker({ pollMs: 60_000 });
     await w.start();
-    await new Promise((r) => setTimeout(r, 300));
+    // Past its first claim (at start): from here only a notification brings it back.
+    await waitUntil('the claim at start is done', () => w.stats().claims >= 1);
     const res = await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/projects`, headers: owner.auth, payload: { name: 'here' } });
     expect(res.statusCode).toBe(201);
     await rx.waitFor(1, 20_000);
 
     const other = await createTestApp({ database: t.database, clock: t.clock, env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } });
     try {
-      await new Promise((r) => setTimeout(r, 300));
+      // The first delivery written: the worker is idle again, waiting for a notification.
+      await waitUntil('the first delivery is recorded', () => w.stats().recorded === 1 && w.stats().inFlight === 0);
       await other.deps.db.transaction(async (tx) => {
         await recordEvent(other.deps, tx, org.id, 'project.created', { projectId: 'prj_other', organizationId: org.id, name: 'there' });
       });
@@ -138,7 +140,9 @@ describe('a crashed worker', () => {
     await b.start();
     b.wake();
     await b.drain(60_000);
-    await new Promise((r) => setTimeout(r, 300));
+    // And once more: B claims again and still takes nothing (it would have it in flight, or sent).
+    const looked = b.stats().claims;
+    await waitUntil('worker B has claimed again', () => b.stats().claims > looked && b.stats().inFlight === 0);
     expect(rx.received).toHaveLength(0);
     expect(await statusCounts(hook.id)).toEqual({ pending: 20 });
 
@@ -182,7 +186,9 @@ describe('a crashed worker', () => {
     expect(rx.received[1]!.headers['x-webhook-delivery-id']).toBe(rx.received[0]!.headers['x-webhook-delivery-id']);
 
     gates[0]!.resolve();
-    await new Promise((r) => setTimeout(r, 500));
+    // Attempt 1's late 500 is recorded (its attempt row) before attempt 2 answers.
+    const deliveryId = rx.received[0]!.headers['x-webhook-delivery-id'] as string;
+    await waitUntil('the late attempt is recorded', async () => (await attemptRows(t, deliveryId)).some((x) => x.response_status === 500));
     gates[1]!.resolve();
     await a.drain(60_000);
     const [d] = rowsOf(await t.deps.db.execute(sql`select status, response_status, next_retry_at, locked_by from webhook_deliveries where endpoint_id = ${hook.id}`));
@@ -215,10 +221,20 @@ describe('graceful stop', () => {
     expect(Number(attempts!.n)).toBe(5);
     expect(rx.received).toHaveLength(5);
 
-    // Stopped means stopped: new events wait for the next worker.
+    // Stopped means stopped: new events wait for the next worker. The stopped one, nudged before
+    // the next one even starts, never claims again; the next one sends the new delivery.
+    const claimsAtStop = w.stats().claims;
     await record(org.id, 1);
-    await new Promise((r) => setTimeout(r, 500));
-    expect(rx.received).toHaveLength(5);
+    w.wake();
     expect(await statusCounts(hook.id)).toEqual({ delivered: 5, pending: 1 });
+    const next = worker();
+    await next.start();
+    await next.drain(60_000);
+    expect(w.stats().claims).toBe(claimsAtStop);
+    expect(rx.received).toHaveLength(6);
+    expect(next.stats().claimed).toBe(1);
+    expect(new Set(rx.received.map((r) => r.headers['x-webhook-delivery-id'])).size).toBe(6);
+    expect(await statusCounts(hook.id)).toEqual({ delivered: 6 });
+    await next.stop();
   });
 });

@@ -1,4 +1,4 @@
-// Signed delivery to real local receivers (issue 6): the request on the wire, verification with the
+// Signed delivery to real local receivers (docs/api.md#delivery-requests): the request on the wire, verification with the
 // official `stripe` package, rotation, event filters and the alias, the test event, and that a
 // rolled-back change sends nothing.
 import { sql } from 'drizzle-orm';
@@ -16,9 +16,9 @@ import {
   stripeVerify,
 } from '../../../test/factories.js';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
-import { recordEvent } from './outbox.js';
-import { workerFixtures } from '../../../test/worker-fixtures.js';
-import type { DeliveryWorker } from './worker.js';
+import { recordEvent } from '../../platform/outbox.js';
+import { waitUntil, workerFixtures } from '../../../test/worker-fixtures.js';
+import type { DeliveryWorker } from './worker/index.js';
 
 let t: TestApp;
 let worker: DeliveryWorker;
@@ -46,7 +46,7 @@ afterAll(async () => {
 });
 
 describe('the request', () => {
-  it('is a POST of compact {type, timestamp, data} with the spec headers, signed so that stripe.webhooks.constructEvent accepts it', async () => {
+  it('is a POST of compact {id, type, timestamp, data} with the spec headers, signed so that stripe.webhooks.constructEvent accepts it', async () => {
     const rx = await receiver();
     const org = await createOrg(t, owner);
     const hook = await createWebhook(t, org.id, owner, { url: rx.url });
@@ -66,11 +66,12 @@ describe('the request', () => {
     const now = Math.floor(t.clock.now().getTime() / 1000);
     expect(req.headers['x-webhook-signature']).toMatch(new RegExp(`^t=${now},v1=[0-9a-f]{64}$`));
 
-    // Compact JSON, keys in the order type, timestamp, data.
+    // Compact JSON, keys in the order id, type, timestamp, data; the id is the event's.
     const parsed = JSON.parse(req.body) as Record<string, unknown>;
     expect(req.body).toBe(JSON.stringify(parsed));
-    expect(Object.keys(parsed)).toEqual(['type', 'timestamp', 'data']);
-    expect(parsed).toEqual({ type: 'project.created', timestamp: recordedAt, data: { projectId: project.id, organizationId: org.id, name: 'Launch' } });
+    expect(Object.keys(parsed)).toEqual(['id', 'type', 'timestamp', 'data']);
+    expect(parsed).toEqual({ id: row!.event_id, type: 'project.created', timestamp: recordedAt, data: { projectId: project.id, organizationId: org.id, name: 'Launch' } });
+    expect(parsed.id).toMatch(/^evt_[0-9a-z]{26}$/);
 
     const event = stripeVerify(t, req, hook.secret);
     expect(event).toEqual(parsed);
@@ -94,7 +95,7 @@ describe('the request', () => {
       responseStatus: 204,
       deliveredAt: expect.any(String),
       nextRetryAt: null,
-      payload: parsed,
+      payload: expect.objectContaining({ type: parsed.type, timestamp: parsed.timestamp, data: parsed.data }),
     });
   });
 
@@ -204,7 +205,7 @@ describe('which endpoints receive an event', () => {
     expect(req.headers['x-webhook-event']).toBe('test');
     expect(req.headers['x-webhook-delivery-id']).toBe(json(res).data.deliveryId);
     const event = stripeVerify(t, req, hook.secret);
-    expect(event).toEqual({ type: 'test', timestamp: expect.any(String), data: { message: expect.any(String), webhookId: hook.id } });
+    expect(event).toEqual({ id: json(res).data.eventId, type: 'test', timestamp: expect.any(String), data: { message: expect.any(String), webhookId: hook.id } });
     expect((event.data as { message: string }).message.length).toBeGreaterThan(0);
   });
 });
@@ -227,7 +228,9 @@ describe('the outbox', () => {
     ).rejects.toThrow('business rule failed');
     worker.wake();
     await drain();
-    await new Promise((r) => setTimeout(r, 300));
+    // And once more: the worker claims again and has nothing in flight (a delivery would be at the receiver).
+    const looked = worker.stats().claims;
+    await waitUntil('the worker has claimed again', () => worker.stats().claims > looked && worker.stats().inFlight === 0);
     expect(rx.received).toHaveLength(0);
     expect(await deliveryRows(t, hook.id)).toHaveLength(0);
     expect(rowsOf(await t.deps.db.execute(sql`select id from events where organization_id = ${org.id}`))).toHaveLength(eventsBefore);

@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createOrg, createWebhook, deliveryRows, attemptRows, rowsOf, signedInUser, type SignedInUser, startReceiver, type Receiver, stripeVerify } from '../../../test/factories.js';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { DecryptError, decrypt } from '../../lib/secrets.js';
-import { createDeliveryWorker, type DeliveryWorker } from './worker.js';
+import { createDeliveryWorker, type DeliveryWorker } from './worker/index.js';
 
 const A = randomBytes(32).toString('hex');
 const B = randomBytes(32).toString('hex');

@@ -3,7 +3,7 @@ import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signedInUser } from '../../../test/factories.js';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
-import { createDeliveryWorker, type DeliveryWorker } from './worker.js';
+import { createDeliveryWorker, type DeliveryWorker } from './worker/index.js';
 
 let t: TestApp;
 let worker: DeliveryWorker;

@@ -1,6 +1,6 @@
-// Failure and retry (issue 6): 500-then-200, always-500 to `failed` after WEBHOOK_RETRY_DELAYS
+// Failure and retry: 500-then-200, always-500 to `failed` after WEBHOOK_RETRY_DELAYS
 // (60, 300, 900 s on the fake clock), redirects refused, the response body cut to 500 characters,
-// deletion canceling pending retries, manual retry, and the timeout (its own app, 500 ms).
+// deletion canceling pending retries and manual retry (the timeout: timeout.test.ts).
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -16,7 +16,7 @@ import {
 } from '../../../test/factories.js';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { workerFixtures } from '../../../test/worker-fixtures.js';
-import { createDeliveryWorker, type DeliveryWorker } from './worker.js';
+import type { DeliveryWorker } from './worker/index.js';
 
 let t: TestApp;
 let worker: DeliveryWorker;
@@ -257,48 +257,5 @@ describe('deleting the endpoint during an attempt', () => {
     expect(d).toMatchObject({ status: 'canceled', delivered_at: null, next_retry_at: null });
     await after(3600);
     expect(rx.received).toHaveLength(1);
-  });
-});
-
-describe('timeout (WEBHOOK_TIMEOUT_MS=500)', () => {
-  let slowApp: TestApp;
-  let slowWorker: DeliveryWorker;
-  beforeAll(async () => {
-    slowApp = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_TIMEOUT_MS: '500' } });
-    slowWorker = createDeliveryWorker(slowApp.deps, { pollMs: 50 });
-    await slowWorker.start();
-  });
-  afterAll(async () => {
-    await slowWorker?.stop();
-    await slowApp?.close();
-  });
-
-  it('a receiver that never answers fails the attempt with a timeout error; it is retried later', async () => {
-    const rx = await receiver(() => {
-      // Never answers.
-    });
-    const user = await signedInUser(slowApp, 'timeout');
-    const org = await createOrg(slowApp, user);
-    const hook = await createWebhook(slowApp, org.id, user, { url: rx.url });
-    const started = Date.now();
-    const res = await slowApp.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/projects`, headers: user.auth, payload: { name: 'slow' } });
-    expect(res.statusCode).toBe(201);
-    await slowWorker.drain(60_000);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(450);
-    expect(rx.received).toHaveLength(1);
-    const [d] = await deliveryRows(slowApp, hook.id);
-    expect(d).toMatchObject({ status: 'pending', attempts: 1, response_status: null, delivered_at: null });
-    expect(d!.last_error).toMatch(/timeout/i);
-    const [a] = await attemptRows(slowApp, d!.id);
-    expect(a!.error).toMatch(/timeout/i);
-    expect(a!.duration_ms).toBeGreaterThanOrEqual(450);
-
-    // Answering in time on the retry delivers.
-    rx.handler = answer(204);
-    slowApp.clock.advance(60_000);
-    slowWorker.wake();
-    await slowWorker.drain(60_000);
-    const [done] = await deliveryRows(slowApp, hook.id);
-    expect(done).toMatchObject({ status: 'delivered', attempts: 2 });
   });
 });

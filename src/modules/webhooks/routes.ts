@@ -2,81 +2,61 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { and, eq, isNull } from 'drizzle-orm';
 import { Type } from 'typebox';
-import type { Deps } from '../../deps.js';
+import type { Infra } from '../../infra.js';
 import type { OrgAccess } from '../../platform/tenancy.js';
-import { notFound, validationError } from '../../http/errors.js';
-import { Body, bearerOrKey, errors, Nullable, Timestamp } from '../../http/schemas.js';
-import { PageFields, PageQuery } from '../../platform/pagination.js';
+import { notFound, validationError } from '../../lib/errors.js';
+import { errors, orgAccessErrors, type ErrorExample } from '../../http/errors-doc.js';
+import { orgSecurity, ref, success } from '../../http/schemas.js';
+import { PageQuery } from '../../platform/pagination.js';
 import type { Permission } from '../../platform/permissions.js';
 import * as hooks from './service.js';
-import { webhookEndpoints } from './tables.js';
+import { webhookEndpoints } from '../../db/tables/webhooks.js';
+import { orgAccess } from '../../http/access.js';
+import { publishRoutes } from './publish.routes.js';
+import { controlRoutes } from './controls.routes.js';
+import {
+  CreateBody,
+  CreateFlatBody,
+  DeliveryListResponse,
+  DeliveryResponse,
+  EndpointListResponse,
+  EndpointResponse,
+  EndpointSecretResponse,
+  Id,
+  PatchBody,
+  SuccessMessage,
+} from './schemas.js';
 
-const tags = ['webhooks'];
-const security = bearerOrKey;
-const Id = Type.String({ minLength: 1, maxLength: 64 });
+const tags = ['Webhooks'];
+const security = orgSecurity('webhooks:manage');
+const OrgParams = Type.Object({ orgId: { ...Id, description: 'The organization (`org_…`)' } });
+const endpointId = { ...Id, description: 'The endpoint (`wh_…`)' };
+const OrgHookParams = Type.Object({ orgId: OrgParams.properties.orgId, id: endpointId });
+const HookParams = Type.Object({ id: endpointId });
+const deliveryId = { ...Id, description: 'The delivery (`dlv_…`)' };
+const OrgRetryParams = Type.Object({ orgId: OrgParams.properties.orgId, id: endpointId, deliveryId });
+const RetryParams = Type.Object({ id: endpointId, deliveryId });
+const ENDPOINT_NOT_FOUND: ErrorExample = { code: 'NOT_FOUND', message: 'Webhook endpoint not found' };
+const BAD_URL: ErrorExample = { code: 'VALIDATION_ERROR', message: 'Invalid webhook URL', details: 'url: blocked: destination not allowed' };
+const SEATS: ErrorExample = { code: 'PLAN_LIMIT_EXCEEDED', message: 'Plan limit reached: 1 webhook endpoints', details: "Upgrade the organization's plan to add more webhook endpoints" };
+const READ = 'Members, or an API key with read:webhooks.';
+const MANAGE = 'Owners and admins, or an API key with write:webhooks.';
+const readErrors = orgAccessErrors('webhooks:read');
+const manageErrors = orgAccessErrors('webhooks:manage');
 
-const Endpoint = Type.Object({
-  id: Type.String(),
-  organizationId: Type.String(),
-  url: Type.String(),
-  description: Nullable(Type.String()),
-  events: Type.Array(Type.String()),
-  isActive: Type.Boolean(),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-});
-const EndpointWithSecret = Type.Object({ ...Endpoint.properties, secret: Type.String({ description: 'whsec_ + 64 hex: shown at creation and rotation only' }) });
-const Delivery = Type.Object({
-  id: Type.String({ description: 'Sent as X-Webhook-Delivery-ID' }),
-  endpointId: Type.String(),
-  eventType: Type.String(),
-  payload: Type.Object({ type: Type.String(), timestamp: Type.String(), data: Type.Record(Type.String(), Type.Unknown()) }),
-  status: Type.Enum(['pending', 'delivered', 'failed', 'canceled']),
-  attempts: Type.Integer(),
-  responseStatus: Nullable(Type.Integer()),
-  responseBody: Nullable(Type.String()),
-  lastError: Nullable(Type.String()),
-  deliveredAt: Nullable(Timestamp),
-  nextRetryAt: Nullable(Timestamp),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-});
-const ok = <T extends Parameters<typeof Type.Object>[0]>(props: T) => Type.Object({ success: Type.Literal(true), ...props });
-
-const EndpointFields = {
-  url: Type.String({ minLength: 1, maxLength: 2048 }),
-  description: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
-  events: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 100 })),
-};
-const CreateBody = Body(EndpointFields);
-const CreateFlatBody = Body({ ...EndpointFields, organizationId: Type.Optional(Id) });
-const PatchBody = Body({
-  url: Type.Optional(EndpointFields.url),
-  description: EndpointFields.description,
-  events: EndpointFields.events,
-  isActive: Type.Optional(Type.Boolean()),
-});
-const OrgParams = Type.Object({ orgId: Id });
-const OrgHookParams = Type.Object({ orgId: Id, id: Id });
-const HookParams = Type.Object({ id: Id });
-const OrgRetryParams = Type.Object({ orgId: Id, id: Id, deliveryId: Id });
-const RetryParams = Type.Object({ id: Id, deliveryId: Id });
-const DeliveryList = ok({ data: Type.Array(Delivery), ...PageFields });
-const Deleted = ok({ message: Type.String() });
-const Tested = ok({ data: Type.Object({ eventId: Type.String(), deliveryId: Type.String() }) });
-const errs = errors(401, 403, 404);
-
-export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (app, { deps }) => {
-  // The flat paths of the spec find the organization from the endpoint (DECISIONS §5).
+export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Infra }> = async (app, { deps }) => {
+  const authorize = orgAccess(deps);
+  await app.register(publishRoutes, { deps });
+  // The flat paths find the organization from the endpoint (docs/api.md#flat-webhook-paths).
   async function accessFor(req: FastifyRequest, id: string, permission: Permission): Promise<OrgAccess> {
     const [e] = await deps.db
       .select({ org: webhookEndpoints.organizationId })
       .from(webhookEndpoints)
       .where(and(eq(webhookEndpoints.id, id), isNull(webhookEndpoints.deletedAt)));
     if (!e) throw notFound('Webhook endpoint not found');
-    return deps.authorizeOrg(req, e.org, permission);
+    return authorize(req, e.org, permission);
   }
-  const org = (req: FastifyRequest, p: Permission) => deps.authorizeOrg(req, (req.params as { orgId: string }).orgId, p);
+  const org = (req: FastifyRequest, p: Permission) => authorize(req, (req.params as { orgId: string }).orgId, p);
 
   // Both path shapes share one set of handlers: `scope` resolves the access either way.
   for (const flat of [false, true]) {
@@ -87,73 +67,133 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Deps }> = async (a
     const scope = (req: FastifyRequest, p: Permission) =>
       flat ? accessFor(req, (req.params as { id: string }).id, p) : org(req, p);
     const alias = flat ? ' (alias of the organization path)' : '';
+    const note = flat ? ' The organization is found from the endpoint: an unknown id answers 404 (docs/api.md#flat-webhook-paths).' : '';
+
+    const id = (name: string) => (flat ? `${name}Flat` : name);
 
     app.get(one, {
-      schema: { tags, security, summary: `A webhook endpoint (webhooks:read)${alias}`, params: Params, response: { 200: ok({ data: Endpoint }), ...errs } },
-      handler: async (req) => hooks.getEndpoint(deps, await scope(req, 'webhooks:read'), req.params.id),
+      schema: {
+        tags,
+        security: orgSecurity('webhooks:read'),
+        operationId: id('getWebhookEndpoint'),
+        summary: `A webhook endpoint (webhooks:read)${alias}`,
+        description: `${READ} Without its secret.${note}`,
+        params: Params,
+        response: { 200: ref(EndpointResponse, 'The endpoint'), ...errors(...readErrors, ENDPOINT_NOT_FOUND) },
+      },
+      handler: async (req) => success(await hooks.getEndpoint(deps, await scope(req, 'webhooks:read'), req.params.id)),
     });
     app.patch(one, {
-      schema: { tags, security, summary: `Update a webhook endpoint (webhooks:manage)${alias}`, params: Params, body: PatchBody, response: { 200: ok({ data: Endpoint }), ...errs } },
-      handler: async (req) => hooks.updateEndpoint(deps, await scope(req, 'webhooks:manage'), req.params.id, req.body),
+      schema: {
+        tags,
+        security,
+        operationId: id('updateWebhookEndpoint'),
+        summary: `Update a webhook endpoint (webhooks:manage)${alias}`,
+        description: `${MANAGE} Any of \`url\`, \`description\`, \`events\`, \`isActive\`; \`isActive: false\` pauses it and cancels its queued deliveries when they come due.${note}`,
+        params: Params,
+        body: ref(PatchBody),
+        response: { 200: ref(EndpointResponse, 'The updated endpoint'), ...errors(BAD_URL, ...manageErrors, ENDPOINT_NOT_FOUND) },
+      },
+      handler: async (req) => success(await hooks.updateEndpoint(deps, await scope(req, 'webhooks:manage'), req.params.id, req.body)),
     });
     app.delete(one, {
-      schema: { tags, security, summary: `Delete a webhook endpoint; pending deliveries are canceled (webhooks:manage)${alias}`, params: Params, response: { 200: Deleted, ...errs } },
-      handler: async (req) => hooks.deleteEndpoint(deps, await scope(req, 'webhooks:manage'), req.params.id),
+      schema: {
+        tags,
+        security,
+        operationId: id('deleteWebhookEndpoint'),
+        summary: `Delete a webhook endpoint; pending deliveries are canceled (webhooks:manage)${alias}`,
+        description: `${MANAGE} Its routes, the deliveries list included, answer 404 from then on: read the history first if you need it.${note}`,
+        params: Params,
+        response: { 200: ref(SuccessMessage, 'Deleted'), ...errors(...manageErrors, ENDPOINT_NOT_FOUND) },
+      },
+      handler: async (req) => {
+        await hooks.deleteEndpoint(deps, await scope(req, 'webhooks:manage'), req.params.id);
+        return { success: true as const, message: 'Webhook endpoint deleted' };
+      },
     });
     app.get(`${one}/deliveries`, {
-      schema: { tags, security, summary: `Deliveries, newest first (webhooks:read)${alias}`, params: Params, querystring: PageQuery, response: { 200: DeliveryList, ...errs } },
-      handler: async (req) => hooks.listDeliveries(deps, await scope(req, 'webhooks:read'), req.params.id, req.query.page ?? 1, req.query.pageSize ?? 20),
+      schema: {
+        tags,
+        security: orgSecurity('webhooks:read'),
+        operationId: id('listWebhookDeliveries'),
+        summary: `Deliveries, newest first (webhooks:read)${alias}`,
+        description: `${READ} Each delivery with its status, attempts and last answer (docs/api.md#deliveries).${note}`,
+        params: Params,
+        querystring: PageQuery,
+        response: { 200: ref(DeliveryListResponse, 'A page of deliveries'), ...errors(...readErrors, ENDPOINT_NOT_FOUND) },
+      },
+      handler: async (req) => ({ success: true as const, ...(await hooks.listDeliveries(deps, await scope(req, 'webhooks:read'), req.params.id, req.query.page ?? 1, req.query.pageSize ?? 20)) }),
     });
-    app.post(`${one}/test`, {
-      schema: { tags, security, summary: `Send a test event to this endpoint (webhooks:manage)${alias}`, params: Params, response: { 200: Tested, ...errors(401, 403, 404, 409) } },
-      handler: async (req) => hooks.sendTestEvent(deps, await scope(req, 'webhooks:manage'), req.params.id),
-    });
-    app.post(`${one}/rotate-secret`, {
-      schema: { tags, security, summary: `New signing secret; the old one stops at once (webhooks:manage)${alias}`, params: Params, response: { 200: ok({ data: EndpointWithSecret }), ...errs } },
-      handler: async (req) => hooks.rotateSecret(deps, await scope(req, 'webhooks:manage'), req.params.id),
-    });
+    // Test events, rotate-secret and recover (controls.routes.ts).
+    controlRoutes(app, deps, { one, Params, scope, id, alias, note });
     app.post(`${one}/deliveries/:deliveryId/retry`, {
       schema: {
         tags,
         security,
+        operationId: id('retryWebhookDelivery'),
         summary: `Retry one delivery now (webhooks:manage)${alias}`,
+        description: `${MANAGE} Queues one more attempt now for a failed or pending delivery; a delivered or canceled one, or a paused endpoint, answers 409.${note}`,
         params: (flat ? RetryParams : OrgRetryParams) as typeof RetryParams,
-        response: { 200: ok({ data: Delivery }), ...errors(401, 403, 404, 409) },
+        response: {
+          200: ref(DeliveryResponse, 'The delivery, queued again'),
+          ...errors(
+            ...manageErrors,
+            ENDPOINT_NOT_FOUND,
+            { code: 'NOT_FOUND', name: 'deliveryNotFound', message: 'Delivery not found' },
+            { code: 'CONFLICT', message: 'The delivery is delivered', details: 'Only a failed or pending delivery can be retried' },
+          ),
+        },
       },
-      handler: async (req) => hooks.retryDelivery(deps, await scope(req, 'webhooks:manage'), req.params.id, req.params.deliveryId),
+      handler: async (req) => success(await hooks.retryDelivery(deps, await scope(req, 'webhooks:manage'), req.params.id, req.params.deliveryId)),
     });
   }
 
   app.get('/organizations/:orgId/webhooks', {
-    schema: { tags, security, summary: 'Webhook endpoints, without secrets (webhooks:read)', params: OrgParams, response: { 200: ok({ data: Type.Array(Endpoint) }), ...errs } },
-    handler: async (req) => hooks.listEndpoints(deps, await org(req, 'webhooks:read')),
+    schema: {
+      tags,
+      security: orgSecurity('webhooks:read'),
+      operationId: 'listWebhookEndpoints',
+      summary: 'Webhook endpoints, without secrets (webhooks:read)',
+      description: `${READ} Not paginated: an organization holds few endpoints.`,
+      params: OrgParams,
+      response: { 200: ref(EndpointListResponse, 'The endpoints'), ...errors(...readErrors) },
+    },
+    handler: async (req) => success(await hooks.listEndpoints(deps, await org(req, 'webhooks:read'))),
   });
 
+  const CREATE = 'The answer carries the signing `secret`, shown again only by rotate-secret. Endpoints are limited by the plan (402); private and loopback targets are refused (docs/api.md#webhook-url-rules).';
   app.post('/organizations/:orgId/webhooks', {
     schema: {
       tags,
       security,
+      operationId: 'createWebhookEndpoint',
       summary: 'Register an endpoint (webhooks:manage); the signing secret is in this response',
+      description: `${MANAGE} ${CREATE}`,
       params: OrgParams,
-      body: CreateBody,
-      response: { 201: ok({ data: EndpointWithSecret }), ...errors(401, 402, 403, 404) },
+      body: ref(CreateBody),
+      response: { 201: ref(EndpointSecretResponse, 'The endpoint and its secret'), ...errors(BAD_URL, SEATS, ...manageErrors) },
     },
-    handler: async (req, reply) => reply.status(201).send(await hooks.createEndpoint(deps, await org(req, 'webhooks:manage'), req.body)),
+    handler: async (req, reply) => reply.status(201).send(success(await hooks.createEndpoint(deps, await org(req, 'webhooks:manage'), req.body))),
   });
 
   app.post('/webhooks', {
     schema: {
       tags,
       security,
+      operationId: 'createWebhookEndpointFlat',
       summary: 'Register an endpoint; the organization comes from the API key or from organizationId',
-      body: CreateFlatBody,
-      response: { 201: ok({ data: EndpointWithSecret }), ...errors(401, 402, 403, 404) },
+      description: `${MANAGE} With an access token, \`organizationId\` is required (400 otherwise). ${CREATE}`,
+      body: ref(CreateFlatBody),
+      response: {
+        201: ref(EndpointSecretResponse, 'The endpoint and its secret'),
+        ...errors({ code: 'VALIDATION_ERROR', name: 'organizationRequired', message: 'Invalid request body', details: 'organizationId: is required when not using an API key' }, BAD_URL, SEATS, ...manageErrors),
+      },
     },
     handler: async (req, reply) => {
       const { organizationId, ...input } = req.body;
       const orgId = organizationId ?? (req.actor.kind === 'apiKey' ? req.actor.organizationId : undefined);
       if (!orgId) throw validationError('Invalid request body', 'organizationId: is required when not using an API key');
-      return reply.status(201).send(await hooks.createEndpoint(deps, await deps.authorizeOrg(req, orgId, 'webhooks:manage'), input));
+      return reply.status(201).send(success(await hooks.createEndpoint(deps, await authorize(req, orgId, 'webhooks:manage'), input)));
     },
   });
 };

@@ -1,18 +1,19 @@
-// Webhook endpoints of an organization (spec §2.7, §4.7, DECISIONS §5).
+// Webhook endpoints of an organization (docs/api.md#webhook-endpoints); test events, rotation and recovery: controls.ts.
 import { and, count, desc, eq, isNull, sql } from 'drizzle-orm';
-import type { Deps } from '../../deps.js';
+import type { Infra } from '../../infra.js';
 import type { Tx } from '../../db/client.js';
 import type { OrgAccess } from '../../platform/tenancy.js';
-import { conflict, notFound, validationError } from '../../http/errors.js';
+import { conflict, notFound, validationError } from '../../lib/errors.js';
 import { pageInfo } from '../../platform/pagination.js';
 import { newId } from '../../lib/ids.js';
 import { encrypt, randomHex } from '../../lib/secrets.js';
 import { unsafeUrlReason } from '../../lib/ssrf.js';
 import { auditChange } from '../../platform/audit/record.js';
 import { assertWithinLimit, lockPlanLimits } from '../../platform/plans.js';
-import { validateEventTypes } from './catalogue.js';
-import { recordEvent, WAKE_CHANNEL } from './outbox.js';
-import { type DeliveryRow, type EndpointRow, webhookDeliveries, webhookEndpoints } from './tables.js';
+import { validateEventTypes } from '../../platform/event-catalogue.js';
+import { WAKE_CHANNEL } from '../../platform/outbox.js';
+import { type DeliveryRow, type EndpointRow, webhookDeliveries, webhookEndpoints } from '../../db/tables/webhooks.js';
+import { transaction } from '../../db/transaction.js';
 
 export const presentEndpoint = (e: EndpointRow) => ({
   id: e.id,
@@ -21,6 +22,7 @@ export const presentEndpoint = (e: EndpointRow) => ({
   description: e.description,
   events: e.events,
   isActive: e.isActive,
+  disabledReason: e.disabledReason ?? null,
   createdAt: e.createdAt.toISOString(),
   updatedAt: e.updatedAt.toISOString(),
 });
@@ -29,7 +31,8 @@ export const presentDelivery = (d: DeliveryRow) => ({
   id: d.id,
   endpointId: d.endpointId,
   eventType: d.eventType,
-  payload: d.payload,
+  // Rows recorded before events carried their id in the payload take it from event_id.
+  payload: { id: d.payload.id ?? d.eventId, type: d.payload.type, timestamp: d.payload.timestamp, data: d.payload.data },
   status: d.status,
   attempts: d.attempts,
   responseStatus: d.responseStatus,
@@ -41,9 +44,9 @@ export const presentDelivery = (d: DeliveryRow) => ({
   updatedAt: d.updatedAt.toISOString(),
 });
 
-const newSecret = () => `whsec_${randomHex(32)}`;
+export const newSecret = () => `whsec_${randomHex(32)}`;
 
-function checkUrl(deps: Deps, url: string) {
+function checkUrl(deps: Infra, url: string) {
   if (deps.config.webhook.allowPrivateUrls) {
     if (!/^https?:\/\//i.test(url)) throw validationError('Invalid webhook URL', 'url: must use http or https');
     return;
@@ -52,30 +55,31 @@ function checkUrl(deps: Deps, url: string) {
   if (reason) throw validationError('Invalid webhook URL', `url: ${reason}`);
 }
 
-const live = (access: OrgAccess, id: string) =>
+/** The endpoint `id` of the organization, not deleted. */
+export const live = (access: OrgAccess, id: string) =>
   and(eq(webhookEndpoints.organizationId, access.organizationId), eq(webhookEndpoints.id, id), isNull(webhookEndpoints.deletedAt));
 
-async function load(tx: Tx | Deps['db'], access: OrgAccess, id: string) {
+async function load(tx: Tx | Infra['db'], access: OrgAccess, id: string) {
   const [e] = await tx.select().from(webhookEndpoints).where(live(access, id));
   if (!e) throw notFound('Webhook endpoint not found');
   return e;
 }
 
-export async function listEndpoints(deps: Deps, access: OrgAccess) {
+export async function listEndpoints(deps: Infra, access: OrgAccess) {
   const rows = await deps.db
     .select()
     .from(webhookEndpoints)
     .where(and(eq(webhookEndpoints.organizationId, access.organizationId), isNull(webhookEndpoints.deletedAt)))
     .orderBy(desc(webhookEndpoints.createdAt), desc(webhookEndpoints.id));
-  return { success: true as const, data: rows.map(presentEndpoint) };
+  return rows.map(presentEndpoint);
 }
 
-export async function createEndpoint(deps: Deps, access: OrgAccess, input: { url: string; description?: string | null; events?: string[] }) {
+export async function createEndpoint(deps: Infra, access: OrgAccess, input: { url: string; description?: string | null; events?: string[] }) {
   checkUrl(deps, input.url);
   const eventTypes = validateEventTypes(input.events ?? []);
   const now = deps.clock.now();
   const secret = newSecret();
-  return deps.db.transaction(async (tx) => {
+  return transaction(deps.db, async (tx) => {
     const limits = await lockPlanLimits(tx, access.organizationId);
     const [n] = await tx
       .select({ n: count() })
@@ -95,24 +99,24 @@ export async function createEndpoint(deps: Deps, access: OrgAccess, input: { url
         updatedAt: now,
       })
       .returning();
-    await auditChange(deps, tx, access, 201);
-    return { success: true as const, data: { ...presentEndpoint(e!), secret } };
+    await auditChange(deps, tx, access);
+    return { ...presentEndpoint(e!), secret };
   });
 }
 
-export async function getEndpoint(deps: Deps, access: OrgAccess, id: string) {
-  return { success: true as const, data: presentEndpoint(await load(deps.db, access, id)) };
+export async function getEndpoint(deps: Infra, access: OrgAccess, id: string) {
+  return presentEndpoint(await load(deps.db, access, id));
 }
 
 export async function updateEndpoint(
-  deps: Deps,
+  deps: Infra,
   access: OrgAccess,
   id: string,
   input: { url?: string; description?: string | null; events?: string[]; isActive?: boolean },
 ) {
   if (input.url !== undefined) checkUrl(deps, input.url);
   const eventTypes = input.events !== undefined ? validateEventTypes(input.events) : undefined;
-  return deps.db.transaction(async (tx) => {
+  return transaction(deps.db, async (tx) => {
     await load(tx, access, id);
     const [e] = await tx
       .update(webhookEndpoints)
@@ -120,32 +124,32 @@ export async function updateEndpoint(
         ...(input.url !== undefined ? { url: input.url } : {}),
         ...(input.description !== undefined ? { description: input.description } : {}),
         ...(eventTypes !== undefined ? { events: eventTypes } : {}),
-        ...(input.isActive !== undefined ? { isActive: input.isActive } : {}),
+        // A person turning it on or off ends what the service decided (auto-disable.ts).
+        ...(input.isActive !== undefined ? { isActive: input.isActive, disabledReason: null, failingSince: null } : {}),
         updatedAt: deps.clock.now(),
       })
       .where(live(access, id))
       .returning();
-    await auditChange(deps, tx, access, 200);
-    return { success: true as const, data: presentEndpoint(e!) };
+    await auditChange(deps, tx, access);
+    return presentEndpoint(e!);
   });
 }
 
 /** Removes the endpoint (its history stays readable) and cancels its pending deliveries. */
-export async function deleteEndpoint(deps: Deps, access: OrgAccess, id: string) {
+export async function deleteEndpoint(deps: Infra, access: OrgAccess, id: string) {
   const now = deps.clock.now();
-  await deps.db.transaction(async (tx) => {
+  await transaction(deps.db, async (tx) => {
     await load(tx, access, id);
     await tx.update(webhookEndpoints).set({ deletedAt: now, isActive: false, updatedAt: now }).where(live(access, id));
     await tx
       .update(webhookDeliveries)
       .set({ status: 'canceled', nextRetryAt: null, lastError: 'endpoint deleted', updatedAt: now })
       .where(and(eq(webhookDeliveries.organizationId, access.organizationId), eq(webhookDeliveries.endpointId, id), eq(webhookDeliveries.status, 'pending')));
-    await auditChange(deps, tx, access, 200);
+    await auditChange(deps, tx, access);
   });
-  return { success: true as const, message: 'Webhook endpoint deleted' };
 }
 
-export async function listDeliveries(deps: Deps, access: OrgAccess, id: string, page: number, pageSize: number) {
+export async function listDeliveries(deps: Infra, access: OrgAccess, id: string, page: number, pageSize: number) {
   await load(deps.db, access, id);
   const where = and(eq(webhookDeliveries.organizationId, access.organizationId), eq(webhookDeliveries.endpointId, id));
   const rows = await deps.db
@@ -157,37 +161,13 @@ export async function listDeliveries(deps: Deps, access: OrgAccess, id: string, 
     .offset((page - 1) * pageSize);
   const [n] = await deps.db.select({ n: count() }).from(webhookDeliveries).where(where);
   const total = n?.n ?? 0;
-  return { success: true as const, data: rows.map(presentDelivery), ...pageInfo(total, page, pageSize) };
-}
-
-export async function sendTestEvent(deps: Deps, access: OrgAccess, id: string) {
-  return deps.db.transaction(async (tx) => {
-    const e = await load(tx, access, id);
-    if (!e.isActive) throw conflict('The endpoint is disabled', 'Enable it (isActive: true) to send a test event');
-    const { eventId, deliveryIds } = await recordEvent(deps, tx, access.organizationId, 'test', { message: 'This is a test event from Tenantry', webhookId: id }, id);
-    await auditChange(deps, tx, access, 200);
-    return { success: true as const, data: { eventId, deliveryId: deliveryIds[0]! } };
-  });
-}
-
-export async function rotateSecret(deps: Deps, access: OrgAccess, id: string) {
-  const secret = newSecret();
-  return deps.db.transaction(async (tx) => {
-    await load(tx, access, id);
-    const [e] = await tx
-      .update(webhookEndpoints)
-      .set({ secretEnc: encrypt(deps.config.encryptionKey, secret), updatedAt: deps.clock.now() })
-      .where(live(access, id))
-      .returning();
-    await auditChange(deps, tx, access, 200);
-    return { success: true as const, data: { ...presentEndpoint(e!), secret } };
-  });
+  return { data: rows.map(presentDelivery), ...pageInfo(total, page, pageSize) };
 }
 
 /** Queues one more attempt of a delivery that failed (or is waiting for a retry) now. */
-export async function retryDelivery(deps: Deps, access: OrgAccess, id: string, deliveryId: string) {
+export async function retryDelivery(deps: Infra, access: OrgAccess, id: string, deliveryId: string) {
   const now = deps.clock.now();
-  return deps.db.transaction(async (tx) => {
+  return transaction(deps.db, async (tx) => {
     const e = await load(tx, access, id);
     if (!e.isActive) throw conflict('The endpoint is disabled', 'Enable it to retry deliveries');
     const [d] = await tx
@@ -203,7 +183,7 @@ export async function retryDelivery(deps: Deps, access: OrgAccess, id: string, d
       .where(and(eq(webhookDeliveries.organizationId, access.organizationId), eq(webhookDeliveries.id, deliveryId)))
       .returning();
     await tx.execute(sql`select pg_notify(${WAKE_CHANNEL}, '')`);
-    await auditChange(deps, tx, access, 200);
-    return { success: true as const, data: presentDelivery(updated!) };
+    await auditChange(deps, tx, access);
+    return presentDelivery(updated!);
   });
 }

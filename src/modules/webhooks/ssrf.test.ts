@@ -1,4 +1,4 @@
-// SSRF rules over HTTP (spec §6.4, DECISIONS §5), with WEBHOOK_ALLOW_PRIVATE_URLS unset: every
+// SSRF rules over HTTP (docs/api.md#webhook-url-rules), with WEBHOOK_ALLOW_PRIVATE_URLS unset: every
 // refused address form at create and update, and the check again at delivery time on the resolved
 // address (an endpoint row written straight into the database, bypassing the create check).
 import dns from 'node:dns';
@@ -7,9 +7,9 @@ import { attemptRows, createOrg, createWebhook, deliveryRows, type Receiver, set
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { newId } from '../../lib/ids.js';
 import { encrypt } from '../../lib/secrets.js';
-import { createWebhookSender } from './sender.js';
-import { webhookEndpoints } from './tables.js';
-import { createDeliveryWorker, type DeliveryWorker } from './worker.js';
+import { createWebhookSender } from './worker/sender.js';
+import { webhookEndpoints } from '../../db/tables/webhooks.js';
+import { createDeliveryWorker, type DeliveryWorker } from './worker/index.js';
 
 const REFUSED = [
   'http://localhost/',

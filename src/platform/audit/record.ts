@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import type { Deps } from '../../deps.js';
+import type { Clock } from '../../lib/clock.js';
 import type { Tx } from '../../db/client.js';
 import type { RequestContext } from '../tenancy.js';
 import { newId } from '../../lib/ids.js';
@@ -25,8 +25,11 @@ const INSERT_CHANGE = sql`with v as materialized (
   ${insertEntries}
   ${upsertCounters('e')}`;
 
-/** The audit entry of a user's change, written in the change's own transaction. */
-export async function auditChange(deps: Deps, tx: Tx, access: AuditSubject, statusCode: number): Promise<void> {
+/**
+ * The audit entry of a user's change, written in the change's own transaction, with the status the
+ * route answers on success (the change is only committed if it succeeds).
+ */
+export async function auditChange(deps: { clock: Clock }, tx: Tx, access: AuditSubject): Promise<void> {
   // An API key's requests are all audited by the request hook (audit/writer.ts), changes included.
   if (access.actor.type === 'api_key') return;
   const now = deps.clock.now();
@@ -38,7 +41,7 @@ export async function auditChange(deps: Deps, tx: Tx, access: AuditSubject, stat
     action: `${r.method} ${r.route}`,
     method: r.method,
     path: r.path,
-    statusCode,
+    statusCode: r.status,
     ipAddress: r.ipAddress,
     userAgent: r.userAgent,
     createdAt: now.toISOString(),

@@ -1,4 +1,4 @@
-// Group commit for the audit entries of API-key requests (DECISIONS §4: one per request, committed
+// Group commit for the audit entries of API-key requests (docs/api.md#audit-log: one per request, committed
 // before the response is sent). A request's entry joins the batch being formed; ONE statement (one
 // round trip, its own transaction) inserts the whole batch and adds to the list's counters
 // (counters.ts), from which a key's request count and the month's API usage are also read; then

@@ -40,3 +40,13 @@ export const invitationMail = (to: string, orgName: string, inviter: string, rol
     link,
     'This invitation expires in 7 days. If you did not expect it, ignore this message.',
   );
+
+export const endpointDisabledMail = (to: string, orgName: string, url: string, hours: number, link: string) =>
+  build(
+    to,
+    `A webhook endpoint of ${orgName} was turned off`,
+    `Every delivery to ${url} has failed for ${hours} hours, so Tenantry turned the endpoint off and stopped sending to it.`,
+    'Review the endpoint',
+    link,
+    'Once the receiver answers again, turn the endpoint back on, then recover the failed deliveries to send them again.',
+  );

@@ -1,0 +1,141 @@
+// Everything a service may touch, built once from the config. Tests build the same thing with a
+// fake clock, their own database and a local SMTP sink.
+import { Redis } from 'ioredis';
+import pino, { type Logger } from 'pino';
+import type { Config } from './config.js';
+import { type DbHandle, openPglite, openPostgres } from './db/client.js';
+import { runMigrations } from './db/migrate.js';
+import { type AuthorizeOrg, createAuthorizer } from './platform/tenancy.js';
+import { type Clock, systemClock } from './lib/clock.js';
+import { createKeyStore, type KeyStore } from './platform/identity/key-store.js';
+import { type AuditWriter, createAuditWriter } from './platform/audit/writer.js';
+import { createQuotaGuard, type QuotaGuard } from './platform/quota.js';
+import { createPasswordHasher, type HashCost, type PasswordHasher } from './platform/identity/passwords.js';
+import { createSessionStore, type SessionStore } from './platform/identity/sessions.js';
+import { createTokenService, type TokenService } from './platform/identity/tokens.js';
+import { createUserCache, type UserCache } from './platform/identity/user-cache.js';
+import { createSharedState, type SharedState } from './platform/cache/shared-state.js';
+import type { PaymentProvider } from './providers/payments/provider.js';
+import { createStripeProvider } from './providers/payments/stripe.js';
+import { createTestProvider } from './providers/payments/test-provider.js';
+import { createMailer, type Mailer } from './providers/mail/mailer.js';
+import { createServiceMetrics, type ServiceMetrics } from './platform/metrics.js';
+
+export interface Infra {
+  config: Config;
+  logger: Logger;
+  clock: Clock;
+  dbHandle: DbHandle;
+  db: DbHandle['db'];
+  redis: Redis | null;
+  /** Prefix of every Redis key and channel (tests give each file its own). */
+  redisPrefix: string;
+  mailer: Mailer;
+  shared: SharedState;
+  sessions: SessionStore;
+  /** GET /users/me reads through it; writes to a user's row call `changed` after the commit. */
+  users: UserCache;
+  tokens: TokenService;
+  passwords: PasswordHasher;
+  authorizeOrg: AuthorizeOrg;
+  apiKeys: KeyStore;
+  audit: AuditWriter;
+  payments: PaymentProvider;
+  quota: QuotaGuard;
+  /** Counters kept outside HTTP requests (the worker's delivery outcomes), exported by GET /metrics. */
+  metrics: ServiceMetrics;
+  close(): Promise<void>;
+}
+
+// Never log a secret: these paths are censored wherever they appear in a log object.
+export const REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.headers["x-api-key"]',
+  'req.headers.cookie',
+  'res.headers["set-cookie"]',
+  '*.password',
+  '*.currentPassword',
+  '*.newPassword',
+  '*.token',
+  '*.refreshToken',
+  '*.accessToken',
+  '*.secret',
+  '*.plainKey',
+];
+
+export function createLogger(config: Config): Logger {
+  return pino({ level: config.logLevel, redact: { paths: REDACT_PATHS, censor: '[redacted]' } });
+}
+
+export interface InfraOverrides {
+  logger?: Logger;
+  clock?: Clock;
+  dbHandle?: DbHandle;
+  mailer?: Mailer;
+  redisPrefix?: string;
+  migrate?: boolean;
+  payments?: PaymentProvider;
+  /** The cost of new password hashes (the test harness's cheap one); ARGON2_OPTIONS otherwise. */
+  hashCost?: HashCost;
+}
+
+export async function createInfra(config: Config, overrides: InfraOverrides = {}): Promise<Infra> {
+  const logger = overrides.logger ?? createLogger(config);
+  const clock = overrides.clock ?? systemClock;
+  const dbHandle =
+    overrides.dbHandle ?? (config.databaseUrl ? openPostgres(config.databaseUrl, logger) : await openPglite({ dataDir: config.dataDir }));
+  let redis: Redis | null = null;
+  try {
+    if (overrides.migrate !== false) await runMigrations(dbHandle);
+    if (config.redisUrl) {
+      // No offline queue: while Redis is down, commands fail at once (callers fall back or answer 503)
+      // instead of waiting for a reconnect.
+      redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true });
+      redis.on('error', (err) => logger.warn({ err: { message: err.message } }, 'redis error'));
+      await redis.connect();
+    }
+  } catch (err) {
+    await dbHandle.close();
+    redis?.disconnect();
+    throw err;
+  }
+  const redisPrefix = overrides.redisPrefix ?? 'tenantry:';
+  const shared = createSharedState(redis, redisPrefix, logger);
+  const mailer = overrides.mailer ?? createMailer(config, logger);
+  const sessions = createSessionStore(dbHandle.db, config, clock, shared);
+  const audit = createAuditWriter(dbHandle.db, logger);
+  // BILLING_PROVIDER (config.ts): production gets the test checkout only when BILLING_PROVIDER=test asks for it.
+  const payments = overrides.payments ?? (config.billingProvider === 'stripe' ? createStripeProvider(config) : createTestProvider(config.publicApiUrl, clock));
+  if (payments.kind === 'test' && config.env === 'production') {
+    logger.warn('BILLING_PROVIDER=test: the built-in test checkout is served, and anyone with a checkout link can upgrade an organization without payment');
+  }
+
+  return {
+    config,
+    logger,
+    clock,
+    dbHandle,
+    db: dbHandle.db,
+    redis,
+    redisPrefix,
+    mailer,
+    shared,
+    sessions,
+    users: createUserCache(dbHandle.db, shared),
+    tokens: createTokenService(config, clock),
+    passwords: createPasswordHasher(config.auth.hashConcurrency, config.auth.hashQueueLimit, overrides.hashCost),
+    authorizeOrg: createAuthorizer(dbHandle.db),
+    apiKeys: createKeyStore(dbHandle.db, config, clock, shared),
+    audit,
+    quota: createQuotaGuard(dbHandle.db, clock),
+    payments,
+    metrics: createServiceMetrics(),
+    async close() {
+      await audit.close();
+      await sessions.close().catch((err: Error) => logger.warn({ err: { message: err.message } }, 'flushing session touches failed'));
+      await mailer.close();
+      if (redis) await redis.quit().catch(() => redis!.disconnect());
+      await dbHandle.close();
+    },
+  };
+}

@@ -1,0 +1,217 @@
+// The one sign-in sequence, for every method (password, magic link, social, two-factor ticket):
+// the lock → the first factor → a verified email → the second factor → the session; and the lockout
+// rule it applies, which the other checks of a secret (two-factor setup and disable, password change)
+// share.
+//
+// The lockout, exact under concurrency (docs/security.md). Every check of a secret that an attacker
+// could guess (a password, a two-factor code) first reserves a place on the account with one atomic
+// UPDATE, before any hashing. Failures counted so far plus checks under way never exceed
+// MAX_FAILED_CHECKS, however many requests race: a request past that answers 423 without checking
+// anything, even with the right password. The check that makes the 5th failure locks the account
+// for LOCK_MS; an expired lock starts a new count.
+//
+// The outcomes of a reserved check:
+// - wrong: `failCheck` turns the place into a failure (and locks at the 5th);
+// - right, and a session starts: `passCheck` ends the check and clears the failures (but not a
+//   lock that parallel failures set meanwhile);
+// - right without a session, or not decided (an error, a missing second factor, an unverified
+//   email): `releaseCheck` gives the place back.
+// A check's place is only held while it runs: a count of checks not renewed for CHECK_STALE_MS is
+// taken as left behind by a process that died mid-check, so it can never lock an account for good.
+import { sql } from 'drizzle-orm';
+import type { UserRow } from '../../db/tables/users.js';
+import type { Infra } from '../../infra.js';
+import { AppError, authenticationError } from '../../lib/errors.js';
+import { newId } from '../../lib/ids.js';
+import { reserveTokenCheck } from './email-tokens.js';
+import { findUserByEmail, invalidToken } from './service.js';
+import { consumeSecondFactor, invalidSecondFactor, twoFactorRequired } from './second-factor.js';
+
+const INVALID_CREDENTIALS = 'Invalid email or password';
+
+export interface ClientMeta {
+  userAgent: string | null;
+  ipAddress: string | null;
+}
+
+
+export const MAX_FAILED_CHECKS = 5;
+export const LOCK_MS = 15 * 60 * 1000;
+const CHECK_STALE_MS = 60 * 1000;
+
+export interface Reservation {
+  userId: string;
+}
+
+type Row = Record<string, unknown>;
+const rowsOf = (result: unknown) => (result as { rows: Row[] }).rows;
+
+export function lockedError(retryAfterS: number) {
+  return new AppError(423, 'ACCOUNT_LOCKED', 'Account is temporarily locked after too many failed sign-in attempts', `Try again in ${retryAfterS} seconds`, {
+    'Retry-After': String(retryAfterS),
+  });
+}
+
+/** 423 with the seconds left of a lock. */
+export const lockedUntilError = (lockedUntil: Date, now: Date) => lockedError(Math.max(1, Math.ceil((lockedUntil.getTime() - now.getTime()) / 1000)));
+
+/**
+ * Reserves one check of the account's secrets, or answers 423: locked (Retry-After: the rest of the
+ * lock), or every place taken by checks under way (Retry-After: 1, they end within a second).
+ */
+export async function reserveCheck(deps: Infra, userId: string): Promise<Reservation> {
+  const now = deps.clock.now();
+  const nowIso = now.toISOString();
+  const staleIso = new Date(now.getTime() - CHECK_STALE_MS).toISOString();
+  // One UPDATE, whose SET and WHERE read the row version it writes (the latest, after any parallel
+  // reservation): no two reservations can take the same place.
+  const reserved = rowsOf(
+    await deps.db.execute(sql`
+      update users set
+        checks_in_flight = case when checks_reserved_at is null or checks_reserved_at < ${staleIso}::timestamptz then 1 else checks_in_flight + 1 end,
+        checks_reserved_at = ${nowIso}::timestamptz,
+        failed_login_attempts = case when locked_until is null then failed_login_attempts else 0 end,
+        locked_until = null
+      where id = ${userId}
+        and (locked_until is null or locked_until <= ${nowIso}::timestamptz)
+        and (case when locked_until is null then failed_login_attempts else 0 end)
+          + (case when checks_reserved_at is null or checks_reserved_at < ${staleIso}::timestamptz then 0 else checks_in_flight end)
+          < ${MAX_FAILED_CHECKS}
+      returning 1 as reserved`),
+  );
+  if (reserved.length === 1) return { userId };
+  const [current] = rowsOf(await deps.db.execute(sql`select locked_until from users where id = ${userId}`));
+  const lockedUntil = current?.locked_until ? new Date(current.locked_until as string | Date) : null;
+  throw lockedUntil && lockedUntil > now ? lockedUntilError(lockedUntil, now) : lockedError(1);
+}
+
+/** The reserved check failed: one more failure; the 5th locks the account. */
+export async function failCheck(deps: Infra, reservation: Reservation): Promise<void> {
+  const lockUntil = new Date(deps.clock.now().getTime() + LOCK_MS).toISOString();
+  await deps.db.execute(sql`
+    update users set
+      checks_in_flight = greatest(checks_in_flight - 1, 0),
+      failed_login_attempts = failed_login_attempts + 1,
+      locked_until = case when failed_login_attempts + 1 >= ${MAX_FAILED_CHECKS} then ${lockUntil}::timestamptz else locked_until end
+    where id = ${reservation.userId}`);
+}
+
+/** The reserved check did not fail (or decided nothing): its place is given back. */
+export async function releaseCheck(deps: Infra, reservation: Reservation): Promise<void> {
+  await deps.db.execute(sql`update users set checks_in_flight = greatest(checks_in_flight - 1, 0) where id = ${reservation.userId}`);
+}
+
+/**
+ * A sign-in that passed every check and goes on to its session: the failures are cleared, but not a
+ * lock that parallel failures set while its secret was being checked (it was refused before its
+ * check if locked then), and its own reserved check, if it had one, is ended.
+ */
+export async function passCheck(deps: Infra, userId: string, reservation: Reservation | null): Promise<void> {
+  const nowIso = deps.clock.now().toISOString();
+  const reserved = reservation !== null;
+  await deps.db.execute(sql`
+    update users set
+      failed_login_attempts = case when locked_until is null or locked_until <= ${nowIso}::timestamptz then 0 else failed_login_attempts end,
+      locked_until = case when locked_until <= ${nowIso}::timestamptz then null else locked_until end,
+      checks_in_flight = case when ${reserved} then greatest(checks_in_flight - 1, 0) else checks_in_flight end
+    where id = ${userId} and (failed_login_attempts <> 0 or locked_until is not null or ${reserved})`);
+}
+
+/**
+ * Runs `check` under a reservation. Answers the reservation when the check passed (to start a
+ * session with, or to release); false when it failed (counted). An error thrown by the check
+ * releases the reservation: nothing was decided.
+ */
+export async function reservedCheck(deps: Infra, userId: string, check: () => Promise<boolean>): Promise<Reservation | false> {
+  const reservation = await reserveCheck(deps, userId);
+  let ok: boolean;
+  try {
+    ok = await check();
+  } catch (err) {
+    await releaseCheck(deps, reservation);
+    throw err;
+  }
+  if (ok) return reservation;
+  await failCheck(deps, reservation);
+  return false;
+}
+
+// ---- the sequence -----------------------------------------------------------------------------
+
+/** A fast refusal from the row already read; the reservation (reserveCheck) is what enforces the lock. */
+export function assertNotLocked(deps: Infra, user: UserRow) {
+  const now = deps.clock.now();
+  if (user.lockedUntil && user.lockedUntil > now) throw lockedUntilError(user.lockedUntil, now);
+}
+
+export function assertCanSignIn(deps: Infra, user: UserRow) {
+  if (deps.config.auth.requireEmailVerification && !user.emailVerifiedAt) {
+    throw new AppError(403, 'EMAIL_NOT_VERIFIED', 'Email address not verified', 'Follow the link in the verification email, or ask for a new one');
+  }
+}
+
+export const loginUser = (user: UserRow) => ({
+  id: user.id,
+  email: user.email,
+  fullName: user.fullName,
+  emailVerified: user.emailVerifiedAt?.toISOString() ?? null,
+  twoFactorEnabled: user.twoFactorEnabled,
+});
+
+/**
+ * The end of every sign-in method: failures cleared (and the sign-in's reserved check ended, if it
+ * had one), a new session (under the cap), a token pair.
+ */
+export async function startSession(deps: Infra, user: UserRow, meta: ClientMeta, reservation: Reservation | null = null) {
+  const sessionId = newId('ses', deps.clock.now().getTime());
+  const refresh = deps.tokens.signRefresh(user.id, sessionId);
+  await passCheck(deps, user.id, reservation);
+  await deps.sessions.start(sessionId, user.id, meta, refresh.jti, refresh.expiresAt);
+  return {
+    accessToken: deps.tokens.signAccess(user, sessionId),
+    refreshToken: refresh.token,
+    expiresIn: deps.tokens.accessTtlS,
+    user: loginUser(user),
+  };
+}
+
+export async function login(deps: Infra, input: { email: string; password: string; twoFactorCode?: string }, meta: ClientMeta) {
+  const user = await findUserByEmail(deps, input.email);
+  if (!user || !user.passwordHash || !user.isActive) {
+    await deps.passwords.verifyDummy(input.password);
+    throw authenticationError(INVALID_CREDENTIALS);
+  }
+  assertNotLocked(deps, user);
+  const passwordHash = user.passwordHash;
+  // One reservation covers the password and the second factor: a right password with a wrong code
+  // is one failure; a right password without a code, or an unverified email, none.
+  let code = false;
+  const reservation = await reservedCheck(deps, user.id, async () => {
+    if (!(await deps.passwords.verify(passwordHash, input.password))) return false;
+    if (!canSignIn(deps, user) || !needsSecondFactor(deps, user) || !input.twoFactorCode) return true;
+    code = true;
+    return consumeSecondFactor(deps, user.id, input.twoFactorCode);
+  });
+  if (!reservation) throw code ? invalidSecondFactor() : authenticationError(INVALID_CREDENTIALS);
+  if (!canSignIn(deps, user) || (needsSecondFactor(deps, user) && !code)) {
+    await releaseCheck(deps, reservation);
+    assertCanSignIn(deps, user);
+    throw twoFactorRequired();
+  }
+  return startSession(deps, user, meta, reservation);
+}
+
+export const needsSecondFactor = (deps: Infra, user: UserRow) => user.twoFactorEnabled && deps.config.auth.methods.twoFactor;
+const canSignIn = (deps: Infra, user: UserRow) => !deps.config.auth.requireEmailVerification || Boolean(user.emailVerifiedAt);
+
+/**
+ * The two-factor step of a sign-in whose first factor was a mailed token (magic link, two-factor
+ * ticket): one code check reserved on the token and on the account, so neither takes more than 5
+ * wrong codes. Answers the account's reservation, for the session start.
+ */
+export async function checkSecondFactorOnToken(deps: Infra, user: UserRow, token: string, purpose: 'magic_link' | 'two_factor_login', code: string) {
+  if (!(await reserveTokenCheck(deps, token, purpose))) throw invalidToken();
+  const reservation = await reservedCheck(deps, user.id, () => consumeSecondFactor(deps, user.id, code));
+  if (!reservation) throw invalidSecondFactor();
+  return reservation;
+}

@@ -1,0 +1,113 @@
+// The controls of one endpoint, on both path shapes (routes.ts calls this once per shape): test
+// events (at most 10 a minute), rotating the secret with an optional grace period, and recovering
+// failed deliveries (docs/api.md#webhook-endpoints, #deliveries). The service is controls.ts.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import { type TObject, type TString, Type } from 'typebox';
+import type { Infra } from '../../infra.js';
+import type { OrgAccess } from '../../platform/tenancy.js';
+import type { Permission } from '../../platform/permissions.js';
+import { errors, orgAccessErrors, type ErrorExample } from '../../http/errors-doc.js';
+import { OPTIONAL_BODY } from '../../http/openapi.js';
+import { Body, named, ok, orgSecurity, ref, success } from '../../http/schemas.js';
+import { MAX_GRACE_S, recoverDeliveries, rotateSecret, sendTestEvent, TEST_EVENTS_PER_MINUTE } from './controls.js';
+import { EndpointSecretResponse, TestEventResponse } from './schemas.js';
+
+export const RotateSecretBody = named(
+  'RotateWebhookSecretRequest',
+  Body({
+    graceSeconds: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: MAX_GRACE_S,
+        description: 'How long the old secret keeps signing too, in seconds (at most 7 days); 0 (the default): it stops at once',
+      }),
+    ),
+  }),
+  { description: 'Optional: an empty body (or none) rotates with no grace', examples: [{ graceSeconds: 86_400 }] },
+);
+export const RecoverBody = named(
+  'RecoverWebhookDeliveriesRequest',
+  Body({ since: Type.String({ format: 'date-time', description: 'The failed deliveries created at or after this time are queued again; not in the future' }) }),
+  { examples: [{ since: '2026-03-01T00:00:00.000Z' }] },
+);
+export const RecoverResponse = named('WebhookRecoverResponse', ok({ data: Type.Object({ queued: Type.Integer({ description: 'Failed deliveries queued again' }) }) }), {
+  examples: [{ success: true, data: { queued: 12 } }],
+});
+
+const tags = ['Webhooks'];
+const security = orgSecurity('webhooks:manage');
+const MANAGE = 'Owners and admins, or an API key with write:webhooks.';
+const manageErrors = orgAccessErrors('webhooks:manage');
+const ENDPOINT_NOT_FOUND: ErrorExample = { code: 'NOT_FOUND', message: 'Webhook endpoint not found' };
+const disabled = (to: string): ErrorExample => ({ code: 'CONFLICT', message: 'The endpoint is disabled', details: `Enable it (isActive: true) to ${to}` });
+const TEST_LIMIT: ErrorExample = {
+  code: 'RATE_LIMIT_EXCEEDED',
+  name: 'testEventLimit',
+  message: 'Too many test events for this endpoint',
+  details: `Limit of ${TEST_EVENTS_PER_MINUTE} test events per endpoint per minute reached; retry in 42 seconds`,
+};
+const BAD_GRACE: ErrorExample = { code: 'VALIDATION_ERROR', message: 'Invalid request body', details: 'graceSeconds: must be <= 604800' };
+const FUTURE: ErrorExample = { code: 'VALIDATION_ERROR', message: 'Invalid request body', details: 'since: must not be in the future' };
+
+type App = Parameters<FastifyPluginAsyncTypebox>[0];
+
+/** One path shape, as routes.ts declares it. */
+export interface Shape {
+  /** The endpoint's path (`…/webhooks/:id`). */
+  one: string;
+  Params: TObject<{ id: TString }>;
+  /** The caller's access to the endpoint's organization. */
+  scope: (req: FastifyRequest, p: Permission) => Promise<OrgAccess>;
+  /** The operationId of this shape. */
+  id: (name: string) => string;
+  /** Added to the summary and the description on the flat shape. */
+  alias: string;
+  note: string;
+}
+
+export function controlRoutes(app: App, deps: Infra, { one, Params, scope, id, alias, note }: Shape): void {
+  app.post(`${one}/test`, {
+    schema: {
+      tags,
+      security,
+      operationId: id('sendWebhookTestEvent'),
+      summary: `Send a test event to this endpoint (webhooks:manage)${alias}`,
+      description: `${MANAGE} One \`test\` event to this endpoint only, whatever its \`events\`; a paused endpoint answers 409. At most ${TEST_EVENTS_PER_MINUTE} per endpoint in any 60 seconds: beyond, 429 with Retry-After (the seconds until one is a minute old) and nothing is queued.${note}`,
+      params: Params,
+      response: { 200: ref(TestEventResponse, 'Queued'), ...errors(...manageErrors, ENDPOINT_NOT_FOUND, disabled('send a test event'), TEST_LIMIT) },
+    },
+    handler: async (req) => success(await sendTestEvent(deps, await scope(req, 'webhooks:manage'), req.params.id)),
+  });
+  app.post(`${one}/rotate-secret`, {
+    schema: {
+      tags,
+      security,
+      operationId: id('rotateWebhookSecret'),
+      summary: `New signing secret, the old one signing too during an optional grace (webhooks:manage)${alias}`,
+      description: `${MANAGE} Every delivery sent from now on, retries of older events included, is signed with the new secret; with \`graceSeconds\`, until then also with the old one (a second \`v1\`, after the new one's), so a receiver verifies with either. Without a body, or \`graceSeconds: 0\`, the old secret stops at once. Rotating during a grace makes the current secret the old one, with the new grace (docs/api.md#webhook-signatures).${note}`,
+      params: Params,
+      body: ref(RotateSecretBody),
+      // The body may be left out: the document says so (openapi.ts), and a missing one is {}.
+      ...OPTIONAL_BODY,
+      response: { 200: ref(EndpointSecretResponse, 'The endpoint with its new secret'), ...errors(BAD_GRACE, ...manageErrors, ENDPOINT_NOT_FOUND) },
+    },
+    preValidation: async (req) => {
+      if (req.body === undefined) req.body = {};
+    },
+    handler: async (req) => success(await rotateSecret(deps, await scope(req, 'webhooks:manage'), req.params.id, req.body.graceSeconds ?? 0)),
+  });
+  app.post(`${one}/recover`, {
+    schema: {
+      tags,
+      security,
+      operationId: id('recoverWebhookDeliveries'),
+      summary: `Queue again the failed deliveries since a time (webhooks:manage)${alias}`,
+      description: `${MANAGE} Every \`failed\` delivery of the endpoint created at or after \`since\` goes back to \`pending\`, due now, under the same delivery id: one more attempt each, as a manual retry makes (docs/api.md#deliveries). Answers how many were queued; \`since\` in the future answers 400, a paused endpoint 409.${note}`,
+      params: Params,
+      body: ref(RecoverBody),
+      response: { 202: ref(RecoverResponse, 'Queued'), ...errors(FUTURE, ...manageErrors, ENDPOINT_NOT_FOUND, disabled('recover deliveries')) },
+    },
+    handler: async (req, reply) => reply.status(202).send(success(await recoverDeliveries(deps, await scope(req, 'webhooks:manage'), req.params.id, new Date(req.body.since)))),
+  });
+}

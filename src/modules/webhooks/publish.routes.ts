@@ -1,0 +1,71 @@
+// POST /organizations/{orgId}/events: the adopting product publishes its own event types to its
+// customers' endpoints (docs/api.md#publishing-your-own-events).
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { Infra } from '../../infra.js';
+import { orgAccess } from '../../http/access.js';
+import { errors, orgAccessErrors } from '../../http/errors-doc.js';
+import { Body, named, ok, OrgParams, orgSecurity, ref } from '../../http/schemas.js';
+import { publishEvent } from './publish.js';
+
+const EXAMPLE = { type: 'order.shipped', data: { orderId: 'ord_1042', carrier: 'UPS' } };
+
+export const PublishEventBody = named(
+  'PublishEventRequest',
+  Body({
+    type: Type.String({ minLength: 1, maxLength: 100, description: 'A custom `a.b` type (e.g. `order.shipped`), not one of the service’s own (docs/api.md#event-types)' }),
+    data: Type.Record(Type.String(), Type.Unknown(), { description: 'Any JSON object: the `data` of the delivered body' }),
+  }),
+  { examples: [EXAMPLE] },
+);
+
+export const PublishEventResponse = named(
+  'PublishEventResponse',
+  ok({
+    data: Type.Object({
+      id: Type.String({ description: 'The event (`evt_…`): the `id` of every delivery’s body' }),
+      type: Type.String(),
+      deliveries: Type.Integer({ description: 'Deliveries queued: the active endpoints subscribed to this type or to every event' }),
+    }),
+  }),
+  { examples: [{ success: true, data: { id: 'evt_01jq3cd2f4h6k8m0p2r4t6w8y0', type: EXAMPLE.type, deliveries: 2 } }] },
+);
+
+const Headers = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({ minLength: 1, maxLength: 255, description: 'Repeated within 24 h in this organization: the first answer again, nothing recorded (docs/api.md#publishing-your-own-events)' }),
+  ),
+});
+
+export const publishRoutes: FastifyPluginAsyncTypebox<{ deps: Infra }> = async (app, { deps }) => {
+  const authorize = orgAccess(deps);
+  app.post('/organizations/:orgId/events', {
+    schema: {
+      tags: ['Webhooks'],
+      security: orgSecurity('events:publish'),
+      operationId: 'publishEvent',
+      summary: 'Publish an event of your own to the endpoints subscribed to it (events:publish)',
+      description:
+        'Owners and admins, or an API key with write:events. `type` is a custom `a.b` name, not one of the service’s own types; the event is delivered, signed, ' +
+        'to every active endpoint of the organization subscribed to it or to every event. With `Idempotency-Key`, a repeat within 24 h answers the first answer ' +
+        '(with `Idempotent-Replayed: true`) and records nothing; the same key with another `type` or `data` answers 409.',
+      params: OrgParams,
+      headers: Headers,
+      body: ref(PublishEventBody),
+      response: {
+        201: ref(PublishEventResponse, 'Recorded, and its deliveries queued'),
+        ...errors(
+          { code: 'VALIDATION_ERROR', name: 'serviceType', message: 'Invalid request body', details: 'type: "project.created" is an event type of the service; publish your own types, like "order.shipped"' },
+          ...orgAccessErrors('events:publish'),
+          { code: 'CONFLICT', name: 'idempotencyKeyReused', message: 'This Idempotency-Key was used for another request', details: 'It was first sent with another type or data; send a new key for a new event' },
+        ),
+      },
+    },
+    handler: async (req, reply) => {
+      const access = await authorize(req, req.params.orgId, 'events:publish');
+      const answer = await publishEvent(deps, access, req.body, req.headers['idempotency-key']);
+      if (answer.replayed) reply.header('idempotent-replayed', 'true');
+      return reply.status(answer.status as 201).send(answer.body);
+    },
+  });
+};

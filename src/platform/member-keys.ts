@@ -1,0 +1,56 @@
+// An API key acts for the person who made it, so it lives only as long as that person may manage
+// keys in the organization: removing, demoting or losing the member revokes their keys in the same
+// transaction (docs/security.md). Organizations call this from their membership changes; the
+// api-keys feature owns everything else about keys.
+import { and, eq } from 'drizzle-orm';
+import type { Tx } from '../db/client.js';
+import { apiKeys, type ApiKeyRow } from '../db/tables/api-keys.js';
+import type { AfterCommit } from '../db/transaction.js';
+import type { Clock } from '../lib/clock.js';
+import { auditChange } from './audit/record.js';
+import type { KeyStore } from './identity/key-store.js';
+import { recordEvent } from './outbox.js';
+import type { OrgAccess } from './tenancy.js';
+
+/** The data of every `api_key.*` event. */
+export const keyEventData = (k: ApiKeyRow) => ({ apiKeyId: k.id, organizationId: k.organizationId, name: k.name, keyPrefix: k.keyPrefix, scopes: k.scopes });
+
+export type CascadeReason = 'member_removed' | 'member_left' | 'member_demoted';
+
+// The revocation's own route: its audit entries carry the action a revocation by hand has, so one
+// filter finds every revocation.
+const REVOKE_ROUTE = '/api/v1/organizations/:orgId/api-keys/:keyId';
+
+/**
+ * Inside the transaction that removes `userId` from the organization or demotes them below admin:
+ * revokes every live key they made there, each with an `api_key.revoked` event (with `reason` and
+ * `createdBy`) and an audit entry attributed to whoever made the change, under the revocation's
+ * action and the key's path; once the transaction commits, every instance refuses the keys.
+ * (A change made through an API key is audited by the request pipeline, as all of a key's requests.)
+ */
+export async function revokeKeysOfCreator(
+  deps: { clock: Clock; apiKeys: KeyStore },
+  tx: Tx,
+  afterCommit: AfterCommit,
+  access: OrgAccess,
+  userId: string,
+  reason: CascadeReason,
+): Promise<void> {
+  const now = deps.clock.now();
+  const revoked = await tx
+    .update(apiKeys)
+    .set({ isActive: false, revokedAt: now })
+    .where(and(eq(apiKeys.organizationId, access.organizationId), eq(apiKeys.createdBy, userId), eq(apiKeys.isActive, true)))
+    .returning();
+  revoked.sort((a, b) => a.id.localeCompare(b.id));
+  afterCommit(async () => {
+    for (const k of revoked) await deps.apiKeys.revoked(k.id);
+  });
+  for (const k of revoked) {
+    await recordEvent(deps, tx, access.organizationId, 'api_key.revoked', { ...keyEventData(k), reason, createdBy: userId });
+  }
+  for (const k of revoked) {
+    const request = { ...access.request, method: 'DELETE', route: REVOKE_ROUTE, path: `/api/v1/organizations/${access.organizationId}/api-keys/${k.id}` };
+    await auditChange(deps, tx, { ...access, request });
+  }
+}
