@@ -1,0 +1,108 @@
+// The pages mailed links land on, end to end in Chromium against the real API: sign-up and its
+// verification link, sign-in, a session that survives a reload through the HttpOnly cookie and ends
+// with "Sign out", the password reset from the mail, and the sign-in link.
+import { describe, expect, it } from 'vitest';
+import { json } from '../../test/harness.js';
+import { useWebApp } from './app.js';
+import { apiLogin, mailedLink, PASSWORD, shown, signedInAs, signInWithPassword, uniqueEmail, verifiedAccount } from './flows.js';
+
+const w = useWebApp();
+
+describe('accounts in the browser', () => {
+  it('sign-up → the mailed link → "Email verified" → sign-in shows the email', async () => {
+    const { page } = await w.person();
+    const email = uniqueEmail('signup');
+    await page.goto('/sign-up');
+    await page.getByLabel('Full name', { exact: true }).fill('Ada Lovelace');
+    await page.getByLabel('Email', { exact: true }).fill(email);
+    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign up', exact: true }).click();
+    await shown(page.getByText('We sent a verification link'));
+
+    await page.goto(await mailedLink(w.t, w.origin, email, /Verify your email/, '/verify-email'));
+    await shown(page.getByText('Email verified', { exact: true }));
+
+    await page.getByRole('link', { name: 'Sign in', exact: true }).click();
+    await page.getByLabel('Email', { exact: true }).fill(email);
+    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await signedInAs(page, email);
+    // The API agrees: the address is verified.
+    const me = await w.t.request({ method: 'GET', url: '/api/v1/users/me', headers: await apiLogin(w.t, email) });
+    expect(json(me)).toMatchObject({ email, fullName: 'Ada Lovelace', emailVerified: expect.any(String) });
+  });
+
+  it('shows the API error next to the field it concerns', async () => {
+    const { page } = await w.person();
+    await page.goto('/sign-up');
+    await page.getByLabel('Email', { exact: true }).fill(uniqueEmail('weak'));
+    const password = page.getByLabel('Password', { exact: true });
+    await password.fill('short');
+    await page.getByRole('button', { name: 'Sign up', exact: true }).click();
+    const alert = await shown(page.getByRole('alert').filter({ hasText: /password/i }));
+    const alertId = await alert.getAttribute('id');
+    expect(await password.getAttribute('aria-describedby')).toContain(alertId);
+    expect(await password.getAttribute('aria-invalid')).toBe('true');
+  });
+
+  it('keeps the session over a reload (silent refresh through the cookie), in memory only, and "Sign out" ends it', async () => {
+    const email = await verifiedAccount(w.t, 'reload');
+    const { page, context } = await w.person();
+    await signInWithPassword(page, email);
+    await page.goto('/account');
+    await page.reload();
+    await signedInAs(page, email);
+    await shown(page.getByRole('heading', { name: 'Account', exact: true }));
+
+    // No token where scripts could read it: the refresh token is an HttpOnly cookie.
+    expect(await page.evaluate(() => [localStorage.length, sessionStorage.length, document.cookie])).toEqual([0, 0, '']);
+    const cookie = (await context.cookies()).find((c) => c.name === 'tenantry_refresh');
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/api/v1/auth' });
+
+    const sessions = async () => {
+      const res = await w.t.request({ method: 'GET', url: '/api/v1/users/me/sessions', headers: await apiLogin(w.t, email) });
+      return (json(res).sessions as Array<{ userAgent: string | null }>).filter((s) => /Chrome/.test(s.userAgent ?? '')).length;
+    };
+    expect(await sessions()).toBe(1);
+
+    await page.getByRole('button', { name: 'Sign out', exact: true }).click();
+    await shown(page.getByRole('heading', { name: 'Sign in', exact: true }));
+    expect((await context.cookies()).some((c) => c.name === 'tenantry_refresh')).toBe(false);
+    await page.goto('/account');
+    await page.waitForURL(/\/sign-in\?next=%2Faccount$/);
+    await shown(page.getByRole('button', { name: 'Sign in', exact: true }));
+    expect(await sessions()).toBe(0);
+  });
+
+  it('resets the password from the mail: "Password changed", then the new one signs in', async () => {
+    const email = await verifiedAccount(w.t, 'reset');
+    const { page } = await w.person();
+    await page.goto('/sign-in');
+    await page.getByRole('link', { name: 'Forgot your password?' }).click();
+    await page.getByLabel('Email', { exact: true }).fill(email);
+    await page.getByRole('button', { name: 'Send reset link' }).click();
+    await shown(page.getByText('a link to set a new password is on its way'));
+
+    await page.goto(await mailedLink(w.t, w.origin, email, /Reset your password/, '/reset-password'));
+    await page.getByLabel('New password', { exact: true }).fill('Brand-New-Secret-7');
+    await page.getByRole('button', { name: 'Set new password', exact: true }).click();
+    await shown(page.getByText('Password changed', { exact: true }));
+
+    await signInWithPassword(page, email, 'Brand-New-Secret-7');
+    const old = await w.t.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password: PASSWORD } });
+    expect(old.statusCode).toBe(401);
+  });
+
+  it('signs in with the link from "Email me a sign-in link"', async () => {
+    const email = await verifiedAccount(w.t, 'magic');
+    const { page } = await w.person();
+    await page.goto('/sign-in');
+    await page.getByLabel('Email', { exact: true }).fill(email);
+    await page.getByRole('button', { name: 'Email me a sign-in link', exact: true }).click();
+    await shown(page.getByText('a sign-in link is on its way'));
+
+    await page.goto(await mailedLink(w.t, w.origin, email, /Your sign-in link/, '/magic-link'));
+    await signedInAs(page, email);
+    await page.waitForURL(/\/orgs$/);
+  });
+});

@@ -1,0 +1,124 @@
+// The console in Chromium against the real API: an organization and its projects, an invitation
+// mailed to a second person who accepts it, an API key shown once and listed, a webhook endpoint,
+// and the upgrade through the built-in test checkout.
+import { describe, expect, it } from 'vitest';
+import { json } from '../../test/harness.js';
+import { useWebApp } from './app.js';
+import { apiLogin, createOrganization, mailedLink, shown, signedInAs, signInWithPassword, verifiedAccount } from './flows.js';
+
+const w = useWebApp();
+
+describe('the console', () => {
+  it('creates, renames and deletes projects', async () => {
+    const email = await verifiedAccount(w.t, 'projects');
+    const { page } = await w.person();
+    await signInWithPassword(page, email);
+    const orgId = await createOrganization(page, 'Analytical Engines', `engines-${Date.now().toString(36)}`);
+
+    await page.getByLabel('Name', { exact: true }).fill('Difference Engine');
+    await page.getByRole('button', { name: 'Create project', exact: true }).click();
+    const projects = page.getByRole('list', { name: 'Projects' });
+    await shown(projects.getByText('Difference Engine', { exact: true }));
+
+    await page.getByRole('button', { name: 'Rename Difference Engine' }).click();
+    await projects.getByLabel('Name', { exact: true }).fill('Difference Engine No. 2');
+    await projects.getByRole('button', { name: 'Save', exact: true }).click();
+    await shown(projects.getByText('Difference Engine No. 2', { exact: true }));
+
+    const auth = await apiLogin(w.t, email);
+    const listed = await w.t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/projects`, headers: auth });
+    expect(json(listed).data.map((p: { name: string }) => p.name)).toEqual(['Difference Engine No. 2']);
+
+    await page.getByRole('button', { name: 'Delete Difference Engine No. 2' }).click();
+    await shown(page.getByText('No projects yet.'));
+    const after = await w.t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/projects`, headers: auth });
+    expect(json(after).total).toBe(0);
+  });
+
+  it('invites a second person, who accepts from the mail: "Invitation accepted", and is listed as a member', async () => {
+    const owner = await verifiedAccount(w.t, 'owner');
+    const invitee = await verifiedAccount(w.t, 'invitee', 'Charles Babbage');
+    const a = await w.person();
+    await signInWithPassword(a.page, owner);
+    const orgId = await createOrganization(a.page, 'Royal Society', `royal-${Date.now().toString(36)}`);
+
+    await a.page.getByRole('link', { name: 'Members', exact: true }).click();
+    await a.page.getByLabel('Email', { exact: true }).fill(invitee);
+    await a.page.getByLabel('Role', { exact: true }).selectOption('admin');
+    await a.page.getByRole('button', { name: 'Invite', exact: true }).click();
+    await shown(a.page.getByRole('list', { name: 'Pending invitations' }).getByText(invitee));
+
+    const b = await w.person();
+    await b.page.goto(await mailedLink(w.t, w.origin, invitee, /You are invited to join Royal Society/, '/invitations/accept'));
+    await b.page.getByRole('link', { name: 'sign in', exact: true }).click();
+    await b.page.getByLabel('Email', { exact: true }).fill(invitee);
+    await b.page.getByLabel('Password', { exact: true }).fill('Correct-Horse-9');
+    await b.page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await signedInAs(b.page, invitee);
+    await b.page.getByRole('button', { name: 'Accept invitation', exact: true }).click();
+    await shown(b.page.getByText('Invitation accepted', { exact: true }));
+
+    await a.page.reload();
+    await shown(a.page.getByRole('list', { name: 'Members' }).getByText('Charles Babbage'));
+    const members = await w.t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/members`, headers: await apiLogin(w.t, owner) });
+    expect(json(members).members.map((m: { user: { email: string }; role: string }) => [m.user.email, m.role])).toContainEqual([invitee, 'admin']);
+  });
+
+  it('creates an API key (the key shown once, then listed with its usage) and adds a webhook endpoint', async () => {
+    const email = await verifiedAccount(w.t, 'keys');
+    const { page } = await w.person();
+    await signInWithPassword(page, email);
+    const orgId = await createOrganization(page, 'Key Holders', `keys-${Date.now().toString(36)}`);
+
+    await page.getByRole('link', { name: 'API keys', exact: true }).click();
+    await page.getByLabel('Name', { exact: true }).fill('ci');
+    await page.getByLabel('Write projects').check();
+    await page.getByRole('button', { name: 'Create API key', exact: true }).click();
+    const plain = (await (await shown(page.getByTestId('plain-key'))).textContent())!.trim();
+    expect(plain).toMatch(/^svc_live_[0-9a-f]{32}$/);
+    const row = page.getByRole('table', { name: 'API keys' }).getByRole('row').filter({ hasText: 'ci' });
+    await shown(row.getByText(plain.slice(0, 17)));
+    await shown(row.getByText('read:projects, write:projects'));
+
+    // The key works, and its use shows in the list.
+    const used = await w.t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/projects`, headers: { 'x-api-key': plain } });
+    expect(used.statusCode).toBe(200);
+    await page.getByRole('button', { name: 'I have saved it' }).click();
+    expect(await page.getByTestId('plain-key').count()).toBe(0);
+    await page.getByRole('link', { name: 'Projects', exact: true }).click();
+    await page.getByRole('link', { name: 'API keys', exact: true }).click();
+    await shown(page.getByRole('table', { name: 'API keys' }).getByText('1 requests'));
+
+    await page.getByRole('link', { name: 'Webhooks', exact: true }).click();
+    await page.getByLabel('URL', { exact: true }).fill(w.receiver.url);
+    await page.getByRole('button', { name: 'Add endpoint', exact: true }).click();
+    const secret = (await (await shown(page.getByTestId('signing-secret'))).textContent())!.trim();
+    expect(secret).toMatch(/^whsec_[0-9a-f]{64}$/);
+    await page.getByRole('link', { name: w.receiver.url }).click();
+    await page.getByRole('button', { name: 'Send test', exact: true }).click();
+    const deliveries = page.getByRole('table', { name: 'Deliveries' });
+    await shown(deliveries.getByText('test', { exact: true }));
+    await expect.poll(() => w.receiver.received.length, { timeout: 10_000 }).toBeGreaterThan(0);
+    await page.getByRole('button', { name: 'Refresh', exact: true }).click();
+    await shown(deliveries.getByText('delivered', { exact: true }));
+
+    const hooks = await w.t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/webhooks`, headers: await apiLogin(w.t, email) });
+    expect(json(hooks).data.map((h: { url: string }) => h.url)).toEqual([w.receiver.url]);
+  });
+
+  it('upgrades through the built-in test checkout: the plan shows Pro', async () => {
+    const email = await verifiedAccount(w.t, 'billing');
+    const { page } = await w.person();
+    await signInWithPassword(page, email);
+    const orgId = await createOrganization(page, 'Paying Customers', `paying-${Date.now().toString(36)}`);
+    await page.getByRole('link', { name: 'Billing', exact: true }).click();
+    await shown(page.getByTestId('plan-name').filter({ hasText: 'Free' }));
+    await page.getByRole('button', { name: 'Upgrade', exact: true }).click();
+    await page.waitForURL(/\/api\/v1\/billing\/test-checkout\//);
+    await page.getByRole('button', { name: 'Pay and subscribe' }).click();
+    await page.waitForURL(/\/billing\?checkout=done$/);
+    await shown(page.getByTestId('plan-name').filter({ hasText: 'Pro' }));
+    const billing = await w.t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/billing`, headers: await apiLogin(w.t, email) });
+    expect(json(billing).data.plan.name).toBe('Pro');
+  });
+});

@@ -1,0 +1,133 @@
+// /sign-in: password (with the two-factor step when the account asks for it), a sign-in link by
+// mail, and Google or GitHub through the API's social sign-in, which comes back to /auth/callback.
+import { useState } from 'react';
+import { toProblem, type Problem } from '../../api/errors';
+import { COOKIE_MODE, publicApi } from '../../api/session';
+import { Field, Form, Notice, Submit, useSubmit } from '../../ui/form';
+import { Link, useLocation } from '../../router';
+import { AuthCard, finishSignIn, outcomeOf, TwoFactorStep } from './shared';
+
+export function socialHref(provider: 'google' | 'github') {
+  const redirectTo = `${window.location.origin}/auth/callback`;
+  return `/api/v1/auth/oauth/${provider}?redirectTo=${encodeURIComponent(redirectTo)}`;
+}
+
+export function SocialButtons() {
+  return (
+    <div className="social" aria-label="Other ways to sign in" role="group">
+      <a className="button" href={socialHref('google')}>
+        Continue with Google
+      </a>
+      <a className="button" href={socialHref('github')}>
+        Continue with GitHub
+      </a>
+    </div>
+  );
+}
+
+export function SignIn() {
+  const { query } = useLocation();
+  const next = query.get('next');
+  const [email, setEmail] = useState(query.get('email') ?? '');
+  const [password, setPassword] = useState('');
+  const [twoFactor, setTwoFactor] = useState(false);
+  const [unverified, setUnverified] = useState(false);
+  const [notice, setNotice] = useState<string | null>(null);
+  const { busy, problem, setProblem, run } = useSubmit();
+
+  const signIn = (twoFactorCode?: string) =>
+    publicApi.POST('/api/v1/auth/login', {
+      body: { email: email.trim(), password, ...(twoFactorCode ? { twoFactorCode } : {}) },
+      headers: COOKIE_MODE,
+    });
+
+  const submitPassword = () =>
+    run(async () => {
+      setNotice(null);
+      setUnverified(false);
+      const outcome = outcomeOf(await signIn(), { AUTHENTICATION_ERROR: 'password', ACCOUNT_LOCKED: 'password' });
+      if (outcome.done) return finishSignIn(next);
+      if ('twoFactor' in outcome) return setTwoFactor(true);
+      if (outcome.problem.code === 'EMAIL_NOT_VERIFIED') setUnverified(true);
+      return outcome.problem;
+    });
+
+  const sendLink = () =>
+    run(async (): Promise<Problem | null> => {
+      setNotice(null);
+      const { error } = await publicApi.POST('/api/v1/auth/magic-link', { body: { email: email.trim() } });
+      if (error) return toProblem(error);
+      setNotice(`If an account uses ${email.trim()}, a sign-in link is on its way. It works for 15 minutes.`);
+      return null;
+    });
+
+  const resend = () =>
+    run(async (): Promise<Problem | null> => {
+      const { error } = await publicApi.POST('/api/v1/auth/resend-verification', { body: { email: email.trim() } });
+      if (error) return toProblem(error);
+      setUnverified(false);
+      setNotice('A new verification link is on its way.');
+      return null;
+    });
+
+  if (twoFactor) {
+    return (
+      <AuthCard title="Two-factor sign-in">
+        <TwoFactorStep
+          submit={async (code) => {
+            const outcome = outcomeOf(await signIn(code), { AUTHENTICATION_ERROR: 'code', ACCOUNT_LOCKED: 'code' });
+            if (outcome.done) finishSignIn(next);
+            return 'problem' in outcome ? outcome.problem : null;
+          }}
+          onCancel={() => {
+            setTwoFactor(false);
+            setPassword('');
+            setProblem(null);
+          }}
+        />
+      </AuthCard>
+    );
+  }
+
+  return (
+    <AuthCard title="Sign in">
+      {notice ? <Notice>{notice}</Notice> : null}
+      <Form onSubmit={() => void submitPassword()} problem={problem} fields={['email', 'password']} label="Sign in with a password">
+        <Field label="Email" type="email" autoComplete="email" value={email} onChange={setEmail} required error={problem?.fields.email} />
+        <Field
+          label="Password"
+          type="password"
+          autoComplete="current-password"
+          value={password}
+          onChange={setPassword}
+          required
+          error={problem?.fields.password}
+        />
+        {unverified ? (
+          <p>
+            Your address is not verified yet.{' '}
+            <button type="button" className="link" onClick={() => void resend()}>
+              Send the verification link again
+            </button>
+          </p>
+        ) : null}
+        <div className="actions">
+          <Submit busy={busy}>Sign in</Submit>
+          <button type="button" className="secondary" onClick={() => void sendLink()} disabled={busy}>
+            Email me a sign-in link
+          </button>
+        </div>
+        <p className="small">
+          <Link to="/forgot-password">Forgot your password?</Link>
+        </p>
+      </Form>
+      <div className="divider">
+        <span>or</span>
+      </div>
+      <SocialButtons />
+      <p className="small">
+        New here? <Link to={next ? `/sign-up?next=${encodeURIComponent(next)}` : '/sign-up'}>Create an account</Link>
+      </p>
+    </AuthCard>
+  );
+}

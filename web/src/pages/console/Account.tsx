@@ -1,0 +1,91 @@
+// /account: profile, password, sessions and two-factor.
+import { useEffect, useState } from 'react';
+import { toProblem } from '../../api/errors';
+import { useLoad, useSession } from '../../api/hooks';
+import { api, reloadMe } from '../../api/session';
+import { Field, Form, Notice, Submit, useSubmit } from '../../ui/form';
+import { ConsolePage, Section } from '../../ui/Shell';
+import { Sessions } from './Sessions';
+import { TwoFactor } from './TwoFactor';
+
+function Profile() {
+  const me = useLoad('me', () => api.GET('/api/v1/users/me'));
+  const [fullName, setFullName] = useState('');
+  const [saved, setSaved] = useState(false);
+  const { busy, problem, run } = useSubmit();
+  useEffect(() => setFullName(me.data?.fullName ?? ''), [me.data]);
+  const submit = () =>
+    run(async () => {
+      setSaved(false);
+      const { error } = await api.PATCH('/api/v1/users/me', { body: { fullName: fullName.trim() } });
+      if (error) return toProblem(error);
+      setSaved(true);
+      await reloadMe();
+      return null;
+    });
+  return (
+    <Section title="Profile">
+      <p>
+        Email: <strong>{me.data?.email}</strong>
+        {me.data?.emailVerified ? ' (verified)' : ''}
+      </p>
+      <Form onSubmit={() => void submit()} problem={problem} fields={['fullName']} label="Profile">
+        {saved ? <Notice>Profile saved</Notice> : null}
+        <Field label="Full name" autoComplete="name" value={fullName} onChange={setFullName} error={problem?.fields.fullName} />
+        <div className="actions">
+          <Submit busy={busy}>Save profile</Submit>
+        </div>
+      </Form>
+    </Section>
+  );
+}
+
+function Password() {
+  const [current, setCurrent] = useState('');
+  const [next, setNext] = useState('');
+  const [done, setDone] = useState(false);
+  const { busy, problem, run } = useSubmit();
+  const submit = () =>
+    run(async () => {
+      setDone(false);
+      const { error } = await api.PUT('/api/v1/users/me/password', { body: { currentPassword: current, newPassword: next } });
+      if (error) return toProblem(error, { AUTHENTICATION_ERROR: 'currentPassword', ACCOUNT_LOCKED: 'currentPassword' });
+      setDone(true);
+      setCurrent('');
+      setNext('');
+      return null;
+    });
+  return (
+    <Section title="Password">
+      <Form onSubmit={() => void submit()} problem={problem} fields={['currentPassword', 'newPassword']} label="Change password">
+        {done ? <Notice>Password changed. Your other sessions were signed out.</Notice> : null}
+        <Field
+          label="Current password"
+          type="password"
+          autoComplete="current-password"
+          value={current}
+          onChange={setCurrent}
+          error={problem?.fields.currentPassword}
+        />
+        <Field label="New password" type="password" autoComplete="new-password" value={next} onChange={setNext} error={problem?.fields.newPassword} />
+        <div className="actions">
+          <Submit busy={busy}>Change password</Submit>
+        </div>
+      </Form>
+    </Section>
+  );
+}
+
+export function Account() {
+  const session = useSession();
+  return (
+    <ConsolePage title="Account">
+      <div className="grid">
+        <Profile />
+        <Password />
+      </div>
+      <Sessions />
+      {session.status === 'signed-in' ? <TwoFactor enabled={session.user.twoFactorEnabled} /> : null}
+    </ConsolePage>
+  );
+}

@@ -1,0 +1,155 @@
+// API keys: create one (name and scopes; the full key is shown once), the list with each key's
+// usage, and revocation.
+import { useState } from 'react';
+import type { Schema } from '@tenantry/client';
+import { toProblem } from '../../api/errors';
+import { useLoad } from '../../api/hooks';
+import { api } from '../../api/session';
+import { Alert, Field, Form, Submit, useSubmit } from '../../ui/form';
+import { when } from '../../ui/format';
+import { Section } from '../../ui/Shell';
+
+type Scope = Schema<'ApiKeyScope'>;
+const SCOPES: ReadonlyArray<readonly [Scope, string]> = [
+  ['read:projects', 'Read projects'],
+  ['write:projects', 'Write projects'],
+  ['read:members', 'Read members'],
+  ['write:members', 'Write members'],
+  ['read:webhooks', 'Read webhooks'],
+  ['write:webhooks', 'Write webhooks'],
+  ['read:billing', 'Read billing'],
+  ['read:audit-logs', 'Read the audit log'],
+];
+
+function Usage({ keyId }: { keyId: string }) {
+  const usage = useLoad(`usage:${keyId}`, () => api.GET('/api/v1/api-keys/{keyId}/usage', { params: { path: { keyId } } }));
+  if (!usage.data) return <span className="muted">…</span>;
+  return (
+    <span>
+      {usage.data.usage.requests.toLocaleString()} requests · {usage.data.usage.rateLimit.toLocaleString()}/min
+    </span>
+  );
+}
+
+function CreateKey({ orgId, onCreated }: { orgId: string; onCreated: () => void }) {
+  const [name, setName] = useState('');
+  const [scopes, setScopes] = useState<Scope[]>(['read:projects']);
+  const [plain, setPlain] = useState<{ name: string; key: string } | null>(null);
+  const { busy, problem, run } = useSubmit();
+  const submit = () =>
+    run(async () => {
+      const { data, error } = await api.POST('/api/v1/organizations/{orgId}/api-keys', { params: { path: { orgId } }, body: { name: name.trim(), scopes } });
+      if (error) return toProblem(error, { PLAN_LIMIT_EXCEEDED: 'name' });
+      setPlain({ name: data.apiKey.name, key: data.plainKey });
+      setName('');
+      onCreated();
+      return null;
+    });
+  const toggle = (scope: Scope, on: boolean) => setScopes((s) => (on ? [...s, scope] : s.filter((x) => x !== scope)));
+  return (
+    <>
+      {plain ? (
+        <div className="notice" role="status">
+          <p>
+            The key <strong>{plain.name}</strong> was created. Copy it now: it is shown only once.
+          </p>
+          <p>
+            <code className="secret" data-testid="plain-key">
+              {plain.key}
+            </code>
+          </p>
+          <div className="actions">
+            <button type="button" className="secondary small" onClick={() => void navigator.clipboard?.writeText(plain.key)}>
+              Copy key
+            </button>
+            <button type="button" className="link" onClick={() => setPlain(null)}>
+              I have saved it
+            </button>
+          </div>
+        </div>
+      ) : null}
+      <Form onSubmit={() => void submit()} problem={problem} fields={['name', 'scopes']} label="Create API key">
+        <Field label="Name" value={name} onChange={setName} required error={problem?.fields.name} />
+        <fieldset className="checks" aria-describedby={problem?.fields.scopes ? 'scopes-error' : undefined}>
+          <legend>Scopes</legend>
+          {SCOPES.map(([scope, text]) => (
+            <label key={scope} className="check">
+              <input type="checkbox" checked={scopes.includes(scope)} onChange={(e) => toggle(scope, e.target.checked)} />
+              {text} <code className="muted">{scope}</code>
+            </label>
+          ))}
+          {problem?.fields.scopes ? (
+            <p id="scopes-error" className="field-error" role="alert">
+              {problem.fields.scopes}
+            </p>
+          ) : null}
+        </fieldset>
+        <div className="actions">
+          <Submit busy={busy}>Create API key</Submit>
+        </div>
+      </Form>
+    </>
+  );
+}
+
+export function ApiKeys({ orgId }: { orgId: string }) {
+  const list = useLoad(`keys:${orgId}`, () => api.GET('/api/v1/organizations/{orgId}/api-keys', { params: { path: { orgId }, query: { pageSize: 100 } } }));
+  const revoke = useSubmit();
+  const del = (keyId: string) =>
+    revoke.run(async () => {
+      const { error } = await api.DELETE('/api/v1/organizations/{orgId}/api-keys/{keyId}', { params: { path: { orgId, keyId } } });
+      if (error) return toProblem(error);
+      list.reload();
+      return null;
+    });
+  return (
+    <>
+      <Section title="New API key">
+        <CreateKey orgId={orgId} onCreated={list.reload} />
+      </Section>
+      <Section title="API keys">
+        {list.problem ? <Alert>{list.problem.message}</Alert> : null}
+        {revoke.problem?.message ? <Alert>{revoke.problem.message}</Alert> : null}
+        {list.data && list.data.data.length === 0 ? <p>No API keys yet.</p> : null}
+        <div className="table-wrap">
+          <table aria-label="API keys">
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Key</th>
+                <th scope="col">Scopes</th>
+                <th scope="col">Usage</th>
+                <th scope="col">Last used</th>
+                <th scope="col">Status</th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.data?.data.map((k) => (
+                <tr key={k.id}>
+                  <td>{k.name}</td>
+                  <td>
+                    <code>{k.keyPrefix}…</code>
+                  </td>
+                  <td className="wrap">{k.scopes.join(', ') || 'none'}</td>
+                  <td>
+                    <Usage keyId={k.id} />
+                  </td>
+                  <td>{when(k.lastUsedAt)}</td>
+                  <td>
+                    {k.isActive ? (
+                      <button type="button" className="danger small" disabled={revoke.busy} aria-label={`Revoke ${k.name}`} onClick={() => void del(k.id)}>
+                        Revoke
+                      </button>
+                    ) : (
+                      <span className="badge">Revoked</span>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </Section>
+    </>
+  );
+}

@@ -1,0 +1,98 @@
+// One endpoint's deliveries, newest first: status, attempts, the last answer or error, and retry.
+import { toProblem } from '../../api/errors';
+import { useLoad } from '../../api/hooks';
+import { api } from '../../api/session';
+import { Alert, useSubmit } from '../../ui/form';
+import { when } from '../../ui/format';
+import { Link } from '../../router';
+import { Section } from '../../ui/Shell';
+
+export function Deliveries({ orgId, endpointId }: { orgId: string; endpointId: string }) {
+  const path = { orgId, id: endpointId };
+  const endpoint = useLoad(`webhook:${endpointId}`, () => api.GET('/api/v1/organizations/{orgId}/webhooks/{id}', { params: { path } }));
+  const list = useLoad(`deliveries:${endpointId}`, () =>
+    api.GET('/api/v1/organizations/{orgId}/webhooks/{id}/deliveries', { params: { path, query: { pageSize: 50 } } }),
+  );
+  const action = useSubmit();
+  const retry = (deliveryId: string) =>
+    action.run(async () => {
+      const { error } = await api.POST('/api/v1/organizations/{orgId}/webhooks/{id}/deliveries/{deliveryId}/retry', {
+        params: { path: { ...path, deliveryId } },
+      });
+      if (error) return toProblem(error);
+      list.reload();
+      return null;
+    });
+  const test = () =>
+    action.run(async () => {
+      const { error } = await api.POST('/api/v1/organizations/{orgId}/webhooks/{id}/test', { params: { path } });
+      if (error) return toProblem(error);
+      list.reload();
+      return null;
+    });
+
+  return (
+    <Section title="Deliveries">
+      <p>
+        <Link to={`/orgs/${orgId}/webhooks`}>← Endpoints</Link>
+        {endpoint.data ? (
+          <>
+            {' '}
+            · <strong className="wrap">{endpoint.data.data.url}</strong>
+          </>
+        ) : null}
+      </p>
+      {list.problem ? <Alert>{list.problem.message}</Alert> : null}
+      {action.problem ? <Alert>{action.problem.message}</Alert> : null}
+      <div className="actions">
+        <button type="button" className="secondary" disabled={action.busy} onClick={() => void test()}>
+          Send test
+        </button>
+        <button type="button" className="secondary" disabled={list.loading} onClick={list.reload}>
+          Refresh
+        </button>
+      </div>
+      {list.data && list.data.data.length === 0 ? <p>No deliveries yet.</p> : null}
+      <div className="table-wrap">
+        <table aria-label="Deliveries">
+          <thead>
+            <tr>
+              <th scope="col">Event</th>
+              <th scope="col">Status</th>
+              <th scope="col">Attempts</th>
+              <th scope="col">Last answer</th>
+              <th scope="col">Created</th>
+              <th scope="col">Next attempt</th>
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.data?.data.map((d) => (
+              <tr key={d.id}>
+                <td>
+                  <code>{d.eventType}</code>
+                </td>
+                <td>
+                  <span className={`badge status-${d.status}`}>{d.status}</span>
+                </td>
+                <td>{d.attempts}</td>
+                <td className="wrap">{d.responseStatus ? `HTTP ${d.responseStatus}` : (d.lastError ?? '—')}</td>
+                <td>{when(d.createdAt)}</td>
+                <td>{when(d.nextRetryAt)}</td>
+                <td>
+                  {d.status === 'failed' || d.status === 'pending' ? (
+                    <button type="button" className="secondary small" disabled={action.busy} onClick={() => void retry(d.id)}>
+                      Retry
+                    </button>
+                  ) : null}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </Section>
+  );
+}

@@ -1,0 +1,89 @@
+// /orgs/:orgId/:tab: one organization's console: a switcher between your organizations, its tabs,
+// and the tab's page.
+import { useId, type ReactNode } from 'react';
+import { useLoad } from '../../api/hooks';
+import { api } from '../../api/session';
+import { Alert } from '../../ui/form';
+import { Link, navigate } from '../../router';
+import { myOrganizations } from './Organizations';
+import { Projects } from './Projects';
+import { Members } from './Members';
+import { ApiKeys } from './ApiKeys';
+import { Webhooks } from './Webhooks';
+import { Deliveries } from './Deliveries';
+import { Billing } from './Billing';
+import { AuditLog } from './AuditLog';
+import { Settings } from './Settings';
+
+const TABS: ReadonlyArray<readonly [string, string]> = [
+  ['projects', 'Projects'],
+  ['members', 'Members'],
+  ['api-keys', 'API keys'],
+  ['webhooks', 'Webhooks'],
+  ['billing', 'Billing'],
+  ['audit-log', 'Audit log'],
+  ['settings', 'Settings'],
+];
+
+export type Role = 'owner' | 'admin' | 'member' | 'viewer';
+export const canManage = (role: Role | undefined) => role === 'owner' || role === 'admin';
+
+function page(tab: string, orgId: string, role: Role | undefined, endpointId?: string): ReactNode {
+  switch (tab) {
+    case 'projects':
+      return <Projects orgId={orgId} role={role} />;
+    case 'members':
+      return <Members orgId={orgId} role={role} />;
+    case 'api-keys':
+      return <ApiKeys orgId={orgId} />;
+    case 'webhooks':
+      return endpointId ? <Deliveries orgId={orgId} endpointId={endpointId} /> : <Webhooks orgId={orgId} role={role} />;
+    case 'billing':
+      return <Billing orgId={orgId} role={role} />;
+    case 'audit-log':
+      return <AuditLog orgId={orgId} />;
+    case 'settings':
+      return <Settings orgId={orgId} role={role} />;
+    default:
+      return <Alert>There is no such page.</Alert>;
+  }
+}
+
+export function OrgConsole({ orgId, tab, endpointId }: { orgId: string; tab: string; endpointId?: string }) {
+  const orgs = useLoad('orgs', myOrganizations);
+  const org = useLoad(`org:${orgId}`, () => api.GET('/api/v1/organizations/{orgId}', { params: { path: { orgId } } }));
+  const switcher = useId();
+  const mine = orgs.data?.organizations ?? [];
+  const role = mine.find((o) => o.id === orgId)?.role;
+  return (
+    <main id="main" className="console">
+      <div className="org-head">
+        <div>
+          <p className="eyebrow">Organization</p>
+          <h1>{org.data?.name ?? mine.find((o) => o.id === orgId)?.name ?? '…'}</h1>
+        </div>
+        {mine.length > 1 ? (
+          <div className="field inline">
+            <label htmlFor={switcher}>Switch organization</label>
+            <select id={switcher} value={orgId} onChange={(e) => navigate(`/orgs/${e.target.value}/${tab}`)}>
+              {mine.map((o) => (
+                <option key={o.id} value={o.id}>
+                  {o.name}
+                </option>
+              ))}
+            </select>
+          </div>
+        ) : null}
+      </div>
+      {org.problem ? <Alert>{org.problem.message}</Alert> : null}
+      <nav className="tabs" aria-label="Organization">
+        {TABS.map(([id, label]) => (
+          <Link key={id} to={`/orgs/${orgId}/${id}`} aria-current={tab === id ? 'page' : undefined}>
+            {label}
+          </Link>
+        ))}
+      </nav>
+      <div className="tab-page">{page(tab, orgId, role, endpointId)}</div>
+    </main>
+  );
+}

@@ -1,0 +1,160 @@
+// Webhook endpoints: add one (its signing secret shown once), send a test event, rotate the secret,
+// pause or resume, delete; each endpoint links to its deliveries.
+import { useState } from 'react';
+import { toProblem } from '../../api/errors';
+import { useLoad } from '../../api/hooks';
+import { api } from '../../api/session';
+import { Alert, Field, Form, Notice, Submit, useSubmit } from '../../ui/form';
+import { Link } from '../../router';
+import { Section } from '../../ui/Shell';
+import { canManage, type Role } from './OrgConsole';
+
+export function SecretNotice({ secret, onClose, what }: { secret: string; onClose: () => void; what: string }) {
+  return (
+    <div className="notice" role="status">
+      <p>{what} Copy the signing secret now: it is shown only once.</p>
+      <p>
+        <code className="secret" data-testid="signing-secret">
+          {secret}
+        </code>
+      </p>
+      <button type="button" className="link" onClick={onClose}>
+        I have saved it
+      </button>
+    </div>
+  );
+}
+
+function AddEndpoint({ orgId, onAdded }: { orgId: string; onAdded: (secret: string) => void }) {
+  const [url, setUrl] = useState('');
+  const [description, setDescription] = useState('');
+  const { busy, problem, run } = useSubmit();
+  const submit = () =>
+    run(async () => {
+      const { data, error } = await api.POST('/api/v1/organizations/{orgId}/webhooks', {
+        params: { path: { orgId } },
+        body: { url: url.trim(), ...(description.trim() ? { description: description.trim() } : {}) },
+      });
+      if (error) return toProblem(error, { PLAN_LIMIT_EXCEEDED: 'url' });
+      setUrl('');
+      setDescription('');
+      onAdded(data.data.secret);
+      return null;
+    });
+  return (
+    <Form onSubmit={() => void submit()} problem={problem} fields={['url', 'description']} label="Add endpoint">
+      <Field label="URL" type="url" inputMode="url" placeholder="https://example.com/webhooks" value={url} onChange={setUrl} required error={problem?.fields.url} />
+      <Field label="Description" value={description} onChange={setDescription} error={problem?.fields.description} />
+      <p className="small muted">The endpoint receives every event; each delivery is signed with the endpoint's secret.</p>
+      <div className="actions">
+        <Submit busy={busy}>Add endpoint</Submit>
+      </div>
+    </Form>
+  );
+}
+
+export function Webhooks({ orgId, role }: { orgId: string; role: Role | undefined }) {
+  const list = useLoad(`webhooks:${orgId}`, () => api.GET('/api/v1/organizations/{orgId}/webhooks', { params: { path: { orgId } } }));
+  const [secret, setSecret] = useState<{ secret: string; what: string } | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const action = useSubmit();
+  const manage = canManage(role);
+  const one = (id: string) => ({ params: { path: { orgId, id } } });
+
+  const act = (call: () => Promise<{ data?: unknown; error?: unknown }>, done: (data: unknown) => void) =>
+    action.run(async () => {
+      setNotice(null);
+      const { data, error } = await call();
+      if (error) return toProblem(error);
+      done(data);
+      list.reload();
+      return null;
+    });
+
+  return (
+    <>
+      {manage ? (
+        <Section title="New endpoint">
+          <AddEndpoint
+            orgId={orgId}
+            onAdded={(s) => {
+              setSecret({ secret: s, what: 'The endpoint was added.' });
+              list.reload();
+            }}
+          />
+        </Section>
+      ) : null}
+      <Section title="Endpoints">
+        {secret ? <SecretNotice secret={secret.secret} what={secret.what} onClose={() => setSecret(null)} /> : null}
+        {notice ? <Notice>{notice}</Notice> : null}
+        {list.problem ? <Alert>{list.problem.message}</Alert> : null}
+        {action.problem ? <Alert>{action.problem.message ?? Object.values(action.problem.fields).join(' ')}</Alert> : null}
+        {list.data && list.data.data.length === 0 ? <p>No endpoints yet.</p> : null}
+        <ul className="rows" aria-label="Endpoints">
+          {list.data?.data.map((w) => (
+            <li key={w.id} className="row">
+              <div className="row-main">
+                <Link to={`/orgs/${orgId}/webhooks/${w.id}`} className="wrap">
+                  <strong>{w.url}</strong>
+                </Link>
+                <span className="muted small">
+                  {w.isActive ? 'Active' : 'Paused'} · {w.events.length ? w.events.join(', ') : 'all events'}
+                  {w.description ? ` · ${w.description}` : ''}
+                </span>
+              </div>
+              {manage ? (
+                <div className="row-actions">
+                  <button
+                    type="button"
+                    className="secondary small"
+                    disabled={action.busy || !w.isActive}
+                    aria-label={`Send a test event to ${w.url}`}
+                    onClick={() => void act(() => api.POST('/api/v1/organizations/{orgId}/webhooks/{id}/test', one(w.id)), () => setNotice('Test event sent.'))}
+                  >
+                    Send test
+                  </button>
+                  <button
+                    type="button"
+                    className="secondary small"
+                    disabled={action.busy}
+                    aria-label={`Rotate the secret of ${w.url}`}
+                    onClick={() =>
+                      void act(
+                        () => api.POST('/api/v1/organizations/{orgId}/webhooks/{id}/rotate-secret', one(w.id)),
+                        (d) => setSecret({ secret: (d as { data: { secret: string } }).data.secret, what: 'The secret was rotated.' }),
+                      )
+                    }
+                  >
+                    Rotate secret
+                  </button>
+                  <button
+                    type="button"
+                    className="secondary small"
+                    disabled={action.busy}
+                    onClick={() =>
+                      void act(
+                        () => api.PATCH('/api/v1/organizations/{orgId}/webhooks/{id}', { ...one(w.id), body: { isActive: !w.isActive } }),
+                        () => setNotice(w.isActive ? 'Endpoint paused.' : 'Endpoint resumed.'),
+                      )
+                    }
+                  >
+                    {w.isActive ? 'Pause' : 'Resume'}
+                  </button>
+                  <button
+                    type="button"
+                    className="danger small"
+                    disabled={action.busy}
+                    aria-label={`Delete ${w.url}`}
+                    onClick={() => void act(() => api.DELETE('/api/v1/organizations/{orgId}/webhooks/{id}', one(w.id)), () => setNotice('Endpoint deleted.'))}
+                  >
+                    Delete
+                  </button>
+                </div>
+              ) : null}
+            </li>
+          ))}
+        </ul>
+      </Section>
+    </>
+  );
+}
