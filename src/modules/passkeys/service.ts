@@ -1,0 +1,237 @@
+// Passkeys (docs/api.md#passkeys): registering one for the signed-in user, managing them, and signing
+// in with one. The ceremonies are @simplewebauthn/server's; the relying party is APP_ORIGIN (its
+// host is the rp id, the origin the only one accepted). A challenge is single use and lives 5
+// minutes on the app clock: its first verify spends it, whatever the outcome.
+import {
+  type AuthenticationResponseJSON,
+  type AuthenticatorTransport,
+  generateAuthenticationOptions,
+  generateRegistrationOptions,
+  type RegistrationResponseJSON,
+  verifyAuthenticationResponse,
+  verifyRegistrationResponse,
+} from '@simplewebauthn/server';
+import { and, asc, eq, gt, isNull, sql } from 'drizzle-orm';
+import { isUniqueViolation } from '../../db/client.js';
+import { passkeys, webauthnChallenges, type PasskeyRow } from '../../db/tables/passkeys.js';
+import { users } from '../../db/tables/users.js';
+import type { Infra } from '../../infra.js';
+import { authenticationError, conflict, notFound, validationError } from '../../lib/errors.js';
+import { newId } from '../../lib/ids.js';
+import type { UserActor } from '../../platform/identity/actor.js';
+import type { SignInClient, SignInPort } from '../../platform/identity/sign-in-port.js';
+
+export const CHALLENGE_TTL_MS = 5 * 60 * 1000;
+const RP_NAME = 'Tenantry';
+
+const relyingParty = (deps: Infra) => ({ origin: deps.config.appOrigin, rpId: new URL(deps.config.appOrigin).hostname });
+
+export const presentPasskey = (p: PasskeyRow) => ({
+  id: p.id,
+  name: p.name,
+  createdAt: p.createdAt.toISOString(),
+  lastUsedAt: p.lastUsedAt?.toISOString() ?? null,
+});
+
+const transportsOf = (p: PasskeyRow) => p.transports as AuthenticatorTransport[];
+const passkeysOf = (deps: Infra, userId: string) => deps.db.select().from(passkeys).where(eq(passkeys.userId, userId)).orderBy(asc(passkeys.createdAt), asc(passkeys.id));
+
+async function saveChallenge(deps: Infra, userId: string | null, challenge: string, kind: 'registration' | 'authentication') {
+  const now = deps.clock.now();
+  const id = newId('chl', now.getTime());
+  await deps.db.insert(webauthnChallenges).values({ id, userId, challenge, kind, expiresAt: new Date(now.getTime() + CHALLENGE_TTL_MS), createdAt: now });
+  return id;
+}
+
+/** Spends a live challenge matching `where` (one guarded UPDATE: of concurrent verifies one wins). */
+async function spendChallenge(deps: Infra, where: ReturnType<typeof and>) {
+  const now = deps.clock.now();
+  const [row] = await deps.db
+    .update(webauthnChallenges)
+    .set({ usedAt: now })
+    .where(and(where, isNull(webauthnChallenges.usedAt), gt(webauthnChallenges.expiresAt, now)))
+    .returning();
+  return row;
+}
+
+/** The challenge a client's clientDataJSON carries (base64url JSON), or null when unreadable. */
+function challengeOf(clientDataJSON: string): string | null {
+  try {
+    const data = JSON.parse(Buffer.from(clientDataJSON, 'base64url').toString('utf8')) as { challenge?: unknown };
+    return typeof data.challenge === 'string' ? data.challenge : null;
+  } catch {
+    return null;
+  }
+}
+
+// ---- registration ------------------------------------------------------------------------------
+
+async function activeUser(deps: Infra, userId: string) {
+  const user = await deps.users.row(userId);
+  if (!user || !user.isActive) throw notFound('User not found');
+  return user;
+}
+
+export async function registrationOptions(deps: Infra, actor: UserActor) {
+  const user = await activeUser(deps, actor.userId);
+  const { rpId } = relyingParty(deps);
+  const existing = await passkeysOf(deps, user.id);
+  const options = await generateRegistrationOptions({
+    rpName: RP_NAME,
+    rpID: rpId,
+    userName: user.email,
+    userID: new TextEncoder().encode(user.id),
+    userDisplayName: user.fullName ?? user.email,
+    timeout: CHALLENGE_TTL_MS,
+    attestationType: 'none',
+    excludeCredentials: existing.map((p) => ({ id: p.credentialId, transports: transportsOf(p) })),
+    authenticatorSelection: { residentKey: 'preferred', userVerification: 'preferred' },
+  });
+  await saveChallenge(deps, user.id, options.challenge, 'registration');
+  return options;
+}
+
+const invalidRegistration = (details: string) => validationError('Invalid passkey registration', details);
+
+export async function registrationVerify(deps: Infra, actor: UserActor, input: { response: RegistrationResponseJSON; name?: string }) {
+  const user = await activeUser(deps, actor.userId);
+  const challenge = challengeOf(input.response.response.clientDataJSON);
+  const spent =
+    challenge &&
+    (await spendChallenge(
+      deps,
+      and(eq(webauthnChallenges.userId, user.id), eq(webauthnChallenges.kind, 'registration'), eq(webauthnChallenges.challenge, challenge)),
+    ));
+  if (!spent) throw invalidRegistration('response: its challenge is unknown, already used or expired');
+  const { origin, rpId } = relyingParty(deps);
+  let verified;
+  try {
+    verified = await verifyRegistrationResponse({ response: input.response, expectedChallenge: spent.challenge, expectedOrigin: origin, expectedRPID: rpId, requireUserVerification: false });
+  } catch (err) {
+    throw invalidRegistration(`response: ${(err as Error).message}`);
+  }
+  if (!verified.verified) throw invalidRegistration('response: does not verify');
+  const { credential, credentialBackedUp } = verified.registrationInfo;
+  const now = deps.clock.now();
+  try {
+    const [row] = await deps.db
+      .insert(passkeys)
+      .values({
+        id: newId('pk', now.getTime()),
+        userId: user.id,
+        credentialId: credential.id,
+        publicKey: Buffer.from(credential.publicKey).toString('base64url'),
+        counter: credential.counter,
+        transports: credential.transports ?? [],
+        name: input.name?.trim() || 'Passkey',
+        backedUp: credentialBackedUp,
+        createdAt: now,
+      })
+      .returning();
+    return presentPasskey(row!);
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict('This passkey is already registered', 'response: the credential is registered already');
+    throw err;
+  }
+}
+
+// ---- management -------------------------------------------------------------------------------
+
+export async function listPasskeys(deps: Infra, actor: UserActor) {
+  return { passkeys: (await passkeysOf(deps, actor.userId)).map(presentPasskey) };
+}
+
+const passkeyNotFound = () => notFound('Passkey not found');
+
+export async function renamePasskey(deps: Infra, actor: UserActor, id: string, name: string) {
+  if (!name.trim()) throw validationError('Invalid request body', 'name: must not be blank');
+  const [row] = await deps.db
+    .update(passkeys)
+    .set({ name: name.trim() })
+    .where(and(eq(passkeys.id, id), eq(passkeys.userId, actor.userId)))
+    .returning();
+  if (!row) throw passkeyNotFound();
+  return presentPasskey(row);
+}
+
+export async function deletePasskey(deps: Infra, actor: UserActor, id: string) {
+  const [row] = await deps.db.delete(passkeys).where(and(eq(passkeys.id, id), eq(passkeys.userId, actor.userId))).returning({ id: passkeys.id });
+  if (!row) throw passkeyNotFound();
+}
+
+// ---- sign-in ----------------------------------------------------------------------------------
+
+/**
+ * With an email: that account's passkeys as allowCredentials; an unknown (or inactive) address
+ * answers the same shape with none, so the answer tells nothing of the account. Without: none
+ * either, for a discoverable passkey.
+ */
+export async function authenticationOptions(deps: Infra, input: { email?: string }) {
+  const { rpId } = relyingParty(deps);
+  let userId: string | null = null;
+  let allow: PasskeyRow[] = [];
+  if (input.email !== undefined) {
+    const [user] = await deps.db
+      .select({ id: users.id, isActive: users.isActive })
+      .from(users)
+      .where(sql`lower(${users.email}) = ${input.email.trim().toLowerCase()}`)
+      .limit(1);
+    if (user?.isActive) {
+      userId = user.id;
+      allow = await passkeysOf(deps, user.id);
+    }
+  }
+  const options = await generateAuthenticationOptions({
+    rpID: rpId,
+    timeout: CHALLENGE_TTL_MS,
+    userVerification: 'preferred',
+    allowCredentials: allow.map((p) => ({ id: p.credentialId, transports: transportsOf(p) })),
+  });
+  const challengeId = await saveChallenge(deps, userId, options.challenge, 'authentication');
+  return { challengeId, options };
+}
+
+const refused = () => authenticationError('Invalid passkey', 'The challenge is unknown, used or expired, or the passkey is unknown or does not verify');
+
+/**
+ * A passkey sign-in (docs/api.md#passkeys). Every refusal of the passkey is one 401 and changes
+ * nothing: the challenge is spent, but the counter, lastUsedAt and the lockout stay as they were. A
+ * passkey is not a guessable secret, so a refused one does not count toward the lockout; a locked
+ * account still answers 423 (the port's finish). A genuine assertion whose sign-in then stops there
+ * (423, 403, or the two-factor step) has moved the counter: the authenticator counted it.
+ */
+export async function authenticationVerify(deps: Infra, signIn: SignInPort, input: { challengeId: string; response: AuthenticationResponseJSON }, client: SignInClient) {
+  const challenge = await spendChallenge(deps, and(eq(webauthnChallenges.id, input.challengeId), eq(webauthnChallenges.kind, 'authentication')));
+  if (!challenge) throw refused();
+  const [passkey] = await deps.db.select().from(passkeys).where(eq(passkeys.credentialId, input.response.id));
+  // A challenge asked for with an email is only good for that account's passkeys.
+  if (!passkey || (challenge.userId !== null && challenge.userId !== passkey.userId)) throw refused();
+  const [user] = await deps.db.select().from(users).where(eq(users.id, passkey.userId));
+  if (!user || !user.isActive) throw refused();
+  const { origin, rpId } = relyingParty(deps);
+  let result;
+  try {
+    result = await verifyAuthenticationResponse({
+      response: input.response,
+      expectedChallenge: challenge.challenge,
+      expectedOrigin: origin,
+      expectedRPID: rpId,
+      credential: { id: passkey.credentialId, publicKey: Buffer.from(passkey.publicKey, 'base64url'), counter: passkey.counter, transports: transportsOf(passkey) },
+      requireUserVerification: false,
+    });
+  } catch {
+    // Among others: a counter that did not move forward (a cloned authenticator), a wrong origin or rp id.
+    throw refused();
+  }
+  if (!result.verified) throw refused();
+  const info = result.authenticationInfo;
+  // Guarded on the counter read: of two assertions racing with one counter value, one passes.
+  const [moved] = await deps.db
+    .update(passkeys)
+    .set({ counter: info.newCounter, lastUsedAt: deps.clock.now(), backedUp: info.credentialBackedUp })
+    .where(and(eq(passkeys.id, passkey.id), eq(passkeys.counter, passkey.counter)))
+    .returning({ id: passkeys.id });
+  if (!moved) throw refused();
+  // User verification (a PIN, a biometric) makes the passkey two factors in one.
+  return signIn.finish(user, client, { secondFactorProven: info.userVerified });
+}
