@@ -75,6 +75,8 @@ describe('the app’s pages', () => {
     const again = await t.request({ method: 'GET', url: '/sign-in', headers: { ...HTML, 'if-none-match': String(first.headers.etag) } });
     expect(again.statusCode).toBe(304);
     expect(again.body).toBe('');
+    // A browser merges a 304's headers into its cached page: the policy must stay the app's.
+    expect(csp(again)['script-src']).toBe("'self'");
     const head = await t.request({ method: 'HEAD', url: '/sign-in', headers: HTML });
     expect(head.statusCode).toBe(200);
     expect(head.body).toBe('');

@@ -96,14 +96,18 @@ async function findFile(root: string, urlPath: string): Promise<Found | null> {
 
 async function sendFile(request: FastifyRequest, reply: FastifyReply, found: Found, cacheControl: string) {
   const etag = `W/"${found.stat.size.toString(16)}-${Math.floor(found.stat.mtimeMs).toString(16)}"`;
-  reply.header('cache-control', cacheControl).header('etag', etag).header('last-modified', found.stat.mtime.toUTCString());
+  // The type goes on a 304 too: a browser merges a 304's headers into the cached response, and the
+  // security headers pick the Content-Security-Policy by type (an HTML page's must stay CSP_APP, or
+  // a reload would block the app's own scripts).
+  reply
+    .header('cache-control', cacheControl)
+    .header('etag', etag)
+    .header('last-modified', found.stat.mtime.toUTCString())
+    .type(TYPES[path.extname(found.file).toLowerCase()] ?? 'application/octet-stream');
   const match = request.headers['if-none-match'];
   if (typeof match === 'string' && match.split(',').some((tag) => tag.trim() === etag || tag.trim() === '*')) return reply.code(304).send();
   const body = await fs.readFile(found.file);
-  return reply
-    .code(200)
-    .type(TYPES[path.extname(found.file).toLowerCase()] ?? 'application/octet-stream')
-    .send(body);
+  return reply.code(200).send(body);
 }
 
 const acceptsHtml = (request: FastifyRequest) => /\btext\/html\b/i.test(request.headers.accept ?? '');
