@@ -20,8 +20,10 @@ import { CSP_APP, isWebPath, registerWebApp, WEB_DIST } from './http/web.js';
 import { apiKeyRoutes } from './modules/api-keys/routes.js';
 import { auditRoutes } from './modules/audit/routes.js';
 import { authRoutes } from './modules/auth/routes.js';
+import { authSignInPort } from './modules/auth/sign-in-port.js';
 import { billingRoutes } from './modules/billing/routes.js';
 import { organizationRoutes } from './modules/organizations/routes.js';
+import { passkeyRoutes } from './modules/passkeys/routes.js';
 import { projectRoutes } from './modules/projects/routes.js';
 import { userRoutes } from './modules/users/routes.js';
 import { webhookRoutes } from './modules/webhooks/routes.js';
@@ -182,6 +184,7 @@ export async function buildApp(deps: Infra, options: AppOptions = {}): Promise<F
       // The route table.
       await api.register(authRoutes, { deps });
       await api.register(userRoutes, { deps });
+      await api.register(passkeyRoutes, { deps, signIn: authSignInPort(deps) });
       await api.register(organizationRoutes, { deps });
       await api.register(projectRoutes, { deps });
       await api.register(apiKeyRoutes, { deps });

@@ -54,6 +54,17 @@ export const protectedRoutes: ProtectedRoute[] = [
   { method: 'DELETE', url: '/api/v1/users/me/sessions/ses_00000000000000000000000000', okStatus: 404 },
   { method: 'DELETE', url: '/api/v1/users/me/sessions', okStatus: 200 },
   { method: 'DELETE', url: '/api/v1/users/sessions', okStatus: 200 },
+  // passkeys (docs/api.md#passkeys): options change nothing but a challenge; the rest meet nothing.
+  { method: 'POST', url: '/api/v1/auth/passkeys/registration/options', okStatus: 200 },
+  {
+    method: 'POST',
+    url: '/api/v1/auth/passkeys/registration/verify',
+    payload: { response: { id: 'AAAA', rawId: 'AAAA', type: 'public-key', response: { clientDataJSON: 'AAAA' } } },
+    okStatus: 400,
+  },
+  { method: 'GET', url: '/api/v1/users/me/passkeys', okStatus: 200 },
+  { method: 'PATCH', url: '/api/v1/users/me/passkeys/pk_00000000000000000000000000', payload: { name: 'Security' }, okStatus: 404 },
+  { method: 'DELETE', url: '/api/v1/users/me/passkeys/pk_00000000000000000000000000', okStatus: 404 },
   // organizations, members, invitations, projects (docs/api.md#organizations). The caller belongs to no organization,
   // so an authenticated call meets an unknown organization (404) or an invalid body (400).
   { method: 'POST', url: '/api/v1/organizations', payload: { name: 'Security', slug: 'x' }, okStatus: 400 },

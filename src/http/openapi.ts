@@ -18,6 +18,7 @@ const TAGS: Array<{ group: string; tags: Array<[name: string, description: strin
       ['Two-factor', 'TOTP two-factor and backup codes (docs/api.md#two-factor-authentication)'],
       ['Magic link', 'Sign-in links by email (docs/api.md#magic-links)'],
       ['Social sign-in', 'Google and GitHub (docs/api.md#social-sign-in)'],
+      ['Passkeys', 'WebAuthn passkeys: registration, the list, sign-in (docs/api.md#passkeys)'],
       ['Sessions', 'Token refresh, logout and the session list (docs/api.md#tokens-and-refresh)'],
     ],
   },

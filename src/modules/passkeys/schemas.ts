@@ -35,7 +35,7 @@ const credentialJson = (description: string) =>
 export const CreationOptions = named(
   'PasskeyCreationOptions',
   Type.Object(
-    { challenge: Type.String(), rp: Type.Object({ id: Type.String(), name: Type.String() }), user: Type.Object({ id: Type.String(), name: Type.String(), displayName: Type.String() }) },
+    { challenge: Type.String(), rp: Type.Object({ id: Type.Optional(Type.String()), name: Type.String() }), user: Type.Object({ id: Type.String(), name: Type.String(), displayName: Type.String() }) },
     { additionalProperties: true },
   ),
   { description: 'PublicKeyCredentialCreationOptionsJSON, for navigator.credentials.create() (docs/api.md#passkeys)' },
@@ -63,7 +63,7 @@ export const AuthenticationOptions = named(
   Type.Object({
     challengeId: Type.String({ description: 'Send it back with the assertion; single use, 5 minutes' }),
     options: Type.Object(
-      { challenge: Type.String(), rpId: Type.String(), allowCredentials: Type.Optional(Type.Array(Type.Object({ id: Type.String(), type: Type.String() }, { additionalProperties: true }))) },
+      { challenge: Type.String(), rpId: Type.Optional(Type.String()), allowCredentials: Type.Optional(Type.Array(Type.Object({ id: Type.String(), type: Type.String() }, { additionalProperties: true }))) },
       { additionalProperties: true, description: 'PublicKeyCredentialRequestOptionsJSON, for navigator.credentials.get()' },
     ),
   }),

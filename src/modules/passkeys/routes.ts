@@ -1,0 +1,164 @@
+// Passkeys (docs/api.md#passkeys): the ceremonies, the signed-in user's list, and the sign-in. The
+// sign-in ends through the sign-in port the composition hands over (app.ts), so it answers exactly
+// as POST /auth/login does: lockout, verified address, two-factor step, session, cookie mode.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
+import type { Infra } from '../../infra.js';
+import { requireUser } from '../../http/access.js';
+import { errors, type ErrorExample } from '../../http/errors-doc.js';
+import { OPTIONAL_BODY } from '../../http/openapi.js';
+import { bearerAuth, Message, ref } from '../../http/schemas.js';
+import { sessionCookies } from '../../http/session-cookie.js';
+import type { SignInPort } from '../../platform/identity/sign-in-port.js';
+import {
+  AuthenticationBody,
+  AuthenticationOptions,
+  AuthenticationOptionsBody,
+  CreationOptions,
+  Passkey,
+  PasskeyList,
+  PasskeyParams,
+  RegistrationBody,
+  RenameBody,
+} from './schemas.js';
+import * as passkeys from './service.js';
+
+const tags = ['Passkeys'];
+const open = { auth: 'none', bucket: 'auth' } as const;
+const signedIn = { auth: 'user', bucket: 'auth' } as const;
+const NOT_FOUND: ErrorExample = { code: 'NOT_FOUND', message: 'Passkey not found' };
+const USER_NOT_FOUND: ErrorExample = { code: 'NOT_FOUND', name: 'userNotFound', message: 'User not found' };
+const INVALID_PASSKEY: ErrorExample = {
+  code: 'AUTHENTICATION_ERROR',
+  message: 'Invalid passkey',
+  details: 'The challenge is unknown, used or expired, or the passkey is unknown or does not verify',
+};
+const TWO_FACTOR_REQUIRED: ErrorExample = {
+  code: 'AUTHENTICATION_ERROR',
+  name: 'twoFactorRequired',
+  message: 'Two-factor code required',
+  details: 'Send twoFactorToken and a code to POST /auth/two-factor/login',
+  extra: { requiresTwoFactor: true, twoFactorToken: 'k3J9x0bQ2mV7tY1cR8wN4pL6zH5dF0aS' },
+};
+const LOCKED: ErrorExample = { code: 'ACCOUNT_LOCKED', message: 'Account is temporarily locked after too many failed sign-in attempts', details: 'Try again in 900 seconds' };
+const COOKIE_MODE =
+  'With `X-Session-Mode: cookie` (the web app) the refresh token is set in the HttpOnly `tenantry_refresh` cookie and left out of the body (docs/api.md#cookie-mode).';
+
+export const passkeyRoutes: FastifyPluginAsyncTypebox<{ deps: Infra; signIn: SignInPort }> = async (app, { deps, signIn }) => {
+  const cookies = sessionCookies(deps.config);
+
+  app.post('/auth/passkeys/registration/options', {
+    config: signedIn,
+    schema: {
+      tags,
+      security: bearerAuth,
+      operationId: 'passkeyRegistrationOptions',
+      summary: 'Start registering a passkey for the signed-in user',
+      description:
+        'Answers PublicKeyCredentialCreationOptionsJSON for `navigator.credentials.create()`: the rp id is the host of APP_ORIGIN, the user’s passkeys are excluded, no attestation is asked. Its challenge is single use and lives 5 minutes (docs/api.md#passkeys).',
+      response: { 200: ref(CreationOptions, 'The creation options'), ...errors(USER_NOT_FOUND) },
+    },
+    handler: async (req) => passkeys.registrationOptions(deps, requireUser(req)),
+  });
+
+  app.post('/auth/passkeys/registration/verify', {
+    config: signedIn,
+    schema: {
+      tags,
+      security: bearerAuth,
+      operationId: 'passkeyRegistrationVerify',
+      summary: 'Finish registering a passkey',
+      description:
+        'Checks the authenticator’s answer against a live challenge of the caller, APP_ORIGIN and its host, and stores the passkey (`name` defaults to "Passkey"). A challenge unknown, used or expired, or an answer that does not verify, answers 400; a credential registered already 409 (docs/api.md#passkeys).',
+      body: ref(RegistrationBody),
+      response: {
+        201: ref(Passkey, 'The passkey is registered'),
+        ...errors(
+          { code: 'VALIDATION_ERROR', message: 'Invalid passkey registration', details: 'response: its challenge is unknown, already used or expired' },
+          { code: 'CONFLICT', message: 'This passkey is already registered', details: 'response: the credential is registered already' },
+          USER_NOT_FOUND,
+        ),
+      },
+    },
+    handler: async (req, reply) =>
+      reply.status(201).send(await passkeys.registrationVerify(deps, requireUser(req), { response: req.body.response as unknown as RegistrationResponseJSON, name: req.body.name })),
+  });
+
+  app.get('/users/me/passkeys', {
+    schema: {
+      tags,
+      security: bearerAuth,
+      operationId: 'listPasskeys',
+      summary: 'The signed-in user’s passkeys, oldest first',
+      description: 'Names and dates only: key material is never answered (docs/api.md#passkeys).',
+      response: { 200: ref(PasskeyList, 'The passkeys') },
+    },
+    handler: async (req) => passkeys.listPasskeys(deps, requireUser(req)),
+  });
+
+  app.patch('/users/me/passkeys/:id', {
+    schema: {
+      tags,
+      security: bearerAuth,
+      operationId: 'renamePasskey',
+      summary: 'Rename a passkey',
+      description: 'Another user’s passkey, or none, answers 404 (docs/api.md#passkeys).',
+      params: PasskeyParams,
+      body: ref(RenameBody),
+      response: { 200: ref(Passkey, 'The renamed passkey'), ...errors({ code: 'VALIDATION_ERROR', message: 'Invalid request body', details: 'name: must not be blank' }, NOT_FOUND) },
+    },
+    handler: async (req) => passkeys.renamePasskey(deps, requireUser(req), req.params.id, req.body.name),
+  });
+
+  app.delete('/users/me/passkeys/:id', {
+    schema: {
+      tags,
+      security: bearerAuth,
+      operationId: 'deletePasskey',
+      summary: 'Delete a passkey',
+      description: 'It signs in no more, at once. Sessions it started stay (revoke them in the session list). Another user’s passkey, or none, answers 404 (docs/api.md#passkeys).',
+      params: PasskeyParams,
+      response: { 200: ref(Message, 'Deleted'), ...errors(NOT_FOUND) },
+    },
+    handler: async (req) => {
+      await passkeys.deletePasskey(deps, requireUser(req), req.params.id);
+      return { message: 'Passkey deleted' };
+    },
+  });
+
+  app.post('/auth/passkeys/authentication/options', {
+    config: open,
+    schema: {
+      tags,
+      operationId: 'passkeyAuthenticationOptions',
+      summary: 'Start a passkey sign-in',
+      description:
+        'Without `email`: options for a discoverable passkey (no allowCredentials). With it: that account’s passkeys as allowCredentials; an unknown address answers the same shape with none. `challengeId` goes back with the assertion; single use, 5 minutes (docs/api.md#passkeys).',
+      body: ref(AuthenticationOptionsBody),
+      ...OPTIONAL_BODY,
+      response: { 200: ref(AuthenticationOptions, 'The request options and their challenge') },
+    },
+    // A bodiless POST asks for a discoverable passkey.
+    preValidation: async (req: { body: unknown }) => {
+      if (req.body === undefined) req.body = {};
+    },
+    handler: async (req) => passkeys.authenticationOptions(deps, req.body),
+  });
+
+  app.post('/auth/passkeys/authentication/verify', {
+    config: open,
+    schema: {
+      tags,
+      operationId: 'passkeyAuthenticationVerify',
+      summary: 'Sign in with a passkey',
+      description: `Answers as login does. A passkey that verified the user (UV) is both factors; without UV, an account with two-factor answers 401 \`requiresTwoFactor\` with a \`twoFactorToken\` for POST /auth/two-factor/login. An unknown, used or expired challenge, an unknown or deleted passkey, a wrong origin or rp id, a bad signature or a signature counter that did not move forward answer 401 (docs/api.md#passkeys). ${COOKIE_MODE}`,
+      body: ref(AuthenticationBody),
+      response: { 200: ref(signIn.answerSchema, 'Signed in'), ...errors(INVALID_PASSKEY, TWO_FACTOR_REQUIRED, 'EMAIL_NOT_VERIFIED', LOCKED) },
+    },
+    handler: async (req, reply) => {
+      const client = { userAgent: req.headers['user-agent'] ?? null, ipAddress: req.ip ?? null };
+      const input = { challengeId: req.body.challengeId, response: req.body.response as unknown as AuthenticationResponseJSON };
+      return cookies.deliver(req, reply, await passkeys.authenticationVerify(deps, signIn, input, client));
+    },
+  });
+};
