@@ -115,6 +115,13 @@ export async function startOAuthServer() {
       return { code: location.searchParams.get('code')!, state: location.searchParams.get('state')!, location };
     },
     /**
+     * The next authorization (a browser's visit to /authorize, which the server answers at once with
+     * its redirect back) signs in as `identity`.
+     */
+    signInNextAs(identity: Identity) {
+      nextIdentity = identity;
+    },
+    /**
      * The next token request is refused as a provider refuses a used or invalid code: 400 invalid_grant
      * (RFC 6749), or GitHub's way, 200 with an error body.
      */

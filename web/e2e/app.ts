@@ -32,7 +32,7 @@ export interface WebTest {
   /** A new person: a fresh browser context (its own cookies) and a page, at `width` px (desktop by default). */
   person(width?: number): Promise<{ context: BrowserContext; page: Page }>;
   /** The provider signs the browser in as `who` when it is next sent to the consent page. */
-  signInAtProviderAs(page: Page, who: Identity): Promise<void>;
+  signInAtProviderAs(who: Identity): void;
 }
 
 async function freePort(): Promise<number> {
@@ -89,13 +89,10 @@ export function useWebApp(): WebTest {
         contexts.push(context);
         return { context, page: await context.newPage() };
       },
-      async signInAtProviderAs(page: Page, who: Identity) {
-        // The local provider's consent page answers at once with a redirect; which identity it
-        // signs in is told to it by authorize(), so the browser's visit is answered by that call.
-        await page.route(`${oauth.issuer}/authorize**`, async (route) => {
-          const back = await oauth.authorize(route.request().url(), who);
-          await route.fulfill({ status: 302, headers: { location: back.location.toString() } });
-        }, { times: 1 });
+      signInAtProviderAs(who: Identity) {
+        // The local provider's consent page answers the browser's visit at once with the redirect
+        // back; the identity it signs in is told to it beforehand.
+        oauth.signInNextAs(who);
       },
     } satisfies Partial<WebTest>);
   });

@@ -2,6 +2,7 @@
 // mail, and Google or GitHub through the API's social sign-in, which comes back to /auth/callback.
 import { useState } from 'react';
 import { toProblem, type Problem } from '../../api/errors';
+import { useSession } from '../../api/hooks';
 import { COOKIE_MODE, publicApi } from '../../api/session';
 import { Field, Form, Notice, Submit, useSubmit } from '../../ui/form';
 import { Link, useLocation } from '../../router';
@@ -34,6 +35,8 @@ export function SignIn() {
   const [unverified, setUnverified] = useState(false);
   const [notice, setNotice] = useState<string | null>(null);
   const { busy, problem, setProblem, run } = useSubmit();
+  const session = useSession();
+  const signedOutBecause = session.status === 'signed-out' ? session.reason : undefined;
 
   const signIn = (twoFactorCode?: string) =>
     publicApi.POST('/api/v1/auth/login', {
@@ -91,7 +94,7 @@ export function SignIn() {
 
   return (
     <AuthCard title="Sign in">
-      {notice ? <Notice>{notice}</Notice> : null}
+      {notice ?? signedOutBecause ? <Notice>{notice ?? signedOutBecause}</Notice> : null}
       <Form onSubmit={() => void submitPassword()} problem={problem} fields={['email', 'password']} label="Sign in with a password">
         <Field label="Email" type="email" autoComplete="email" value={email} onChange={setEmail} required error={problem?.fields.email} />
         <Field

@@ -41,7 +41,9 @@ function Confirm({ pending, onDone }: { pending: Pending; onDone: () => void }) 
       <div className="qr-box">
         <QrCode text={pending.otpauthUrl} />
         <p className="small">
-          Scan it with your authenticator app, or enter the key <code className="secret">{pending.secret}</code>
+          Scan it with your authenticator app, or enter the key <code className="secret" data-testid="totp-secret">
+            {pending.secret}
+          </code>
         </p>
       </div>
       <div>

@@ -1,0 +1,206 @@
+// Signing in, end to end in Chromium against the real API: Google through the social sign-in hand-off
+// (the local OAuth server as the provider), two-factor set up from the console (a QR code that
+// encodes the API's otpauth URL, backup codes) and then asked for at sign-in, "Sign out everywhere",
+// the sign-in form driven by the keyboard alone, and no sideways scrolling at phone width.
+import QRCode from 'qrcode';
+import * as OTPAuth from 'otpauth';
+import { describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { json } from '../../test/harness.js';
+import { useWebApp } from './app.js';
+import { apiLogin, createOrganization, PASSWORD, shown, signedInAs, signInWithPassword, uniqueEmail, verifiedAccount } from './flows.js';
+
+const w = useWebApp();
+
+/** Whether the page scrolls sideways: its content is wider than the viewport. */
+const scrollsSideways = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth > document.documentElement.clientWidth);
+
+/** The dark and light modules the browser drew for the QR code `img`, read back from its pixels. */
+async function modulesDrawn(page: Page, size: number, margin: number): Promise<boolean[]> {
+  const img = page.getByRole('img', { name: 'QR code for your authenticator app' });
+  await img.waitFor();
+  return img.evaluate(
+    async (el, { size, margin }) => {
+      const image = el as HTMLImageElement;
+      await image.decode();
+      const canvas = document.createElement('canvas');
+      canvas.width = image.naturalWidth;
+      canvas.height = image.naturalHeight;
+      const ctx = canvas.getContext('2d')!;
+      ctx.drawImage(image, 0, 0);
+      const scale = image.naturalWidth / (size + margin * 2);
+      const dark: boolean[] = [];
+      for (let r = 0; r < size; r++) {
+        for (let c = 0; c < size; c++) {
+          const [red] = ctx.getImageData(Math.floor((margin + c + 0.5) * scale), Math.floor((margin + r + 0.5) * scale), 1, 1).data;
+          dark.push(red! < 128);
+        }
+      }
+      return dark;
+    },
+    { size, margin },
+  );
+}
+
+describe('signing in', () => {
+  it('"Continue with Google" signs in through the hand-off: the provider, /auth/callback#code=…, the exchange', async () => {
+    const { page, context } = await w.person();
+    const email = uniqueEmail('google');
+    await page.goto('/sign-in');
+    await w.signInAtProviderAs({ sub: `g-${Date.now()}`, email, emailVerified: true, name: 'Grace Hopper' });
+    const callback = page.waitForURL(/\/auth\/callback/);
+    await page.getByRole('link', { name: 'Continue with Google', exact: true }).click();
+    await callback;
+    await signedInAs(page, email);
+    // The one-time code left the address bar; the session is the HttpOnly cookie and memory.
+    expect(page.url()).not.toContain('code=');
+    expect(await page.evaluate(() => [localStorage.length, sessionStorage.length, document.cookie])).toEqual([0, 0, '']);
+    expect((await context.cookies()).find((c) => c.name === 'tenantry_refresh')).toMatchObject({ httpOnly: true });
+    await page.reload();
+    await signedInAs(page, email);
+  });
+
+  it('sets up two-factor with a QR code of the otpauth URL and backup codes; sign-in then asks for a code', async () => {
+    const email = await verifiedAccount(w.t, 'totp');
+    const { page } = await w.person();
+    await signInWithPassword(page, email);
+    await page.goto('/account');
+    const section = page.getByRole('region', { name: 'Two-factor authentication' });
+    await section.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    const answer = page.waitForResponse((r) => r.url().endsWith('/api/v1/auth/two-factor/setup') && r.status() === 200);
+    await section.getByRole('button', { name: 'Set up two-factor' }).click();
+    const { otpauthUrl, secret, backupCodes } = (await (await answer).json()) as { otpauthUrl: string; secret: string; backupCodes: string[] };
+
+    // The QR code drawn is the otpauth URL's, module for module: an authenticator app scanning it reads that URL.
+    const qr = QRCode.create(otpauthUrl, {});
+    const expected = Array.from(qr.modules.data, (bit) => bit === 1);
+    expect(await modulesDrawn(page, qr.modules.size, 1)).toEqual(expected);
+    expect((await page.getByTestId('totp-secret').textContent())!.trim()).toBe(secret);
+    const shownCodes = await page.getByRole('list', { name: 'Backup codes' }).getByRole('listitem').allTextContents();
+    expect(shownCodes.map((c) => c.trim())).toEqual(backupCodes);
+
+    const totp = OTPAuth.URI.parse(otpauthUrl) as OTPAuth.TOTP;
+    // A wrong code is refused next to the field.
+    await section.getByLabel('Code', { exact: true }).fill('000000');
+    await section.getByRole('button', { name: 'Turn on two-factor' }).click();
+    const codeField = section.getByLabel('Code', { exact: true });
+    await shown(section.getByRole('alert'));
+    expect(await codeField.getAttribute('aria-invalid')).toBe('true');
+    await codeField.fill(totp.generate());
+    await section.getByRole('button', { name: 'Turn on two-factor' }).click();
+    await shown(section.getByText('Two-factor is on.'));
+
+    // Sign-in now takes the password, then a code: a backup code here, once.
+    await page.getByRole('button', { name: 'Sign out', exact: true }).click();
+    await page.getByLabel('Email', { exact: true }).fill(email);
+    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await shown(page.getByRole('heading', { name: 'Two-factor sign-in' }));
+    await page.getByLabel('Code', { exact: true }).fill(backupCodes[0]!);
+    await page.getByRole('button', { name: 'Verify', exact: true }).click();
+    await signedInAs(page, email);
+
+    // And with the authenticator's code (the next step's: the current one was spent confirming).
+    const second = await w.person();
+    await second.page.goto('/sign-in');
+    await second.page.getByLabel('Email', { exact: true }).fill(email);
+    await second.page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    await second.page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await second.page.getByLabel('Code', { exact: true }).fill(backupCodes[0]!);
+    await second.page.getByRole('button', { name: 'Verify', exact: true }).click();
+    await shown(second.page.getByRole('alert'));
+    await second.page.getByLabel('Code', { exact: true }).fill(totp.generate({ timestamp: Date.now() + 30_000 }));
+    await second.page.getByRole('button', { name: 'Verify', exact: true }).click();
+    await signedInAs(second.page, email);
+  });
+
+  it('"Sign out everywhere" ends the sessions of every browser', async () => {
+    const email = await verifiedAccount(w.t, 'everywhere');
+    const a = await w.person();
+    const b = await w.person();
+    await signInWithPassword(a.page, email);
+    await signInWithPassword(b.page, email);
+    await a.page.goto('/account');
+    await a.page.getByRole('button', { name: 'Sign out everywhere' }).click();
+    await shown(a.page.getByRole('heading', { name: 'Sign in', exact: true }));
+    await shown(a.page.getByText('You were signed out of every session.'));
+
+    await b.page.goto('/account');
+    await b.page.waitForURL(/\/sign-in\?next=%2Faccount$/);
+    const res = await w.t.request({ method: 'GET', url: '/api/v1/users/me/sessions', headers: await apiLogin(w.t, email) });
+    expect(json(res).sessions).toHaveLength(1); // the one just made by apiLogin
+  });
+
+  it('the sign-in form works from the keyboard alone, in a sensible order', async () => {
+    const email = await verifiedAccount(w.t, 'keyboard');
+    const { page } = await w.person();
+    await page.goto('/sign-in');
+    await shown(page.getByRole('heading', { name: 'Sign in', exact: true }));
+    const focused = () =>
+      page.evaluate(() => {
+        const el = document.activeElement as HTMLElement | null;
+        if (!el) return '';
+        const label = el.id ? document.querySelector(`label[for="${el.id}"]`)?.textContent : null;
+        return (label ?? el.textContent ?? '').trim();
+      });
+    const order: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      await page.keyboard.press('Tab');
+      order.push(await focused());
+    }
+    expect(order).toEqual([
+      'Skip to content',
+      'Tenantry',
+      'Email',
+      'Password',
+      'Sign in',
+      'Email me a sign-in link',
+      'Forgot your password?',
+      'Continue with Google',
+      'Continue with GitHub',
+      'Create an account',
+    ]);
+    // Focus is visible where it lands.
+    await page.keyboard.press('Shift+Tab');
+    expect(await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle)).not.toBe('none');
+
+    await page.goto('/sign-in');
+    await shown(page.getByRole('heading', { name: 'Sign in', exact: true }));
+    for (let i = 0; i < 3; i++) await page.keyboard.press('Tab');
+    await page.keyboard.type(email);
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(PASSWORD);
+    await page.keyboard.press('Enter');
+    await signedInAs(page, email);
+  });
+
+  it('at phone width (390 px) the sign-in page and every console page fit without sideways scrolling', async () => {
+    const email = await verifiedAccount(w.t, 'phone');
+    const { page } = await w.person(390);
+    await page.goto('/sign-in');
+    await shown(page.getByRole('button', { name: 'Sign in', exact: true }));
+    expect(await scrollsSideways(page)).toBe(false);
+    await page.goto('/sign-up');
+    await shown(page.getByRole('button', { name: 'Sign up', exact: true }));
+    expect(await scrollsSideways(page)).toBe(false);
+
+    await signInWithPassword(page, email);
+    const orgId = await createOrganization(page, 'Pocket Computing', `pocket-${Date.now().toString(36)}`);
+    const pages: Array<[string, string | RegExp]> = [
+      [`/orgs/${orgId}/projects`, 'Create project'],
+      [`/orgs/${orgId}/members`, 'Invite'],
+      [`/orgs/${orgId}/api-keys`, 'Create API key'],
+      [`/orgs/${orgId}/webhooks`, 'Add endpoint'],
+      [`/orgs/${orgId}/billing`, 'Upgrade'],
+      [`/orgs/${orgId}/audit-log`, 'Apply filters'],
+      [`/orgs/${orgId}/settings`, 'Save settings'],
+      ['/account', 'Sign out everywhere'],
+      ['/orgs', 'Create organization'],
+    ];
+    for (const [path, button] of pages) {
+      await page.goto(path);
+      await shown(page.getByRole('button', { name: button, exact: true }));
+      expect(await scrollsSideways(page), path).toBe(false);
+    }
+  });
+});
