@@ -54,6 +54,10 @@ export const protectedRoutes: ProtectedRoute[] = [
   { method: 'DELETE', url: '/api/v1/users/me/sessions/ses_00000000000000000000000000', okStatus: 404 },
   { method: 'DELETE', url: '/api/v1/users/me/sessions', okStatus: 200 },
   { method: 'DELETE', url: '/api/v1/users/sessions', okStatus: 200 },
+  // The account's life: an invalid address, or no proof at all, answers 400 once authenticated.
+  { method: 'POST', url: '/api/v1/users/me/email', payload: { newEmail: 'not-an-address', password: PASSWORD }, okStatus: 400 },
+  { method: 'GET', url: '/api/v1/users/me/export', okStatus: 200 },
+  { method: 'DELETE', url: '/api/v1/users/me', payload: {}, okStatus: 400 },
   // passkeys (docs/api.md#passkeys): options change nothing but a challenge; the rest meet nothing.
   { method: 'POST', url: '/api/v1/auth/passkeys/registration/options', okStatus: 200 },
   {

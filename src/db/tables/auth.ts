@@ -31,8 +31,9 @@ export const sessions = pgTable(
 
 export type SessionRow = typeof sessions.$inferSelect;
 
-// two_factor_login is not mailed: it carries a social sign-in across its two-factor step.
-export type EmailTokenPurpose = 'verify_email' | 'reset_password' | 'magic_link' | 'two_factor_login';
+// two_factor_login is not mailed: it carries a social sign-in across its two-factor step. change_email
+// is mailed to the new address of an email change (its `email`), bound to the address it replaces.
+export type EmailTokenPurpose = 'verify_email' | 'reset_password' | 'magic_link' | 'two_factor_login' | 'change_email';
 
 /** Single-use tokens sent by mail; only their SHA-256 is stored. */
 export const emailTokens = pgTable(

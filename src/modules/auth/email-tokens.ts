@@ -14,6 +14,7 @@ export const TOKEN_TTL_MS: Record<EmailTokenPurpose, number> = {
   reset_password: 60 * 60 * 1000,
   magic_link: 15 * 60 * 1000,
   two_factor_login: 5 * 60 * 1000,
+  change_email: 24 * 60 * 60 * 1000,
 };
 
 const LINK_PATH: Record<EmailTokenPurpose, string> = {
@@ -21,6 +22,7 @@ const LINK_PATH: Record<EmailTokenPurpose, string> = {
   reset_password: '/reset-password',
   magic_link: '/magic-link',
   two_factor_login: '/two-factor',
+  change_email: '/confirm-email',
 };
 
 /** Two-factor codes checked against one magic link or two-factor ticket before it is dead. */

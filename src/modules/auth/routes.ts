@@ -14,6 +14,7 @@ import * as signIn from './sign-in.js';
 import { clientMeta, COOKIE_MODE, INVALID_SECOND_FACTOR, INVALID_TOKEN, LOCKED, open, TWO_FACTOR_REQUIRED, USER_NOT_FOUND, WEAK_PASSWORD } from './route-options.js';
 import { magicLinkRoutes, oauthRoutes } from './link.routes.js';
 import { twoFactorRoutes } from './two-factor.routes.js';
+import { accountRoutes } from './account.routes.js';
 
 export { clientMeta } from './route-options.js';
 
@@ -32,6 +33,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ deps: Infra }> = async (app
   if (methods.twoFactor) await app.register(twoFactorRoutes, { deps });
   if (methods.magicLink) await app.register(magicLinkRoutes, { deps });
   await app.register(oauthRoutes, { deps });
+  await app.register(accountRoutes, { deps });
 
   app.post('/auth/verify-email', {
     config: open,

@@ -7,6 +7,8 @@ import { sessionCookies } from '../../http/session-cookie.js';
 import { PageQuery } from '../../platform/pagination.js';
 import { PatchMeBody, RevokedAll, SessionList, SessionParams, User } from './schemas.js';
 import * as users from './service.js';
+import { AccountExport } from './export.schemas.js';
+import { exportAccount } from './export.service.js';
 
 const tags = ['Users'];
 const security = bearerAuth;
@@ -43,6 +45,19 @@ export const userRoutes: FastifyPluginAsyncTypebox<{ deps: Infra }> = async (app
       },
     },
     handler: async (req) => users.updateMe(deps, requireUser(req), req.body),
+  });
+
+  app.get('/users/me/export', {
+    schema: {
+      tags,
+      security,
+      operationId: 'exportMe',
+      summary: 'Everything the service holds about you, as one JSON document',
+      description:
+        'The profile, sessions (revoked ones too), memberships, social links, passkeys and the audit entries of your changes, without any secret: no password hash, two-factor secret, backup code, token or key material (docs/api.md#account-export).',
+      response: { 200: ref(AccountExport, 'The export'), ...errors(USER_NOT_FOUND) },
+    },
+    handler: async (req) => exportAccount(deps, requireUser(req)),
   });
 
   // Session management can be switched off (docs/api.md#sign-in-method-switches); its routes then answer 404.

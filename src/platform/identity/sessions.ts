@@ -24,7 +24,8 @@ export type RevokeReason =
   | 'reuse_detected'
   | 'session_cap'
   | 'account_claimed'
-  | 'deactivated';
+  | 'deactivated'
+  | 'account_deleted';
 
 interface Cached {
   userId: string;

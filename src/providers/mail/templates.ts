@@ -50,3 +50,23 @@ export const endpointDisabledMail = (to: string, orgName: string, url: string, h
     link,
     'Once the receiver answers again, turn the endpoint back on, then recover the failed deliveries to send them again.',
   );
+
+export const emailChangeMail = (to: string, link: string) =>
+  build(
+    to,
+    'Confirm your new email address',
+    'Someone signed in to a Tenantry account asked to move it to this email address. If it was you, confirm the address.',
+    'Confirm email address',
+    link,
+    'This link expires in 24 hours and works once. If it was not you, ignore this message: nothing changes.',
+  );
+
+export const emailChangedMail = (to: string, newEmail: string, link: string) =>
+  build(
+    to,
+    'The email address of your account has changed',
+    `The email address of your Tenantry account is now ${newEmail}. Sign-in links and mail go there from now on.`,
+    'Open Tenantry',
+    link,
+    'If you did not make this change, reset your password from the new address or contact your administrator at once.',
+  );

@@ -1,0 +1,145 @@
+// Deleting one's own account (docs/api.md#account-deletion), in one transaction: refused (409) while
+// the person owns an organization that has other members; otherwise the organizations where they are
+// alone are deleted (their subscriptions canceled first), they leave the others (member.removed, their
+// keys there revoked with api_key.revoked), their audit entries lose the address and browser they
+// recorded but keep the actor id, and the user row goes with everything hanging from it: sessions,
+// passkeys, social links, two-factor, mailed tokens. The address may register again.
+import { and, count, eq, sql } from 'drizzle-orm';
+import type { Tx } from '../../db/client.js';
+import { apiKeys } from '../../db/tables/api-keys.js';
+import { auditLogs } from '../../db/tables/audit.js';
+import { memberships, organizations } from '../../db/tables/organizations.js';
+import { users, type UserRow } from '../../db/tables/users.js';
+import { transaction } from '../../db/transaction.js';
+import type { Infra } from '../../infra.js';
+import { AppError, authenticationError, notFound, validationError } from '../../lib/errors.js';
+import { auditChange } from '../../platform/audit/record.js';
+import type { UserActor } from '../../platform/identity/actor.js';
+import { revokeKeysOfCreator } from '../../platform/member-keys.js';
+import { recordEvent } from '../../platform/outbox.js';
+import { cancelForDeletion } from '../../platform/subscriptions.js';
+import type { OrgAccess, RequestContext } from '../../platform/tenancy.js';
+import { consumeSecondFactor, invalidSecondFactor } from './second-factor.js';
+import { assertNotLocked, needsSecondFactor, releaseCheck, reservedCheck } from './sign-in.js';
+
+export const ownsSharedOrganization = (slug: string) =>
+  new AppError(409, 'CONFLICT', 'You own an organization that has other members', `Transfer the ownership of ${slug}, or remove its other members, first`);
+
+/**
+ * The proof a deletion needs: the password, or for an account without one a two-factor code. A wrong
+ * one answers 401 and counts toward the sign-in lockout.
+ */
+async function proveIdentity(deps: Infra, user: UserRow, input: { password?: string; twoFactorCode?: string }) {
+  assertNotLocked(deps, user);
+  let check: () => Promise<boolean>;
+  let wrong: () => AppError;
+  if (user.passwordHash) {
+    if (input.password === undefined) throw validationError('Invalid request body', 'password: is required');
+    const hash = user.passwordHash;
+    check = () => deps.passwords.verify(hash, input.password!);
+    wrong = () => authenticationError('Password is incorrect');
+  } else {
+    if (!needsSecondFactor(deps, user)) {
+      throw validationError('This account has neither a password nor two-factor', 'password: set one with a password reset first, then delete the account');
+    }
+    if (input.twoFactorCode === undefined) throw validationError('Invalid request body', 'twoFactorCode: is required for an account without a password');
+    check = () => consumeSecondFactor(deps, user.id, input.twoFactorCode!);
+    wrong = invalidSecondFactor;
+  }
+  const reservation = await reservedCheck(deps, user.id, check);
+  if (!reservation) throw wrong();
+  await releaseCheck(deps, reservation);
+}
+
+/** The person's memberships with their organization's member count, the organizations locked. */
+async function membershipsOf(tx: Tx, userId: string) {
+  const mine = await tx
+    .select({ m: memberships, slug: organizations.slug })
+    .from(memberships)
+    .innerJoin(organizations, eq(organizations.id, memberships.organizationId))
+    .where(eq(memberships.userId, userId))
+    .orderBy(memberships.organizationId)
+    .for('update', { of: organizations });
+  const out = [];
+  for (const row of mine) {
+    const [c] = await tx.select({ n: count() }).from(memberships).where(eq(memberships.organizationId, row.m.organizationId));
+    out.push({ ...row, members: Number(c?.n ?? 0) });
+  }
+  return out;
+}
+
+/** Organizations the user owns alone, read outside the transaction (their subscriptions end first). */
+async function soloOrganizations(deps: Infra, userId: string): Promise<string[]> {
+  const rows = await deps.db
+    .select({ id: memberships.organizationId })
+    .from(memberships)
+    .where(and(eq(memberships.userId, userId), eq(memberships.role, 'owner'), sql`(select count(*) from memberships o where o.organization_id = ${memberships.organizationId}) = 1`));
+  return rows.map((r) => r.id);
+}
+
+export async function deleteAccount(deps: Infra, actor: UserActor, input: { password?: string; twoFactorCode?: string }, request: RequestContext): Promise<void> {
+  const user = await deps.users.row(actor.userId);
+  if (!user || !user.isActive) throw notFound('User not found');
+  await proveIdentity(deps, user, input);
+  // A quick refusal before anything is canceled at the provider; the transaction checks again.
+  const quick = await deps.db
+    .select({ slug: organizations.slug })
+    .from(memberships)
+    .innerJoin(organizations, eq(organizations.id, memberships.organizationId))
+    .where(and(eq(memberships.userId, user.id), eq(memberships.role, 'owner'), sql`(select count(*) from memberships o where o.organization_id = ${memberships.organizationId}) > 1`))
+    .limit(1);
+  if (quick[0]) throw ownsSharedOrganization(quick[0].slug);
+  // As for DELETE /organizations/{orgId}: the subscription ends at the provider first (502 if it cannot).
+  for (const orgId of await soloOrganizations(deps, user.id)) await cancelForDeletion(deps, orgId);
+
+  await transaction(deps.db, async (tx, afterCommit) => {
+    const mine = await membershipsOf(tx, user.id);
+    const shared = mine.find((r) => r.m.role === 'owner' && r.members > 1);
+    if (shared) throw ownsSharedOrganization(shared.slug);
+    const goneKeys: string[] = [];
+    for (const { m } of mine) {
+      if (m.role === 'owner') {
+        // Alone there: the organization goes, and with it (foreign keys) its keys, projects, hooks and log.
+        const keys = await tx.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.organizationId, m.organizationId));
+        goneKeys.push(...keys.map((k) => k.id));
+        await tx.delete(organizations).where(eq(organizations.id, m.organizationId));
+        continue;
+      }
+      const access: OrgAccess = {
+        organizationId: m.organizationId,
+        actor: { type: 'user', id: user.id, email: user.email, role: m.role, userId: user.id },
+        permissions: new Set(),
+        request,
+      };
+      await tx.delete(memberships).where(and(eq(memberships.organizationId, m.organizationId), eq(memberships.id, m.id)));
+      await recordEvent(deps, tx, m.organizationId, 'member.removed', {
+        memberId: m.id,
+        organizationId: m.organizationId,
+        userId: user.id,
+        email: user.email,
+        role: m.role,
+        reason: 'account_deleted',
+      });
+      await revokeKeysOfCreator(deps, tx, afterCommit, access, user.id, 'member_left');
+      await auditChange(deps, tx, access);
+    }
+    // Keys they made where they are no longer a member (none should be left: leaving revokes them).
+    const orphans = await tx
+      .update(apiKeys)
+      .set({ isActive: false, revokedAt: deps.clock.now() })
+      .where(and(eq(apiKeys.createdBy, user.id), eq(apiKeys.isActive, true)))
+      .returning({ id: apiKeys.id });
+    goneKeys.push(...orphans.map((k) => k.id));
+    // The audit log keeps who did what (the actor id), not where from.
+    await tx
+      .update(auditLogs)
+      .set({ ipAddress: null, userAgent: null })
+      .where(and(eq(auditLogs.actorType, 'user'), eq(auditLogs.actorId, user.id)));
+    await deps.sessions.revokeAllOfUser(tx, user.id, 'account_deleted');
+    await tx.delete(users).where(eq(users.id, user.id));
+    afterCommit(async () => {
+      for (const id of goneKeys) await deps.apiKeys.revoked(id);
+      await deps.users.changed(user.id);
+    });
+  });
+}

@@ -1,0 +1,109 @@
+// The account's life outside sign-in: moving it to a new email address, and deleting it
+// (docs/api.md#email-change, docs/api.md#account-deletion).
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { Infra } from '../../infra.js';
+import { requestContext, requireUser } from '../../http/access.js';
+import { errors, type ErrorExample } from '../../http/errors-doc.js';
+import { Body, bearerAuth, Message, named, ref } from '../../http/schemas.js';
+import { sessionCookies } from '../../http/session-cookie.js';
+import { deleteAccount } from './account-deletion.service.js';
+import { confirmEmailChange, requestEmailChange } from './email-change.service.js';
+import { INVALID_SECOND_FACTOR, INVALID_TOKEN, LOCKED, open, USER_NOT_FOUND } from './route-options.js';
+import { Email, Password, Token, TwoFactorCode } from './schemas.js';
+
+const EmailChangeBody = named('EmailChangeRequest', Body({ newEmail: Email, password: Password }), {
+  examples: [{ newEmail: 'ada.king@example.com', password: 'Analytical-Engine-1' }],
+});
+const ConfirmEmailChangeBody = named('ConfirmEmailChangeRequest', Body({ token: Token }));
+const DeleteAccountBody = named(
+  'DeleteAccountRequest',
+  Body({
+    password: Type.Optional({ ...Password, description: 'The account’s password' }),
+    twoFactorCode: Type.Optional({ ...TwoFactorCode, description: 'For an account without a password: a TOTP or backup code' }),
+  }),
+  { examples: [{ password: 'Analytical-Engine-1' }] },
+);
+const Deleted = named('AccountDeleted', Type.Object({ deleted: Type.Literal(true) }), { examples: [{ deleted: true }] });
+
+const WRONG_PASSWORD: ErrorExample = { code: 'AUTHENTICATION_ERROR', name: 'wrongPassword', message: 'Password is incorrect' };
+const TAKEN: ErrorExample = { code: 'CONFLICT', message: 'An account with this email already exists', details: 'newEmail: is already registered' };
+
+export const accountRoutes: FastifyPluginAsyncTypebox<{ deps: Infra }> = async (app, { deps }) => {
+  const tags = ['Users'];
+  const cookies = sessionCookies(deps.config);
+
+  app.post('/users/me/email', {
+    config: { auth: 'user', bucket: 'auth' },
+    schema: {
+      tags,
+      security: bearerAuth,
+      operationId: 'requestEmailChange',
+      summary: 'Move the account to a new email address (confirmed by a mailed link)',
+      description:
+        'Mails `{APP_ORIGIN}/confirm-email?token=…` (single use, 24 hours) to `newEmail`; nothing changes until POST /auth/confirm-email-change. A wrong password answers 401 and counts toward the sign-in lockout; an address already registered 409; an account without a password 400 (docs/api.md#email-change).',
+      body: ref(EmailChangeBody),
+      response: {
+        202: ref(Message, 'The link is on its way to the new address'),
+        ...errors(
+          WRONG_PASSWORD,
+          TAKEN,
+          { code: 'VALIDATION_ERROR', message: 'The new address is the current one', details: 'newEmail: is already the address of the account' },
+          USER_NOT_FOUND,
+          LOCKED,
+        ),
+      },
+    },
+    handler: async (req, reply) => {
+      await requestEmailChange(deps, requireUser(req), req.body);
+      return reply.status(202).send({ message: 'A confirmation link has been sent to the new address' });
+    },
+  });
+
+  app.post('/auth/confirm-email-change', {
+    config: open,
+    schema: {
+      tags,
+      operationId: 'confirmEmailChange',
+      summary: 'Confirm an email change with the token from the mail',
+      description:
+        'The account moves to the address the link was mailed to, which counts as verified; a notice goes to the old address. Sessions stay; sign-in and reset links still pending are voided. An address registered meanwhile answers 409 (docs/api.md#email-change).',
+      body: ref(ConfirmEmailChangeBody),
+      response: { 200: ref(Message, 'The address is changed'), ...errors(INVALID_TOKEN, TAKEN) },
+    },
+    handler: async (req) => {
+      await confirmEmailChange(deps, req.body.token);
+      return { message: 'Email address changed' };
+    },
+  });
+
+  app.delete('/users/me', {
+    config: { auth: 'user', bucket: 'auth' },
+    schema: {
+      tags,
+      security: bearerAuth,
+      operationId: 'deleteMe',
+      summary: 'Delete your account',
+      description:
+        'With the password, or for an account without one a two-factor code (a wrong one answers 401 and counts toward the lockout). Refused (409) while you own an organization that has other members. Otherwise, in one transaction: the organizations where you are alone are deleted (their subscriptions canceled first), you leave the others (`member.removed`, your API keys there revoked), your sessions, passkeys, social links and keys go, and your audit entries keep only your id. The address may register again. With `X-Session-Mode: cookie` the answer also removes the refresh cookie (docs/api.md#account-deletion).',
+      body: ref(DeleteAccountBody),
+      response: {
+        200: ref(Deleted, 'The account is deleted'),
+        ...errors(
+          WRONG_PASSWORD,
+          INVALID_SECOND_FACTOR,
+          { code: 'CONFLICT', message: 'You own an organization that has other members', details: 'Transfer the ownership of acme, or remove its other members, first' },
+          { code: 'VALIDATION_ERROR', message: 'Invalid request body', details: 'password: is required' },
+          USER_NOT_FOUND,
+          LOCKED,
+          'PAYMENT_PROVIDER_ERROR',
+        ),
+      },
+    },
+    handler: async (req, reply) => {
+      await deleteAccount(deps, requireUser(req), req.body, requestContext(req));
+      cookies.clear(req, reply);
+      return { deleted: true as const };
+    },
+  });
+};
