@@ -3,8 +3,10 @@
 // sign-in come back to it); the local SMTP sink (mailed links), the local OAuth server (Google and
 // GitHub), the inline webhook worker and a webhook receiver; and Chromium (Debian's) driven by
 // playwright-core, one fresh context per person.
+import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
+import path from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { FakeClock } from '../../src/lib/clock.js';
@@ -19,7 +21,14 @@ class WallClock extends FakeClock {
   }
 }
 
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** Debian's Chromium: CHROMIUM_PATH, else `chromium` found on PATH (.ci/run installs it when missing). */
+export const CHROMIUM =
+  process.env.CHROMIUM_PATH ??
+  (process.env.PATH ?? '')
+    .split(path.delimiter)
+    .map((dir) => path.join(dir, 'chromium'))
+    .find((file) => fs.existsSync(file)) ??
+  '/usr/bin/chromium';
 const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 export interface WebTest {

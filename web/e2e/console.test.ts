@@ -1,6 +1,6 @@
 // The console in Chromium against the real API: an organization and its projects, an invitation
-// mailed to a second person who accepts it, an API key shown once and listed, a webhook endpoint,
-// and the upgrade through the built-in test checkout.
+// mailed to a second person who accepts it, an API key shown once and listed, a webhook endpoint
+// (a test delivery, its body, recovery, the secret rotated), and the upgrade through the built-in test checkout.
 import { describe, expect, it } from 'vitest';
 import { json } from '../../test/harness.js';
 import { useWebApp } from './app.js';
@@ -101,6 +101,20 @@ describe('the console', () => {
     await expect.poll(() => w.receiver.received.length, { timeout: 10_000 }).toBeGreaterThan(0);
     await page.getByRole('button', { name: 'Refresh', exact: true }).click();
     await shown(deliveries.getByText('delivered', { exact: true }));
+    // The body sent, folded in its row.
+    await deliveries.getByText('Body and answer').first().click();
+    await shown(deliveries.getByText('"type": "test"'));
+    // Nothing failed: queuing the failed deliveries again finds none.
+    await page.getByLabel('Failed since', { exact: true }).fill('2020-01-01T00:00');
+    await page.getByRole('button', { name: 'Queue again', exact: true }).click();
+    await shown(page.getByText('0 deliveries queued again.'));
+
+    // Rotating the secret shows the new one, once.
+    await page.getByRole('link', { name: '← Endpoints' }).click();
+    await page.getByRole('button', { name: `Rotate the secret of ${w.receiver.url}` }).click();
+    const rotated = (await (await shown(page.getByTestId('signing-secret'))).textContent())!.trim();
+    expect(rotated).toMatch(/^whsec_[0-9a-f]{64}$/);
+    expect(rotated).not.toBe(secret);
 
     const hooks = await w.t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/webhooks`, headers: await apiLogin(w.t, email) });
     expect(json(hooks).data.map((h: { url: string }) => h.url)).toEqual([w.receiver.url]);

@@ -1,8 +1,10 @@
-// One endpoint's deliveries, newest first: status, attempts, the last answer or error, and retry.
+// One endpoint's deliveries, newest first: status, how many attempts were made, the last answer or
+// error, the body sent, and retry; and queuing again every failed delivery since a time (recover).
+import { useState } from 'react';
 import { toProblem } from '../../api/errors';
 import { useLoad } from '../../api/hooks';
 import { api } from '../../api/session';
-import { Alert, useSubmit } from '../../ui/form';
+import { Alert, Field, Form, Notice, Submit, useSubmit } from '../../ui/form';
 import { when } from '../../ui/format';
 import { Link } from '../../router';
 import { Section } from '../../ui/Shell';
@@ -14,6 +16,22 @@ export function Deliveries({ orgId, endpointId }: { orgId: string; endpointId: s
     api.GET('/api/v1/organizations/{orgId}/webhooks/{id}/deliveries', { params: { path, query: { pageSize: 50 } } }),
   );
   const action = useSubmit();
+  const recovery = useSubmit();
+  const [since, setSince] = useState('');
+  const [queued, setQueued] = useState<number | null>(null);
+  const recover = () =>
+    recovery.run(async () => {
+      setQueued(null);
+      if (!since) return { code: 'VALIDATION_ERROR', message: null, fields: { since: 'Choose the time to start from.' } };
+      const { data, error } = await api.POST('/api/v1/organizations/{orgId}/webhooks/{id}/recover', {
+        params: { path },
+        body: { since: new Date(since).toISOString() },
+      });
+      if (error) return toProblem(error);
+      setQueued(data.data.queued);
+      list.reload();
+      return null;
+    });
   const retry = (deliveryId: string) =>
     action.run(async () => {
       const { error } = await api.POST('/api/v1/organizations/{orgId}/webhooks/{id}/deliveries/{deliveryId}/retry', {
@@ -63,6 +81,7 @@ export function Deliveries({ orgId, endpointId }: { orgId: string; endpointId: s
               <th scope="col">Last answer</th>
               <th scope="col">Created</th>
               <th scope="col">Next attempt</th>
+              <th scope="col">Sent</th>
               <th scope="col">
                 <span className="visually-hidden">Actions</span>
               </th>
@@ -82,6 +101,14 @@ export function Deliveries({ orgId, endpointId }: { orgId: string; endpointId: s
                 <td>{when(d.createdAt)}</td>
                 <td>{when(d.nextRetryAt)}</td>
                 <td>
+                  <details className="payload">
+                    <summary>Body and answer</summary>
+                    <pre>{JSON.stringify(d.payload, null, 2)}</pre>
+                    {d.responseBody ? <pre>{d.responseBody}</pre> : null}
+                    {d.deliveredAt ? <p className="small">Delivered {when(d.deliveredAt)}</p> : null}
+                  </details>
+                </td>
+                <td>
                   {d.status === 'failed' || d.status === 'pending' ? (
                     <button type="button" className="secondary small" disabled={action.busy} onClick={() => void retry(d.id)}>
                       Retry
@@ -93,6 +120,16 @@ export function Deliveries({ orgId, endpointId }: { orgId: string; endpointId: s
           </tbody>
         </table>
       </div>
+      <h3>Queue failed deliveries again</h3>
+      <Form onSubmit={() => void recover()} problem={recovery.problem} fields={['since']} className="form inline-form" label="Queue failed deliveries again">
+        {queued !== null ? <Notice>{queued === 1 ? '1 delivery queued again.' : `${queued} deliveries queued again.`}</Notice> : null}
+        <Field label="Failed since" type="datetime-local" value={since} onChange={setSince} required error={recovery.problem?.fields.since} />
+        <div className="actions">
+          <Submit busy={recovery.busy} className="secondary">
+            Queue again
+          </Submit>
+        </div>
+      </Form>
     </Section>
   );
 }
