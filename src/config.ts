@@ -201,6 +201,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     bodyLimitBytes: 1024 * 1024,
     metricsToken: optional(env, 'METRICS_TOKEN'),
+    workerMetricsPort: optional(env, 'WORKER_METRICS_PORT') === null ? null : int(env, 'WORKER_METRICS_PORT', 0, 0, 65535),
     startupTimeoutS: int(env, 'STARTUP_TIMEOUT_S', 30, 0, 3600),
   };
   if (production) checkProduction(env, config);

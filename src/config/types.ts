@@ -86,6 +86,8 @@ export interface Config {
   bodyLimitBytes: number;
   /** GET /metrics asks for `Authorization: Bearer <it>` when set; open otherwise. */
   metricsToken: string | null;
+  /** `npm run worker` serves GET /metrics (and /health) on this port of HOST when set; no HTTP otherwise. */
+  workerMetricsPort: number | null;
   /** Seconds PostgreSQL and Redis are waited for at start before giving up. */
   startupTimeoutS: number;
 }

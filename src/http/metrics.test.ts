@@ -6,6 +6,7 @@ import { createOrg, createWebhook, setPlan, signedInUser, type SignedInUser } fr
 import { createTestApp, json, type TestApp } from '../../test/harness.js';
 import { waitUntil, workerFixtures } from '../../test/worker-fixtures.js';
 import { Semaphore } from '../lib/semaphore.js';
+import { startWorkerMetrics } from '../worker-metrics.js';
 import { bearerMatches, createQueueReader } from './metrics.js';
 
 const apps: TestApp[] = [];
@@ -156,5 +157,35 @@ describe('GET /metrics', () => {
     await Promise.all(hashes);
     await waitUntil('the hash queue is empty', () => slow.deps.passwords.queueDepth() === 0);
     expect(value((await scrape(slow)).body, 'tenantry_password_hash_queue_depth')).toBe(0);
+  });
+
+  it("a separate worker's own /metrics over HTTP (WORKER_METRICS_PORT): its delivery outcomes, the queue, behind METRICS_TOKEN", async () => {
+    const token = 'worker-metrics-token-0123456789abcdef';
+    const a = await app({ METRICS_TOKEN: token, WEBHOOK_WORKER: 'off' });
+    const who = await signedInUser(a, 'worker-metrics');
+    const org = await createOrg(a, who);
+    await setPlan(a, org.id, 'pro');
+    const wfx = workerFixtures(() => a);
+    const rx = await wfx.receiver();
+    await createWebhook(a, org.id, who, { url: rx.url });
+    const server = await startWorkerMetrics(a.deps, 0, '127.0.0.1');
+    try {
+      const base = `http://127.0.0.1:${(server.server.address() as { port: number }).port}`;
+      expect((await fetch(`${base}/health`)).status).toBe(200);
+      expect((await fetch(`${base}/metrics`)).status).toBe(401);
+      await wfx.record(org.id, 3);
+      const worker = wfx.worker();
+      await worker.start();
+      await worker.drain();
+      const res = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      expect(value(text, 'tenantry_webhook_deliveries_total{outcome="delivered"}')).toBe(3);
+      expect(text).toMatch(/^# TYPE tenantry_webhook_queue_depth gauge$/m);
+      expect(text).toMatch(/^process_resident_memory_bytes \d+/m);
+    } finally {
+      await server.close();
+      await wfx.stopAll();
+    }
   });
 });
