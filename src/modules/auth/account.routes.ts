@@ -34,7 +34,6 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ deps: Infra }> = async (
   const cookies = sessionCookies(deps.config);
 
   app.post('/users/me/email', {
-    config: { auth: 'user', bucket: 'auth' },
     schema: {
       tags,
       security: bearerAuth,
@@ -78,7 +77,6 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ deps: Infra }> = async (
   });
 
   app.delete('/users/me', {
-    config: { auth: 'user', bucket: 'auth' },
     schema: {
       tags,
       security: bearerAuth,

@@ -11,7 +11,7 @@ import {
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
-import { and, asc, eq, gt, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, isNull, lte, sql } from 'drizzle-orm';
 import { isUniqueViolation } from '../../db/client.js';
 import { passkeys, webauthnChallenges, type PasskeyRow } from '../../db/tables/passkeys.js';
 import { users } from '../../db/tables/users.js';
@@ -36,10 +36,16 @@ export const presentPasskey = (p: PasskeyRow) => ({
 const transportsOf = (p: PasskeyRow) => p.transports as AuthenticatorTransport[];
 const passkeysOf = (deps: Infra, userId: string) => deps.db.select().from(passkeys).where(eq(passkeys.userId, userId)).orderBy(asc(passkeys.createdAt), asc(passkeys.id));
 
+// Each new challenge also deletes a few expired ones: the table stays the size of the last 5 minutes'
+// ceremonies without a job of its own.
+const SWEEP = 20;
+
 async function saveChallenge(deps: Infra, userId: string | null, challenge: string, kind: 'registration' | 'authentication') {
   const now = deps.clock.now();
   const id = newId('chl', now.getTime());
   await deps.db.insert(webauthnChallenges).values({ id, userId, challenge, kind, expiresAt: new Date(now.getTime() + CHALLENGE_TTL_MS), createdAt: now });
+  const expired = deps.db.select({ id: webauthnChallenges.id }).from(webauthnChallenges).where(lte(webauthnChallenges.expiresAt, now)).limit(SWEEP);
+  await deps.db.delete(webauthnChallenges).where(inArray(webauthnChallenges.id, expired));
   return id;
 }
 

@@ -1,7 +1,8 @@
 // Signing in with a passkey over HTTP, with a software authenticator (test/webauthn.ts): it answers as
 // POST /auth/login does.
+import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { json } from '../../../test/harness.js';
+import { json, queryRows } from '../../../test/harness.js';
 import { signedInUser } from '../../../test/factories.js';
 import { bearer, expectError, getMe } from '../../../test/auth-helpers.js';
 import { totpCode } from '../../../test/totp.js';
@@ -103,8 +104,13 @@ describe('refusals', () => {
     t.clock.advance(5 * 60 * 1000);
     expectError(await verify(challengeId, authenticator.get(options)), 401, 'AUTHENTICATION_ERROR');
     expectError(await verify('chl_unknown', authenticator.get(options)), 401, 'AUTHENTICATION_ERROR');
+    // A new challenge sweeps expired ones away (a few at a time).
+    const expired = async () => (await queryRows(t, sql`select id from webauthn_challenges where expires_at <= ${t.clock.now().toISOString()}::timestamptz`)).length;
+    const before = await expired();
+    expect(before).toBeGreaterThan(0);
     // Just inside the 5 minutes, a challenge still works.
     const fresh = await authenticationOptions();
+    expect(await expired()).toBeLessThan(before);
     t.clock.advance(5 * 60 * 1000 - 1);
     expectSignedIn(await verify(fresh.challengeId, authenticator.get(fresh.options)), user.userId);
   });
