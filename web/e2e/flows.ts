@@ -38,8 +38,7 @@ export async function signInWithPassword(page: Page, email: string, password = P
 }
 
 /** A verified account, made through the API with the link from the mail. */
-export async function verifiedAccount(t: TestApp, label: string, fullName = 'Test Person') {
-  const email = uniqueEmail(label);
+export async function verifiedAccount(t: TestApp, label: string, fullName = 'Test Person', email = uniqueEmail(label)) {
   const res = await t.request({ method: 'POST', url: '/api/v1/auth/register', payload: { email, password: PASSWORD, fullName } });
   expect(res.statusCode, res.body).toBe(201);
   const token = await t.mail.tokenFrom(email, /Verify your email/, '/verify-email');

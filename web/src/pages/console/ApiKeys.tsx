@@ -42,6 +42,7 @@ function CreateKey({ orgId, onCreated }: { orgId: string; onCreated: () => void 
       if (error) return toProblem(error, { PLAN_LIMIT_EXCEEDED: 'name' });
       setPlain({ name: data.apiKey.name, key: data.plainKey });
       setName('');
+      setScopes(['read:projects']);
       onCreated();
       return null;
     });

@@ -81,7 +81,7 @@ export function Deliveries({ orgId, endpointId }: { orgId: string; endpointId: s
               <th scope="col">Last answer</th>
               <th scope="col">Created</th>
               <th scope="col">Next attempt</th>
-              <th scope="col">Sent</th>
+              <th scope="col">Details</th>
               <th scope="col">
                 <span className="visually-hidden">Actions</span>
               </th>
