@@ -1,4 +1,4 @@
-// The web app (docs/api.md#web-app): every path outside the API's own (/api/v1, /docs, /health,
+// The web app (docs/web.md): every path outside the API's own (/api/v1, /docs, /health,
 // /ready, /metrics) belongs to it. Its build, web/dist/, is served from here: a file that exists is
 // sent as is; any other GET that accepts HTML gets index.html, so the app's own router resolves
 // /sign-in, /magic-link?token=… and the other pages mailed links point at. Files under /assets/ are
