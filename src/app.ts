@@ -195,7 +195,7 @@ export async function buildApp(deps: Infra, options: AppOptions = {}): Promise<F
     { prefix: '/api/v1' },
   );
 
-  // Every other path is the web app's, or a 404 (docs/api.md#web-app).
+  // Every other path is the web app's, or a 404 (docs/web.md).
   registerWebApp(app, { dist: options.webDist ?? WEB_DIST });
 
   return app;

@@ -1,4 +1,4 @@
-// The web app served by the API process (docs/api.md#web-app): the files of its build, index.html for
+// The web app served by the API process (docs/web.md): the files of its build, index.html for
 // the app's own pages, long caching for hashed assets only, the app's CSP, and the API's paths kept
 // the API's. Without a build, a page that says how to make one (503).
 import fs from 'node:fs';
