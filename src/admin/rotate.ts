@@ -51,7 +51,8 @@ async function rotateValue(deps: Infra, target: Target, key: unknown[], column: 
   for (let attempt = 0; attempt < 5 && seen !== null; attempt++) {
     try {
       decrypt(encryptionKey, seen);
-      return attempt === 0 ? 'current' : 'rewritten';
+      // Under the first key already: from the start, or written so by the service meanwhile.
+      return 'current';
     } catch (err) {
       if (!(err instanceof DecryptError)) throw err;
     }

@@ -37,25 +37,22 @@ export async function createUser(deps: Infra, flags: { email: string; password?:
   }
   assertPasswordPolicy(deps.config.auth.passwordPolicy, password, 'password');
   const now = deps.clock.now();
-  const row: UserRow = {
-    id: newId('usr', now.getTime()),
-    email,
-    emailVerifiedAt: flags.verified ? now : null,
-    passwordHash: await deps.passwords.hash(password),
-    fullName: flags.name ?? null,
-    avatarUrl: null,
-    preferences: defaultPreferences,
-    twoFactorEnabled: false,
-    isActive: true,
-    failedLoginAttempts: 0,
-    lockedUntil: null,
-    checksInFlight: 0,
-    checksReservedAt: null,
-    createdAt: now,
-    updatedAt: now,
-  };
+  // Only what this command decides; every other column takes its default.
+  let row: UserRow;
   try {
-    await deps.db.insert(users).values(row);
+    [row] = (await deps.db
+      .insert(users)
+      .values({
+        id: newId('usr', now.getTime()),
+        email,
+        emailVerifiedAt: flags.verified ? now : null,
+        passwordHash: await deps.passwords.hash(password),
+        fullName: flags.name ?? null,
+        preferences: defaultPreferences,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning()) as [UserRow];
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict(`An account with the email ${email} already exists`);
     throw err;
