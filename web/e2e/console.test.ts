@@ -9,7 +9,7 @@ import { apiLogin, createOrganization, mailedLink, shown, signedInAs, signInWith
 const w = useWebApp();
 
 describe('the console', () => {
-  it('creates, renames and deletes projects', async () => {
+  it('creates, renames and deletes projects, then finds them in the audit log with its filters; switches organization', async () => {
     const email = await verifiedAccount(w.t, 'projects');
     const { page } = await w.person();
     await signInWithPassword(page, email);
@@ -33,6 +33,25 @@ describe('the console', () => {
     await shown(page.getByText('No projects yet.'));
     const after = await w.t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/projects`, headers: auth });
     expect(json(after).total).toBe(0);
+
+    // The audit log lists the changes, and its filters narrow it.
+    await page.getByRole('link', { name: 'Audit log', exact: true }).click();
+    const log = page.getByRole('table', { name: 'Audit log' });
+    await shown(log.getByText(`/api/v1/organizations/${orgId}/projects`, { exact: false }));
+    await page.getByLabel('Action', { exact: true }).fill('POST /api/v1/organizations/:orgId/projects');
+    await page.getByRole('button', { name: 'Apply filters', exact: true }).click();
+    await shown(page.getByRole('heading', { name: 'Entries (1)' }));
+    expect(await log.getByRole('row').count()).toBe(2); // the header and the one creation
+    await page.getByLabel('Actor type', { exact: true }).selectOption('api_key');
+    await page.getByRole('button', { name: 'Apply filters', exact: true }).click();
+    await shown(page.getByRole('heading', { name: 'Entries (0)' }));
+
+    // A second organization, and the switcher back to the first (on the same tab).
+    await createOrganization(page, 'Second Engines', `second-${Date.now().toString(36)}`);
+    await page.getByRole('link', { name: 'Settings', exact: true }).click();
+    await page.getByLabel('Switch organization', { exact: true }).selectOption(orgId);
+    await page.waitForURL(new RegExp(`/orgs/${orgId}/settings$`));
+    await shown(page.getByRole('heading', { name: 'Analytical Engines', exact: true }));
   });
 
   it('invites a second person, who accepts from the mail: "Invitation accepted", and is listed as a member', async () => {
