@@ -129,9 +129,18 @@ describe('the API’s paths stay the API’s', () => {
     for (const url of ['/docs/nope', '/health/nope', '/ready/x', '/metrics/x']) expectJson404(await t.request({ method: 'GET', url, headers: HTML }));
   });
 
-  it('other methods, and requests that do not ask for HTML, get the JSON 404', async () => {
+  it('other methods, requests that ask for JSON only or say nothing, and missing file names get the JSON 404', async () => {
     expectJson404(await t.request({ method: 'POST', url: '/sign-in', headers: HTML, payload: {} }));
     expectJson404(await t.request({ method: 'GET', url: '/sign-in', headers: { accept: 'application/json' } }));
+    expectJson404(await t.request({ method: 'GET', url: '/sign-in' }));
+    expectJson404(await t.request({ method: 'GET', url: '/favicon.ico', headers: { accept: '*/*' } }));
+    expectJson404(await t.request({ method: 'GET', url: '/favicon.ico', headers: HTML }));
+  });
+
+  it('a client that accepts anything (curl: */*) gets the page', async () => {
+    const res = await t.request({ method: 'GET', url: '/sign-in', headers: { accept: '*/*' } });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.body).toBe(INDEX);
   });
 });
 

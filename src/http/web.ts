@@ -1,7 +1,7 @@
 // The web app (docs/web.md): every path outside the API's own (/api/v1, /docs, /health,
 // /ready, /metrics) belongs to it. Its build, web/dist/, is served from here: a file that exists is
-// sent as is; any other GET that accepts HTML gets index.html, so the app's own router resolves
-// /sign-in, /magic-link?token=… and the other pages mailed links point at. Files under /assets/ are
+// sent as is; any other GET for a page (accepting HTML, not a file name) gets index.html, so the
+// app's own router resolves /sign-in, /magic-link?token=… and the other pages mailed links point at. Files under /assets/ are
 // content-hashed by the build and cached for a year; everything else is revalidated (no-cache).
 // Without a build, those pages answer 503 with a page that says how to build it.
 //
@@ -110,7 +110,16 @@ async function sendFile(request: FastifyRequest, reply: FastifyReply, found: Fou
   return reply.code(200).send(body);
 }
 
-const acceptsHtml = (request: FastifyRequest) => /\btext\/html\b/i.test(request.headers.accept ?? '');
+/**
+ * Whether a GET is for a page: it accepts HTML (a browser's navigation says text/html, curl `*\/*`)
+ * and its last segment is not a file name (`favicon.ico`, a missing script). Those, requests asking
+ * for JSON only and requests with no Accept at all get the JSON 404 instead.
+ */
+function wantsPage(request: FastifyRequest, urlPath: string): boolean {
+  const acceptsHtml = /\btext\/html\b|\*\/\*/i.test(request.headers.accept ?? '');
+  const last = urlPath.slice(urlPath.lastIndexOf('/') + 1);
+  return acceptsHtml && !/\.[A-Za-z0-9]+$/.test(last);
+}
 
 export function registerWebApp(app: FastifyInstance, options: { dist: string }) {
   const root = path.resolve(options.dist);
@@ -119,7 +128,7 @@ export function registerWebApp(app: FastifyInstance, options: { dist: string }) 
     if ((request.method === 'GET' || request.method === 'HEAD') && isWebPath(urlPath)) {
       const asset = await findFile(root, urlPath);
       if (asset) return sendFile(request, reply, asset, ASSETS.test(urlPath) ? HASHED_CACHE : REVALIDATE);
-      if (acceptsHtml(request) && !ASSETS.test(urlPath)) {
+      if (wantsPage(request, urlPath) && !ASSETS.test(urlPath)) {
         const index = await findFile(root, '/index.html');
         if (index) return sendFile(request, reply, index, REVALIDATE);
         return reply.code(503).type('text/html; charset=utf-8').send(NOT_BUILT);
