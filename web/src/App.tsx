@@ -6,6 +6,7 @@ import { startSession } from './api/session';
 import { match, navigate, safeNext, useLocation } from './router';
 import { Shell } from './ui/Shell';
 import { AuthCallback } from './pages/auth/Callback';
+import { ConfirmEmail } from './pages/auth/ConfirmEmail';
 import { AcceptInvitation } from './pages/auth/Invitation';
 import { ForgotPassword, MagicLink, ResetPassword, VerifyEmail } from './pages/auth/MailedLinks';
 import { SignIn } from './pages/auth/SignIn';
@@ -21,6 +22,7 @@ const OPEN: Array<[string, Page]> = [
   ['/reset-password', () => <ResetPassword />],
   ['/forgot-password', () => <ForgotPassword />],
   ['/magic-link', () => <MagicLink />],
+  ['/confirm-email', () => <ConfirmEmail />],
   ['/invitations/accept', () => <AcceptInvitation />],
   ['/auth/callback', () => <AuthCallback />],
 ];

@@ -7,6 +7,7 @@ import { COOKIE_MODE, publicApi } from '../../api/session';
 import { Field, Form, Notice, Submit, useSubmit } from '../../ui/form';
 import { Link, useLocation } from '../../router';
 import { AuthCard, finishSignIn, outcomeOf, TwoFactorStep } from './shared';
+import { PasskeySignIn } from './PasskeySignIn';
 
 export function socialHref(provider: 'google' | 'github') {
   const redirectTo = `${window.location.origin}/auth/callback`;
@@ -127,6 +128,7 @@ export function SignIn() {
       <div className="divider">
         <span>or</span>
       </div>
+      <PasskeySignIn email={email} next={next} />
       <SocialButtons />
       <p className="small">
         New here? <Link to={next ? `/sign-up?next=${encodeURIComponent(next)}` : '/sign-up'}>Create an account</Link>

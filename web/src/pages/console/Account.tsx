@@ -1,10 +1,11 @@
-// /account: profile, password, sessions and two-factor.
+// /account: profile, password, sessions, two-factor and passkeys.
 import { useEffect, useState } from 'react';
 import { toProblem } from '../../api/errors';
 import { useLoad, useSession } from '../../api/hooks';
 import { api, reloadMe } from '../../api/session';
 import { Field, Form, Notice, Submit, useSubmit } from '../../ui/form';
 import { ConsolePage, Section } from '../../ui/Shell';
+import { Passkeys } from './Passkeys';
 import { Sessions } from './Sessions';
 import { TwoFactor } from './TwoFactor';
 
@@ -86,6 +87,7 @@ export function Account() {
       </div>
       <Sessions />
       {session.status === 'signed-in' ? <TwoFactor enabled={session.user.twoFactorEnabled} /> : null}
+      <Passkeys />
     </ConsolePage>
   );
 }
