@@ -2,11 +2,14 @@
 // are waited for with one log line per try; one that never answers ends the process with one line
 // after STARTUP_TIMEOUT_S; `npm run worker` without DATABASE_URL refuses to start.
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { adminUrl } from '../test/global-setup.js';
 import { fakePostgres, fakeRedis, freePort, lateServer, proxyTo } from '../test/late-servers.js';
 import { postgres, redis, StartupError, waitFor, whereOf } from './startup.js';
 
@@ -105,6 +108,80 @@ function dataDir(): string {
   cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
+
+// With TEST_DATABASE_URL the process also waits for PostgreSQL (a database of its own, dropped after);
+// without it, it runs on the embedded database and waits for Redis alone.
+describe('a process whose backing services answer only after their first try', () => {
+  const pgBase = process.env.TEST_DATABASE_URL;
+  const redisBase = process.env.TEST_REDIS_URL;
+  const which = [pgBase ? "the run's PostgreSQL through a proxy" : null, redisBase ? "the run's Redis through a proxy" : "a local server speaking Redis's protocol"].filter(Boolean).join(', ');
+
+  it(`waits (one log line per try), then starts and serves /health; SIGTERM exits 0 (${which})`, async () => {
+    const env: Record<string, string> = { DATA_DIR: dataDir(), STARTUP_TIMEOUT_S: '120' };
+    const late: Array<{ kind: 'PostgreSQL' | 'Redis'; url: string; server: ReturnType<typeof lateServer> }> = [];
+    if (pgBase) {
+      const name = `tenantry_startup_${randomBytes(4).toString('hex')}`;
+      const admin = new pg.Client({ connectionString: adminUrl(pgBase) });
+      await admin.connect();
+      await admin.query(`create database ${name}`);
+      cleanups.push(async () => {
+        await admin.query(`drop database if exists ${name} with (force)`);
+        await admin.end();
+      });
+      const port = await freePort();
+      late.push({ kind: 'PostgreSQL', url: urlOn(port, adminUrl(pgBase, name), ''), server: lateServer(port, proxyTo(new URL(pgBase), 5432)) });
+      env.DATABASE_URL = late.at(-1)!.url;
+    }
+    const redisPort = await freePort();
+    late.push({ kind: 'Redis', url: urlOn(redisPort, redisBase, 'redis://x'), server: lateServer(redisPort, redisBase ? proxyTo(new URL(redisBase), 6379) : fakeRedis) });
+    env.REDIS_URL = late.at(-1)!.url;
+    for (const l of late) cleanups.push(() => l.server.close());
+
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? os.tmpdir(), HOST: '127.0.0.1', PORT: '0', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    cleanups.push(() => void (child.exitCode === null && child.kill('SIGKILL')));
+    let output = '';
+    child.stdout.on('data', (b: Buffer) => (output += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (output += b.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+    /** Resolves with the first match of `re` in the output; rejects if the process exits first. */
+    const seen = (re: RegExp) =>
+      new Promise<RegExpExecArray>((resolve, reject) => {
+        const check = () => {
+          const m = re.exec(output);
+          if (m) resolve(m);
+        };
+        child.stdout.on('data', check);
+        child.stderr.on('data', check);
+        void exited.then((code) => reject(new Error(`exited with ${code}:\n${output}`)));
+        check();
+      });
+
+    // Each server opens once the process has logged its first failed try at it.
+    for (const l of late) {
+      await seen(new RegExp(`"msg":"${l.kind} at [^"]+ does not answer \\(attempt 1\\)`));
+      await l.server.open();
+    }
+    const listening = await seen(/Server listening at http:\/\/127\.0\.0\.1:(\d+)/);
+    expect((await fetch(`http://127.0.0.1:${listening[1]}/health`)).status).toBe(200);
+    expect((await fetch(`http://127.0.0.1:${listening[1]}/ready`)).status).toBe(200);
+
+    const lines = output.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { level: number; service?: string; attempt?: number; msg: string });
+    for (const { kind, url } of late) {
+      const tries = lines.filter((l) => l.service === kind);
+      expect(tries.length).toBeGreaterThanOrEqual(2);
+      expect(tries.at(-1)).toMatchObject({ attempt: tries.length, msg: `${kind} at ${whereOf(url)} answers` });
+      tries.slice(0, -1).forEach((t, i) => expect(t).toMatchObject({ attempt: i + 1, msg: expect.stringMatching(/ does not answer /) }));
+    }
+    expect(lines.filter((l) => l.level >= 50)).toEqual([]);
+
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  }, EXIT_TIMEOUT_MS + 5000);
+});
 
 describe('a process whose database or Redis never answers', () => {
   for (const kind of ['PostgreSQL', 'Redis'] as const) {
