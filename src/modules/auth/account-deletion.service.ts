@@ -51,7 +51,11 @@ async function proveIdentity(deps: Infra, user: UserRow, input: { password?: str
   await releaseCheck(deps, reservation);
 }
 
-/** The person's memberships with their organization's member count, the organizations locked. */
+/**
+ * The person's memberships with their organization's member count, those rows and their
+ * organizations locked: a member joining (its foreign key takes a share lock on the organization) or
+ * an ownership transfer (it locks the memberships) waits for the deletion, then finds it done.
+ */
 async function membershipsOf(tx: Tx, userId: string) {
   const mine = await tx
     .select({ m: memberships, slug: organizations.slug })
@@ -59,7 +63,7 @@ async function membershipsOf(tx: Tx, userId: string) {
     .innerJoin(organizations, eq(organizations.id, memberships.organizationId))
     .where(eq(memberships.userId, userId))
     .orderBy(memberships.organizationId)
-    .for('update', { of: organizations });
+    .for('update');
   const out = [];
   for (const row of mine) {
     const [c] = await tx.select({ n: count() }).from(memberships).where(eq(memberships.organizationId, row.m.organizationId));

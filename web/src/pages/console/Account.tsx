@@ -1,10 +1,11 @@
-// /account: profile, password, sessions, two-factor and passkeys.
+// /account: profile, password, sessions, two-factor, passkeys, and the account's email, data and deletion.
 import { useEffect, useState } from 'react';
 import { toProblem } from '../../api/errors';
 import { useLoad, useSession } from '../../api/hooks';
 import { api, reloadMe } from '../../api/session';
 import { Field, Form, Notice, Submit, useSubmit } from '../../ui/form';
 import { ConsolePage, Section } from '../../ui/Shell';
+import { AccountLife } from './AccountLife';
 import { Passkeys } from './Passkeys';
 import { Sessions } from './Sessions';
 import { TwoFactor } from './TwoFactor';
@@ -88,6 +89,7 @@ export function Account() {
       <Sessions />
       {session.status === 'signed-in' ? <TwoFactor enabled={session.user.twoFactorEnabled} /> : null}
       <Passkeys />
+      <AccountLife />
     </ConsolePage>
   );
 }
