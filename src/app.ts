@@ -196,7 +196,11 @@ export async function buildApp(deps: Infra, options: AppOptions = {}): Promise<F
   );
 
   // Every other path is the web app's, or a 404 (docs/web.md).
-  registerWebApp(app, { dist: options.webDist ?? WEB_DIST });
+  const auth = deps.config.auth;
+  registerWebApp(app, {
+    dist: options.webDist ?? WEB_DIST,
+    config: { signIn: { password: auth.methods.password, magicLink: auth.methods.magicLink, google: auth.oauth.google !== null, github: auth.oauth.github !== null } },
+  });
 
   return app;
 }

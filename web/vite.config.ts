@@ -1,8 +1,8 @@
 // The web app's build: React through @vitejs/plugin-react, @tenantry/client from its TypeScript
 // source (the workspace package publishes dist/, which the repository does not build). `npm run
-// web:dev` serves the pages with hot reload and proxies the API to TENANTRY_API (the API's own
-// origin, http://127.0.0.1:3000 by default), so the pages and the API share one origin as in
-// production, where the API process serves web/dist itself.
+// web:dev` serves the pages with hot reload and proxies the API (and /app-config.json) to
+// TENANTRY_API (the API's own origin, http://127.0.0.1:3000 by default), so the pages and the API
+// share one origin as in production, where the API process serves web/dist itself.
 import { fileURLToPath } from 'node:url';
 import react from '@vitejs/plugin-react';
 import { defineConfig } from 'vite';
@@ -23,6 +23,6 @@ export default defineConfig({
     modulePreload: { polyfill: false },
   },
   server: {
-    proxy: Object.fromEntries(['/api', '/docs', '/health', '/ready'].map((p) => [p, { target: api, changeOrigin: false }])),
+    proxy: Object.fromEntries(['/api', '/docs', '/health', '/ready', '/app-config.json'].map((p) => [p, { target: api, changeOrigin: false }])),
   },
 });

@@ -144,6 +144,15 @@ describe('the API’s paths stay the API’s', () => {
   });
 });
 
+describe('/app-config.json', () => {
+  it('tells the pages which sign-in methods this service offers (no provider configured here), revalidated', async () => {
+    const res = await t.request({ method: 'GET', url: '/app-config.json' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['cache-control']).toBe('no-cache');
+    expect(json(res)).toEqual({ signIn: { password: true, magicLink: true, google: false, github: false } });
+  });
+});
+
 describe('without a build', () => {
   it('a page answers 503 with how to build the web app; files and the API are as before', async () => {
     const res = await bare.request({ method: 'GET', url: '/sign-in', headers: HTML });

@@ -121,10 +121,24 @@ function wantsPage(request: FastifyRequest, urlPath: string): boolean {
   return acceptsHtml && !/\.[A-Za-z0-9]+$/.test(last);
 }
 
-export function registerWebApp(app: FastifyInstance, options: { dist: string }) {
+/**
+ * What the pages need to know of this service's configuration, served at /app-config.json: the
+ * sign-in methods it offers, so that no button leads to a route that answers 404.
+ */
+export interface WebAppConfig {
+  signIn: { password: boolean; magicLink: boolean; google: boolean; github: boolean };
+}
+
+export const APP_CONFIG_PATH = '/app-config.json';
+
+export function registerWebApp(app: FastifyInstance, options: { dist: string; config: WebAppConfig }) {
   const root = path.resolve(options.dist);
+  const appConfig = JSON.stringify(options.config);
   app.setNotFoundHandler(async (request, reply) => {
     const urlPath = request.url.split('?')[0]!;
+    if ((request.method === 'GET' || request.method === 'HEAD') && urlPath === APP_CONFIG_PATH) {
+      return reply.code(200).header('cache-control', REVALIDATE).type(TYPES['.json']!).send(appConfig);
+    }
     if ((request.method === 'GET' || request.method === 'HEAD') && isWebPath(urlPath)) {
       const asset = await findFile(root, urlPath);
       if (asset) return sendFile(request, reply, asset, ASSETS.test(urlPath) ? HASHED_CACHE : REVALIDATE);

@@ -135,7 +135,8 @@ describe('signing in', () => {
     const email = await verifiedAccount(w.t, 'keyboard');
     const { page } = await w.person();
     await page.goto('/sign-in');
-    await shown(page.getByRole('heading', { name: 'Sign in', exact: true }));
+    // The social buttons come once the page knows the service offers them (/app-config.json).
+    await shown(page.getByRole('link', { name: 'Continue with GitHub', exact: true }));
     const focused = () =>
       page.evaluate(() => {
         const el = document.activeElement as HTMLElement | null;

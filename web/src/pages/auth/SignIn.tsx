@@ -2,6 +2,7 @@
 // mail, and Google or GitHub through the API's social sign-in, which comes back to /auth/callback.
 import { useState } from 'react';
 import { toProblem, type Problem } from '../../api/errors';
+import { useAppConfig } from '../../api/app-config';
 import { useSession } from '../../api/hooks';
 import { COOKIE_MODE, publicApi } from '../../api/session';
 import { Field, Form, Notice, Submit, useSubmit } from '../../ui/form';
@@ -14,16 +15,30 @@ export function socialHref(provider: 'google' | 'github') {
   return `/api/v1/auth/oauth/${provider}?redirectTo=${encodeURIComponent(redirectTo)}`;
 }
 
-export function SocialButtons() {
+/** Google and GitHub, those this service has configured (nothing when neither), after a divider if asked. */
+export function SocialButtons({ divider = false }: { divider?: boolean }) {
+  const signIn = useAppConfig()?.signIn;
+  if (!signIn || (!signIn.google && !signIn.github)) return null;
   return (
-    <div className="social" aria-label="Other ways to sign in" role="group">
-      <a className="button" href={socialHref('google')}>
-        Continue with Google
-      </a>
-      <a className="button" href={socialHref('github')}>
-        Continue with GitHub
-      </a>
-    </div>
+    <>
+      {divider ? (
+        <div className="divider">
+          <span>or</span>
+        </div>
+      ) : null}
+      <div className="social" aria-label="Other ways to sign in" role="group">
+        {signIn.google ? (
+          <a className="button" href={socialHref('google')}>
+            Continue with Google
+          </a>
+        ) : null}
+        {signIn.github ? (
+          <a className="button" href={socialHref('github')}>
+            Continue with GitHub
+          </a>
+        ) : null}
+      </div>
+    </>
   );
 }
 

@@ -58,10 +58,7 @@ export function SignUp() {
           <Submit busy={busy}>Sign up</Submit>
         </div>
       </Form>
-      <div className="divider">
-        <span>or</span>
-      </div>
-      <SocialButtons />
+      <SocialButtons divider />
       <p className="small">
         Already have an account? <Link to={next ? `/sign-in?next=${encodeURIComponent(next)}` : '/sign-in'}>Sign in</Link>
       </p>
