@@ -54,7 +54,7 @@ describe('the console', () => {
     await shown(page.getByRole('heading', { name: 'Analytical Engines', exact: true }));
   });
 
-  it('invites a second person, who accepts from the mail: "Invitation accepted", and is listed as a member', async () => {
+  it('invites a second person, who accepts from the mail: "Invitation accepted", and is listed as a member; the owner changes the role', async () => {
     const owner = await verifiedAccount(w.t, 'owner');
     const invitee = await verifiedAccount(w.t, 'invitee', 'Charles Babbage');
     const a = await w.person();
@@ -81,6 +81,16 @@ describe('the console', () => {
     await shown(a.page.getByRole('list', { name: 'Members' }).getByText('Charles Babbage'));
     const members = await w.t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/members`, headers: await apiLogin(w.t, owner) });
     expect(json(members).members.map((m: { user: { email: string }; role: string }) => [m.user.email, m.role])).toContainEqual([invitee, 'admin']);
+
+    // The owner changes the new member's role.
+    await a.page.getByLabel(`Role of ${invitee}`, { exact: true }).selectOption('viewer');
+    const ownerAuth = await apiLogin(w.t, owner);
+    await expect
+      .poll(async () => {
+        const res = await w.t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/members`, headers: ownerAuth });
+        return json(res).members.find((m: { user: { email: string } }) => m.user.email === invitee)?.role;
+      })
+      .toBe('viewer');
   });
 
   it('creates an API key (the key shown once, then listed with its usage) and adds a webhook endpoint', async () => {
@@ -139,7 +149,7 @@ describe('the console', () => {
     expect(json(hooks).data.map((h: { url: string }) => h.url)).toEqual([w.receiver.url]);
   });
 
-  it('upgrades through the built-in test checkout: the plan shows Pro', async () => {
+  it('upgrades through the built-in test checkout: the plan shows Pro, usage against its limits; the portal; cancel', async () => {
     const email = await verifiedAccount(w.t, 'billing');
     const { page } = await w.person();
     await signInWithPassword(page, email);
@@ -153,5 +163,15 @@ describe('the console', () => {
     await shown(page.getByTestId('plan-name').filter({ hasText: 'Pro' }));
     const billing = await w.t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/billing`, headers: await apiLogin(w.t, email) });
     expect(json(billing).data.plan.name).toBe('Pro');
+    // Usage against the new plan's limits.
+    const usage = page.getByRole('region', { name: /^Usage in / });
+    await shown(usage.getByText('0 of 100,000'));
+    await shown(usage.getByText('1 of 25'));
+
+    // The portal (the test provider's sends the browser straight back), then cancelling at period end.
+    await page.getByRole('button', { name: 'Manage billing', exact: true }).click();
+    await page.waitForURL(new RegExp(`/orgs/${orgId}/billing$`));
+    await page.getByRole('button', { name: 'Cancel subscription', exact: true }).click();
+    await shown(page.getByText(/^Ends /));
   });
 });
