@@ -93,6 +93,27 @@ describe('the console', () => {
       .toBe('viewer');
   });
 
+  it('an invitation declined from the mail, without signing in', async () => {
+    const owner = await verifiedAccount(w.t, 'decliner-owner');
+    const a = await w.person();
+    await signInWithPassword(a.page, owner);
+    const orgId = await createOrganization(a.page, 'Difference Club', `club-${Date.now().toString(36)}`);
+    const invitee = `declines-${Date.now().toString(36)}@example.com`;
+    await a.page.getByRole('link', { name: 'Members', exact: true }).click();
+    await a.page.getByLabel('Email', { exact: true }).fill(invitee);
+    await a.page.getByRole('button', { name: 'Invite', exact: true }).click();
+    await shown(a.page.getByRole('list', { name: 'Pending invitations' }).getByText(invitee));
+
+    const b = await w.person();
+    await b.page.goto(await mailedLink(w.t, w.origin, invitee, /You are invited to join Difference Club/, '/invitations/accept'));
+    await b.page.getByRole('button', { name: 'Decline', exact: true }).click();
+    await shown(b.page.getByText('Invitation declined', { exact: true }));
+    await a.page.reload();
+    await shown(a.page.getByText('No pending invitations.'));
+    const res = await w.t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/invitations`, headers: await apiLogin(w.t, owner) });
+    expect(json(res).data.map((i: { email: string; status: string }) => [i.email, i.status])).toEqual([[invitee, 'declined']]);
+  });
+
   it('creates an API key (the key shown once, then listed with its usage) and adds a webhook endpoint', async () => {
     const email = await verifiedAccount(w.t, 'keys');
     const { page } = await w.person();
