@@ -60,6 +60,32 @@ describe('signing in', () => {
     await signedInAs(page, email);
   });
 
+  it('"Continue with GitHub" signs in too; with two-factor on, /auth/callback asks for the code', async () => {
+    // GitHub, a new account.
+    const first = await w.person();
+    const newcomer = uniqueEmail('github');
+    await first.page.goto('/sign-in');
+    w.signInAtProviderAs({ sub: String(Date.now()), email: newcomer, emailVerified: true, name: 'Linus' });
+    await first.page.getByRole('link', { name: 'Continue with GitHub', exact: true }).click();
+    await signedInAs(first.page, newcomer);
+
+    // Google reaching an account that has two-factor on: the callback page takes the second step.
+    const email = await verifiedAccount(w.t, 'social-2fa');
+    const auth = await apiLogin(w.t, email);
+    const setup = await w.t.request({ method: 'POST', url: '/api/v1/auth/two-factor/setup', headers: auth, payload: { password: PASSWORD } });
+    const totp = OTPAuth.URI.parse(json(setup).otpauthUrl as string) as OTPAuth.TOTP;
+    const on = await w.t.request({ method: 'POST', url: '/api/v1/auth/two-factor/verify', headers: auth, payload: { code: totp.generate() } });
+    expect(on.statusCode, on.body).toBe(200);
+    const { page } = await w.person();
+    await page.goto('/sign-in');
+    w.signInAtProviderAs({ sub: `g2-${Date.now()}`, email, emailVerified: true });
+    await page.getByRole('link', { name: 'Continue with Google', exact: true }).click();
+    await page.waitForURL(/\/auth\/callback$/);
+    await page.getByLabel('Code', { exact: true }).fill(totp.generate({ timestamp: Date.now() + 30_000 }));
+    await page.getByRole('button', { name: 'Verify', exact: true }).click();
+    await signedInAs(page, email);
+  });
+
   it('sets up two-factor with a QR code of the otpauth URL and backup codes; sign-in then asks for a code', async () => {
     const email = await verifiedAccount(w.t, 'totp');
     const { page } = await w.person();
