@@ -216,6 +216,8 @@ describe('signing in', () => {
     expect(await scrollsSideways(page)).toBe(false);
 
     await signInWithPassword(page, email);
+    // The email is shown whole, not cut short.
+    expect(await page.getByTestId('signed-in-email').evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
     const orgId = await createOrganization(page, 'Pocket Computing', `pocket-${Date.now().toString(36)}`);
     const pages: Array<[string, string | RegExp]> = [
       [`/orgs/${orgId}/projects`, 'Create project'],
