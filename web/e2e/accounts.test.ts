@@ -93,6 +93,33 @@ describe('accounts in the browser', () => {
     expect(old.statusCode).toBe(401);
   });
 
+  it('changes the name and the password on /account; the session stays, the new password signs in', async () => {
+    const email = await verifiedAccount(w.t, 'account');
+    const { page } = await w.person();
+    await signInWithPassword(page, email);
+    await page.goto('/account');
+    const profile = page.getByRole('region', { name: 'Profile' });
+    await profile.getByLabel('Full name', { exact: true }).fill('Augusta Ada King');
+    await profile.getByRole('button', { name: 'Save profile' }).click();
+    await shown(profile.getByText('Profile saved'));
+
+    const password = page.getByRole('region', { name: 'Password' });
+    await password.getByLabel('Current password', { exact: true }).fill('Not-The-Password-1');
+    await password.getByLabel('New password', { exact: true }).fill('Another-Secret-8');
+    await password.getByRole('button', { name: 'Change password' }).click();
+    const wrong = password.getByLabel('Current password', { exact: true });
+    await shown(password.getByRole('alert'));
+    expect(await wrong.getAttribute('aria-invalid')).toBe('true');
+    await wrong.fill(PASSWORD);
+    await password.getByRole('button', { name: 'Change password' }).click();
+    await shown(password.getByText(/^Password changed/));
+
+    await page.reload();
+    await signedInAs(page, email);
+    const me = await w.t.request({ method: 'GET', url: '/api/v1/users/me', headers: await apiLogin(w.t, email, 'Another-Secret-8') });
+    expect(json(me).fullName).toBe('Augusta Ada King');
+  });
+
   it('signs in with the link from "Email me a sign-in link"', async () => {
     const email = await verifiedAccount(w.t, 'magic');
     const { page } = await w.person();
