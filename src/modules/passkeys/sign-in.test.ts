@@ -71,6 +71,14 @@ describe('refusals', () => {
     expectError(await verify(challengeId, authenticator.get(options)), 401, 'AUTHENTICATION_ERROR');
   });
 
+  it('of verifies racing with one challenge, exactly one signs in (run on PostgreSQL for real parallelism)', async () => {
+    const { user, authenticator } = await withPasskey('pk-race');
+    const { challengeId, options } = await authenticationOptions();
+    const answers = await Promise.all([1, 2, 3, 4].map(() => verify(challengeId, authenticator.get(options))));
+    expect(answers.map((r) => r.statusCode).sort()).toEqual([200, 401, 401, 401]);
+    expectSignedIn(answers.find((r) => r.statusCode === 200)!, user.userId);
+  });
+
   it('refuses a signature counter that goes backwards or stays (401), and keeps the counter', async () => {
     const { user, authenticator } = await withPasskey('pk-counter');
     expectSignedIn(await signInWith(authenticator, { counter: 5 }), user.userId);
