@@ -5,7 +5,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOrg, rowsOf, signedInUser } from '../../test/factories.js';
 import { createTestApp, type TestApp } from '../../test/harness.js';
-import { waitUntil } from '../../test/worker-fixtures.js';
+import { deferred, waitUntil } from '../../test/worker-fixtures.js';
 import { createRetentionJob, SESSION_DAYS } from './retention.js';
 
 const DAY = 24 * 3600_000;
@@ -124,13 +124,30 @@ describe('the retention job', () => {
   it('two instances at once: one run at a time, every row deleted once', async () => {
     const made: string[] = [];
     for (let i = 0; i < 30; i++) made.push(await token(ago(MS)));
-    const a = createRetentionJob(t.deps, { batchSize: 5, pauseMs: 1 });
+    // The first instance's run is held at its first statement, so it holds the lock while the second tries.
+    const gate = deferred();
+    const entered = deferred();
+    const held = new Proxy(t.deps.db, {
+      get(target, prop, receiver) {
+        if (prop !== 'execute') return Reflect.get(target, prop, receiver) as unknown;
+        return async (query: Parameters<typeof target.execute>[0]) => {
+          entered.resolve();
+          await gate.promise;
+          return target.execute(query);
+        };
+      },
+    });
+    const a = createRetentionJob({ ...t.deps, db: held }, { batchSize: 5, pauseMs: 1 });
     const b = createRetentionJob(second.deps, { batchSize: 5, pauseMs: 1 });
-    const [x, y] = await Promise.all([a.runOnce(), b.runOnce()]);
-    expect((x?.emailTokens ?? 0) + (y?.emailTokens ?? 0)).toBe(30);
-    // The runs overlapped: the second found the lock taken and skipped.
-    expect([x, y].filter((r) => r === null)).toHaveLength(1);
+    const first = a.runOnce();
+    await entered.promise;
+    // The other instance finds the run under way and skips.
+    expect(await b.runOnce()).toBeNull();
+    gate.resolve();
+    expect(await first).toMatchObject({ emailTokens: 30 });
     expect(await present('email_tokens', 'id', made)).toEqual([]);
+    // Once it is over, the other instance runs (and finds nothing left).
+    expect(await b.runOnce()).toMatchObject({ emailTokens: 0 });
   });
 
   it('runs on its own once started, and stops', async () => {
