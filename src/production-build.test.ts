@@ -1,7 +1,7 @@
 // The production build as an operator runs it: `npm run build` once (tsc to dist/), an account made
 // with `npm run admin -- create-user`, then `node dist/main.js` in production mode reached over HTTP
 // (/health, a sign-in, /metrics behind METRICS_TOKEN) and ended by SIGTERM with exit code 0; and
-// `npm start` started through npm, whose SIGTERM reaches the server.
+// `npm start` and `npm run start:prod` started through npm, whose SIGTERM reaches the server.
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -145,8 +145,8 @@ describe('the production build', () => {
     expect(server.output()).toContain('shutting down');
   }, SLOW_MS);
 
-  it('npm start, started through npm: SIGTERM to npm reaches the server, which closes and exits 0', async () => {
-    const npm = start('npm', ['start'], { DATA_DIR: tempDir() });
+  it.each(['start', 'start:prod'])('npm run %s, started through npm: SIGTERM to npm reaches the server, which closes and exits 0', async (script) => {
+    const npm = start('npm', ['run', script], { DATA_DIR: tempDir() });
     const port = await listening(npm);
     expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
     npm.child.kill('SIGTERM');
