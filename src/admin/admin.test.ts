@@ -167,6 +167,12 @@ describe('rotate-encryption-key', () => {
     expect(rotated.statusCode, rotated.body).toBe(200);
     const gracedSecret = json(rotated).data.secret as string;
 
+    // With one key listed there is nothing to move to: every value is current, and it says how to rotate.
+    const alone = await run(t, ['rotate-encryption-key']);
+    expect(alone.code).toBe(0);
+    expect(alone.lines).toContain('ENCRYPTION_KEY lists one key: to move to a new key, list it first (ENCRYPTION_KEY=new,old) on every instance, then run this again');
+    expect(alone.lines).toContain('two-factor secrets: 0 re-encrypted, 1 already under the first key, 0 unreadable');
+
     // Every endpoint of the database (earlier tests made some): its secret, and the previous one during a grace.
     const [{ n: endpointValues }] = rowsOf(await t.deps.db.execute(sql`select (count(secret_enc) + count(previous_secret_enc))::int as n from webhook_endpoints`)) as [{ n: number }];
     expect(endpointValues).toBeGreaterThanOrEqual(3);

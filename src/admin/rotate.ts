@@ -104,6 +104,7 @@ export async function rotateTarget(deps: Infra, target: Target, batchSize: numbe
 export async function rotateEncryptionKey(deps: Infra, io: Io, batchSize = 100): Promise<number> {
   const keys = deps.config.encryptionKeys.length;
   io.out(`re-encrypting with the first of ${keys} key${keys === 1 ? '' : 's'} of ENCRYPTION_KEY`);
+  if (keys === 1) io.out('ENCRYPTION_KEY lists one key: to move to a new key, list it first (ENCRYPTION_KEY=new,old) on every instance, then run this again');
   let unreadable = 0;
   for (const target of TARGETS) {
     const c = await rotateTarget(deps, target, batchSize);
