@@ -1,5 +1,5 @@
 // /account: profile, password, sessions, two-factor, passkeys, and the account's email, data and deletion.
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { toProblem } from '../../api/errors';
 import { useLoad, useSession } from '../../api/hooks';
 import { api, reloadMe } from '../../api/session';
@@ -12,10 +12,11 @@ import { TwoFactor } from './TwoFactor';
 
 function Profile() {
   const me = useLoad('me', () => api.GET('/api/v1/users/me'));
-  const [fullName, setFullName] = useState('');
+  // What was typed wins over what loads (a late load never overwrites it); until then, the name loaded.
+  const [typed, setTyped] = useState<string | null>(null);
+  const fullName = typed ?? me.data?.fullName ?? '';
   const [saved, setSaved] = useState(false);
   const { busy, problem, run } = useSubmit();
-  useEffect(() => setFullName(me.data?.fullName ?? ''), [me.data]);
   const submit = () =>
     run(async () => {
       setSaved(false);
@@ -33,7 +34,7 @@ function Profile() {
       </p>
       <Form onSubmit={() => void submit()} problem={problem} fields={['fullName']} label="Profile">
         {saved ? <Notice>Profile saved</Notice> : null}
-        <Field label="Full name" autoComplete="name" value={fullName} onChange={setFullName} error={problem?.fields.fullName} />
+        <Field label="Full name" autoComplete="name" value={fullName} onChange={setTyped} error={problem?.fields.fullName} />
         <div className="actions">
           <Submit busy={busy}>Save profile</Submit>
         </div>

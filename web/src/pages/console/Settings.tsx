@@ -1,5 +1,5 @@
 // Organization settings: name and description, leaving, and deletion (the owner, typing the slug).
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { toProblem } from '../../api/errors';
 import { useLoad } from '../../api/hooks';
 import { api } from '../../api/session';
@@ -10,16 +10,15 @@ import { canManage, type Role } from './OrgConsole';
 
 export function Settings({ orgId, role }: { orgId: string; role: Role | undefined }) {
   const org = useLoad(`org:${orgId}`, () => api.GET('/api/v1/organizations/{orgId}', { params: { path: { orgId } } }));
-  const [name, setName] = useState('');
-  const [description, setDescription] = useState('');
+  // What was typed wins over what loads (a late load never overwrites it); until then, the values loaded.
+  const [typedName, setName] = useState<string | null>(null);
+  const [typedDescription, setDescription] = useState<string | null>(null);
+  const name = typedName ?? org.data?.name ?? '';
+  const description = typedDescription ?? org.data?.description ?? '';
   const [confirm, setConfirm] = useState('');
   const [saved, setSaved] = useState(false);
   const save = useSubmit();
   const danger = useSubmit();
-  useEffect(() => {
-    setName(org.data?.name ?? '');
-    setDescription(org.data?.description ?? '');
-  }, [org.data]);
 
   const submit = () =>
     save.run(async () => {
