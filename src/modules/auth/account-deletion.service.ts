@@ -4,11 +4,11 @@
 // keys there revoked with api_key.revoked), their audit entries lose the address and browser they
 // recorded but keep the actor id, and the user row goes with everything hanging from it: sessions,
 // passkeys, social links, two-factor, mailed tokens. The address may register again.
-import { and, count, eq, sql } from 'drizzle-orm';
+import { and, count, eq, inArray, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { apiKeys } from '../../db/tables/api-keys.js';
 import { auditLogs } from '../../db/tables/audit.js';
-import { memberships, organizations } from '../../db/tables/organizations.js';
+import { invitations, memberships, organizations } from '../../db/tables/organizations.js';
 import { users, type UserRow } from '../../db/tables/users.js';
 import { transaction } from '../../db/transaction.js';
 import type { Infra } from '../../infra.js';
@@ -97,6 +97,18 @@ export async function deleteAccount(deps: Infra, actor: UserActor, input: { pass
   for (const orgId of await soloOrganizations(deps, user.id)) await cancelForDeletion(deps, orgId);
 
   await transaction(deps.db, async (tx, afterCommit) => {
+    // Pending invitations first, then the memberships and organizations: the order in which accepting
+    // an invitation takes its locks (the invitation, then the organization its membership refers to),
+    // so a join racing the deletion waits for it, or is waited for, and never deadlocks with it.
+    const orgIds = (await tx.select({ id: memberships.organizationId }).from(memberships).where(eq(memberships.userId, user.id))).map((r) => r.id);
+    if (orgIds.length > 0) {
+      await tx
+        .select({ id: invitations.id })
+        .from(invitations)
+        .where(and(inArray(invitations.organizationId, orgIds), eq(invitations.status, 'pending')))
+        .orderBy(invitations.organizationId, invitations.id)
+        .for('update');
+    }
     const mine = await membershipsOf(tx, user.id);
     const shared = mine.find((r) => r.m.role === 'owner' && r.members > 1);
     if (shared) throw ownsSharedOrganization(shared.slug);

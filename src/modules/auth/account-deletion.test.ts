@@ -2,7 +2,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, queryRows, type TestApp } from '../../../test/harness.js';
-import { addMember, auditOf, createApiKey, createOrg, eventsOf, keyState, PASSWORD, registerUser, setPlan, signedInUser } from '../../../test/factories.js';
+import { addMember, auditOf, createApiKey, createOrg, eventsOf, invite, keyState, PASSWORD, registerUser, setPlan, signedInUser } from '../../../test/factories.js';
 import { bearer, expectError, getMe } from '../../../test/auth-helpers.js';
 import { totpCode } from '../../../test/totp.js';
 import { SoftAuthenticator } from '../../../test/webauthn.js';
@@ -111,6 +111,31 @@ describe('deleting your account', () => {
     await registerUser(t, user.email);
     // The other owner is untouched.
     expect((await getMe(t, other.accessToken)).statusCode).toBe(200);
+  });
+
+  it('racing a member joining, either refuses (409) or deletes the organization before the join (run on PostgreSQL for real parallelism)', async () => {
+    for (let round = 0; round < 6; round++) {
+      const owner = await signedInUser(t, `del-race-${round}`);
+      const joiner = await signedInUser(t, `del-joiner-${round}`);
+      const org = await createOrg(t, owner);
+      const { token } = await invite(t, org.id, owner, joiner.email, 'member');
+      const [deleted, joined] = await Promise.all([
+        deleteMe(owner.accessToken, { password: PASSWORD }),
+        t.request({ method: 'POST', url: '/api/v1/invitations/accept', headers: joiner.auth, payload: { token } }),
+      ]);
+      const members = await count('memberships', 'organization_id', org.id);
+      if (deleted.statusCode === 200) {
+        // The organization went first, its invitations with it: the join finds no invitation.
+        expectError(joined, 400, 'VALIDATION_ERROR');
+        expect(await count('organizations', 'id', org.id)).toBe(0);
+        expect(members).toBe(0);
+      } else {
+        expectError(deleted, 409, 'CONFLICT');
+        expect(joined.statusCode, joined.body).toBe(200);
+        expect(members).toBe(2);
+        expect(await count('users', 'id', owner.userId)).toBe(1);
+      }
+    }
   });
 
   it('takes a two-factor code from an account without a password, and refuses one with neither (400)', async () => {
