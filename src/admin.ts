@@ -48,7 +48,7 @@ async function main(): Promise<number> {
     process.stdout.write(`${HELP}\n`);
     return 0;
   }
-  const { deps } = await boot({ logLevel: process.env.LOG_LEVEL ?? 'warn' });
+  const { deps } = await boot({ defaultLogLevel: 'warn' });
   try {
     return await runCommand(deps, parsed.command, parsed.flags, terminalIo());
   } catch (err) {

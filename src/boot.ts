@@ -10,14 +10,13 @@ import { StartupError, waitForServices } from './startup.js';
 export interface BootOptions {
   /** A separate process that must share the API's database: the embedded one is refused. */
   needsDatabaseUrl?: string;
-  /** The log level, whatever LOG_LEVEL says (the admin commands keep their output clean). */
-  logLevel?: string;
+  /** The log level when LOG_LEVEL is unset (the admin commands keep their output clean). */
+  defaultLogLevel?: string;
 }
 
 export async function boot(options: BootOptions = {}) {
   try {
-    const loaded = loadConfig();
-    const config = options.logLevel ? { ...loaded, logLevel: options.logLevel } : loaded;
+    const config = loadConfig(undefined, { logLevel: options.defaultLogLevel });
     if (options.needsDatabaseUrl && !config.databaseUrl) throw new StartupError(options.needsDatabaseUrl);
     const logger = createLogger(config);
     await waitForServices(config, logger);

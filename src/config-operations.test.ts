@@ -1,7 +1,8 @@
 // The variables of running in production (docs/deploy.md): their defaults, and a bad value refused
 // with a line naming it.
 import { describe, expect, it } from 'vitest';
-import { expectRefused, load, useTempDirs } from './config-test-helpers.js';
+import { loadConfig } from './config.js';
+import { expectRefused, load, SECRETS, tempDir, useTempDirs } from './config-test-helpers.js';
 
 useTempDirs();
 
@@ -24,5 +25,11 @@ describe('operations variables', () => {
     expectRefused(() => load({ WEBHOOK_RETENTION_DAYS: '0' }), 'WEBHOOK_RETENTION_DAYS');
     expectRefused(() => load({ WEBHOOK_RETENTION_DAYS: '3651' }), 'WEBHOOK_RETENTION_DAYS');
     expectRefused(() => load({ WORKER_METRICS_PORT: '65536' }), 'WORKER_METRICS_PORT');
+  });
+
+  it("an entry point's own default log level (the admin commands: warn) gives way to LOG_LEVEL", () => {
+    expect(loadConfig({ DATA_DIR: tempDir(), ...SECRETS }, { logLevel: 'warn' }).logLevel).toBe('warn');
+    expect(loadConfig({ DATA_DIR: tempDir(), ...SECRETS, LOG_LEVEL: 'debug' }, { logLevel: 'warn' }).logLevel).toBe('debug');
+    expect(load().logLevel).toBe('info');
   });
 });
