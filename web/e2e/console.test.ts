@@ -9,7 +9,7 @@ import { apiLogin, createOrganization, mailedLink, shown, signedInAs, signInWith
 const w = useWebApp();
 
 describe('the console', () => {
-  it('creates, renames and deletes projects, then finds them in the audit log with its filters; switches organization', async () => {
+  it('creates, renames and deletes projects, then finds them in the audit log with its filters; switches organization and renames it', async () => {
     const email = await verifiedAccount(w.t, 'projects');
     const { page } = await w.person();
     await signInWithPassword(page, email);
@@ -52,6 +52,13 @@ describe('the console', () => {
     await page.getByLabel('Switch organization', { exact: true }).selectOption(orgId);
     await page.waitForURL(new RegExp(`/orgs/${orgId}/settings$`));
     await shown(page.getByRole('heading', { name: 'Analytical Engines', exact: true }));
+
+    // Renamed in its settings: the heading follows.
+    const settings = page.getByRole('form', { name: 'Organization settings' });
+    await settings.getByLabel('Organization name', { exact: true }).fill('Analytical Engines Ltd');
+    await settings.getByRole('button', { name: 'Save settings' }).click();
+    await shown(settings.getByText('Settings saved'));
+    await shown(page.getByRole('heading', { name: 'Analytical Engines Ltd', exact: true }));
   });
 
   it('invites a second person, who accepts from the mail: "Invitation accepted", and is listed as a member; the owner changes the role', async () => {

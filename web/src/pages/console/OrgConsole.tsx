@@ -28,7 +28,7 @@ const TABS: ReadonlyArray<readonly [string, string]> = [
 export type Role = 'owner' | 'admin' | 'member' | 'viewer';
 export const canManage = (role: Role | undefined) => role === 'owner' || role === 'admin';
 
-function page(tab: string, orgId: string, role: Role | undefined, endpointId?: string): ReactNode {
+function page(tab: string, orgId: string, role: Role | undefined, endpointId: string | undefined, onRenamed: () => void): ReactNode {
   switch (tab) {
     case 'projects':
       return <Projects orgId={orgId} role={role} />;
@@ -43,7 +43,7 @@ function page(tab: string, orgId: string, role: Role | undefined, endpointId?: s
     case 'audit-log':
       return <AuditLog orgId={orgId} />;
     case 'settings':
-      return <Settings orgId={orgId} role={role} />;
+      return <Settings orgId={orgId} role={role} onSaved={onRenamed} />;
     default:
       return <Alert>There is no such page.</Alert>;
   }
@@ -83,7 +83,12 @@ export function OrgConsole({ orgId, tab, endpointId }: { orgId: string; tab: str
           </Link>
         ))}
       </nav>
-      <div className="tab-page">{page(tab, orgId, role, endpointId)}</div>
+      <div className="tab-page">
+        {page(tab, orgId, role, endpointId, () => {
+          org.reload();
+          orgs.reload();
+        })}
+      </div>
     </main>
   );
 }

@@ -8,7 +8,8 @@ import { navigate } from '../../router';
 import { Section } from '../../ui/Shell';
 import { canManage, type Role } from './OrgConsole';
 
-export function Settings({ orgId, role }: { orgId: string; role: Role | undefined }) {
+/** `onSaved`: the name changed, so the page's heading and the switcher load it again. */
+export function Settings({ orgId, role, onSaved }: { orgId: string; role: Role | undefined; onSaved?: () => void }) {
   const org = useLoad(`org:${orgId}`, () => api.GET('/api/v1/organizations/{orgId}', { params: { path: { orgId } } }));
   // What was typed wins over what loads (a late load never overwrites it); until then, the values loaded.
   const [typedName, setName] = useState<string | null>(null);
@@ -30,6 +31,7 @@ export function Settings({ orgId, role }: { orgId: string; role: Role | undefine
       if (error) return toProblem(error);
       setSaved(true);
       org.reload();
+      onSaved?.();
       return null;
     });
   const remove = () =>
