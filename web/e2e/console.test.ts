@@ -169,6 +169,10 @@ describe('the console', () => {
     // Rotating the secret shows the new one, once.
     await page.getByRole('link', { name: '← Endpoints' }).click();
     await page.getByRole('button', { name: `Rotate the secret of ${w.receiver.url}` }).click();
+    const rotate = page.getByRole('form', { name: `Rotate the secret of ${w.receiver.url}` });
+    await rotate.getByLabel('Old secret keeps working', { exact: true }).selectOption('86400');
+    await rotate.getByRole('button', { name: 'Rotate', exact: true }).click();
+    await shown(page.getByText('the old one keeps working for a day'));
     const rotated = (await (await shown(page.getByTestId('signing-secret'))).textContent())!.trim();
     expect(rotated).toMatch(/^whsec_[0-9a-f]{64}$/);
     expect(rotated).not.toBe(secret);

@@ -1,10 +1,11 @@
-// Webhook endpoints: add one (its signing secret shown once), send a test event, rotate the secret,
-// pause or resume, delete; each endpoint links to its deliveries.
+// Webhook endpoints: add one (its signing secret shown once), send a test event, rotate the secret
+// (the old one kept for a grace, so receivers can switch), pause or resume, delete; each endpoint
+// links to its deliveries.
 import { useState } from 'react';
 import { toProblem } from '../../api/errors';
 import { useLoad } from '../../api/hooks';
 import { api } from '../../api/session';
-import { Alert, Field, Form, Notice, Submit, useSubmit } from '../../ui/form';
+import { Alert, Field, Form, Notice, SelectField, Submit, useSubmit } from '../../ui/form';
 import { Link } from '../../router';
 import { Section } from '../../ui/Shell';
 import { canManage, type Role } from './OrgConsole';
@@ -53,10 +54,19 @@ function AddEndpoint({ orgId, onAdded }: { orgId: string; onAdded: (secret: stri
   );
 }
 
+const GRACES = [
+  ['0', 'No: it stops at once'],
+  ['3600', 'For an hour'],
+  ['86400', 'For a day'],
+  ['604800', 'For a week'],
+] as const;
+
 export function Webhooks({ orgId, role }: { orgId: string; role: Role | undefined }) {
   const list = useLoad(`webhooks:${orgId}`, () => api.GET('/api/v1/organizations/{orgId}/webhooks', { params: { path: { orgId } } }));
   const [secret, setSecret] = useState<{ secret: string; what: string } | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
+  const [rotating, setRotating] = useState<string | null>(null);
+  const [grace, setGrace] = useState<string>('86400');
   const action = useSubmit();
   const manage = canManage(role);
   const one = (id: string) => ({ params: { path: { orgId, id } } });
@@ -118,12 +128,8 @@ export function Webhooks({ orgId, role }: { orgId: string; role: Role | undefine
                     className="secondary small"
                     disabled={action.busy}
                     aria-label={`Rotate the secret of ${w.url}`}
-                    onClick={() =>
-                      void act(
-                        () => api.POST('/api/v1/organizations/{orgId}/webhooks/{id}/rotate-secret', one(w.id)),
-                        (d) => setSecret({ secret: (d as { data: { secret: string } }).data.secret, what: 'The secret was rotated.' }),
-                      )
-                    }
+                    aria-expanded={rotating === w.id}
+                    onClick={() => setRotating(rotating === w.id ? null : w.id)}
                   >
                     Rotate secret
                   </button>
@@ -150,6 +156,34 @@ export function Webhooks({ orgId, role }: { orgId: string; role: Role | undefine
                     Delete
                   </button>
                 </div>
+              ) : null}
+              {manage && rotating === w.id ? (
+                <Form
+                  onSubmit={() =>
+                    void act(
+                      () => api.POST('/api/v1/organizations/{orgId}/webhooks/{id}/rotate-secret', { ...one(w.id), body: { graceSeconds: Number(grace) } }),
+                      (d) => {
+                        setRotating(null);
+                        const kept = GRACES.find(([v]) => v === grace)?.[1].toLowerCase();
+                        setSecret({
+                          secret: (d as { data: { secret: string } }).data.secret,
+                          what: grace === '0' ? 'The secret was rotated; the old one no longer works.' : `The secret was rotated; the old one keeps working ${kept}.`,
+                        });
+                      },
+                    )
+                  }
+                  problem={null}
+                  className="form inline-form rotate"
+                  label={`Rotate the secret of ${w.url}`}
+                >
+                  <SelectField label="Old secret keeps working" value={grace} onChange={setGrace} options={GRACES} />
+                  <div className="actions">
+                    <Submit busy={action.busy}>Rotate</Submit>
+                    <button type="button" className="link" onClick={() => setRotating(null)}>
+                      Cancel
+                    </button>
+                  </div>
+                </Form>
               ) : null}
             </li>
           ))}
