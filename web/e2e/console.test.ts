@@ -179,6 +179,20 @@ describe('the console', () => {
 
     const hooks = await w.t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/webhooks`, headers: await apiLogin(w.t, email) });
     expect(json(hooks).data.map((h: { url: string }) => h.url)).toEqual([w.receiver.url]);
+
+    // With content in them, these pages still fit a phone's width (wide tables scroll in their box).
+    await page.setViewportSize({ width: 390, height: 812 });
+    const filled: Array<[string, string]> = [
+      [`/orgs/${orgId}/api-keys`, 'read:projects, write:projects'],
+      [`/orgs/${orgId}/webhooks`, w.receiver.url],
+      [`/orgs/${orgId}/webhooks/${json(hooks).data[0].id as string}`, 'delivered'],
+      [`/orgs/${orgId}/audit-log`, `/api/v1/organizations/${orgId}/webhooks`],
+    ];
+    for (const [path, content] of filled) {
+      await page.goto(path);
+      await shown(page.getByRole('main').getByText(content).first());
+      expect(await page.evaluate(() => document.documentElement.scrollWidth > document.documentElement.clientWidth), path).toBe(false);
+    }
   });
 
   it('upgrades through the built-in test checkout: the plan shows Pro, usage against its limits; the portal; cancel', async () => {
