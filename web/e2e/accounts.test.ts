@@ -74,6 +74,22 @@ describe('accounts in the browser', () => {
     expect(await sessions()).toBe(0);
   });
 
+  it('an access token refused with 401 is refreshed through the cookie once, and the call sent again', async () => {
+    const email = await verifiedAccount(w.t, 'expired');
+    const { page } = await w.person();
+    await signInWithPassword(page, email);
+    // The next call answers as for an expired access token.
+    await page.route('**/api/v1/users/me/sessions?*', (route) =>
+      route.fulfill({ status: 401, contentType: 'application/json', body: JSON.stringify({ success: false, error: { code: 'AUTHENTICATION_ERROR', message: 'Token expired' } }) }),
+      { times: 1 },
+    );
+    const refreshed = page.waitForResponse((r) => r.url().endsWith('/api/v1/auth/refresh') && r.status() === 200);
+    await page.getByRole('link', { name: 'Account', exact: true }).click();
+    await refreshed;
+    await shown(page.getByRole('region', { name: 'Sessions' }).getByText('This session'));
+    await signedInAs(page, email);
+  });
+
   it('resets the password from the mail: "Password changed", then the new one signs in', async () => {
     const email = await verifiedAccount(w.t, 'reset');
     const { page } = await w.person();
