@@ -74,6 +74,20 @@ describe('email change', () => {
     expect(json(await getMe(t, user.accessToken)).email).toBe(secondEmail);
   });
 
+  it('a password change voids a pending change asked with the old password (it may have leaked)', async () => {
+    const user = await signedInUser(t, 'chg-pw');
+    const token = await changeToken(user.accessToken, uniqueEmail('chg-pw-new'));
+    const changed = await t.request({
+      method: 'PUT',
+      url: '/api/v1/users/me/password',
+      headers: bearer(user.accessToken),
+      payload: { currentPassword: PASSWORD, newPassword: 'Another-Horse-7' },
+    });
+    expect(changed.statusCode, changed.body).toBe(200);
+    expectError(await confirm(token), 400, 'VALIDATION_ERROR');
+    expect(json(await getMe(t, user.accessToken)).email).toBe(user.email);
+  });
+
   it('refuses a wrong password (401), the same address (400), and a taken address at request (409)', async () => {
     const user = await signedInUser(t, 'chg-refuse');
     const other = await registerUser(t, uniqueEmail('chg-taken'));

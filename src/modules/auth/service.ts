@@ -8,6 +8,7 @@ import { newId } from '../../lib/ids.js';
 import { sha256 } from '../../lib/secrets.js';
 import { sendLater } from '../../providers/mail/mailer.js';
 import { resetPasswordMail, verifyEmailMail } from '../../providers/mail/templates.js';
+import { passkeys } from '../../db/tables/passkeys.js';
 import { defaultPreferences, users, type UserRow } from '../../db/tables/users.js';
 import { assertPasswordPolicy } from '../../platform/identity/passwords.js';
 import { claimUnverifiedAccount, voidSignInTickets } from './claim.js';
@@ -155,7 +156,7 @@ export async function forgotPassword(deps: Infra, email: string) {
 /**
  * A reset proves the address it was mailed to: on an account never verified it claims the account
  * (claim.ts) and verifies the address; otherwise it sets the password, clears the lock, revokes
- * every session and voids the other sign-in tickets.
+ * every session, voids the other sign-in tickets and removes the passkeys.
  */
 export async function resetPassword(deps: Infra, input: { token: string; newPassword: string }) {
   assertPasswordPolicy(deps.config.auth.passwordPolicy, input.newPassword, 'newPassword');
@@ -167,5 +168,8 @@ export async function resetPassword(deps: Infra, input: { token: string; newPass
     await tx.update(users).set({ passwordHash, failedLoginAttempts: 0, lockedUntil: null, updatedAt: deps.clock.now() }).where(eq(users.id, userId));
     await deps.sessions.revokeAllOfUser(tx, userId, 'password_reset');
     await voidSignInTickets(tx, userId);
+    // A reset is how an owner takes back an account: a passkey someone added with a stolen token
+    // would otherwise outlive it (and count as both factors). The owner adds theirs again.
+    await tx.delete(passkeys).where(eq(passkeys.userId, userId));
   });
 }

@@ -27,6 +27,10 @@ describe('registration', () => {
     // The next options exclude it.
     const next = await registrationOptions(user.accessToken);
     expect(next.excludeCredentials?.map((c) => c.id)).toEqual([authenticator.id]);
+    // The owner is told, with a link to the list.
+    const notice = await t.mail.waitFor(user.email, /A passkey was added to your account/);
+    expect(notice.decoded).toContain('MacBook');
+    expect(notice.decoded).toContain('http://app.test/account');
   });
 
   it('names a passkey "Passkey" by default', async () => {

@@ -2,6 +2,7 @@
 // in with one. The ceremonies are @simplewebauthn/server's; the relying party is APP_ORIGIN (its
 // host is the rp id, the origin the only one accepted). A challenge is single use and lives 5
 // minutes on the app clock: its first verify spends it, whatever the outcome.
+import { createHmac } from 'node:crypto';
 import {
   type AuthenticationResponseJSON,
   type AuthenticatorTransport,
@@ -18,6 +19,8 @@ import { users } from '../../db/tables/users.js';
 import type { Infra } from '../../infra.js';
 import { authenticationError, conflict, notFound, validationError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
+import { sendLater } from '../../providers/mail/mailer.js';
+import { passkeyAddedMail } from '../../providers/mail/templates.js';
 import type { UserActor } from '../../platform/identity/actor.js';
 import type { SignInClient, SignInPort } from '../../platform/identity/sign-in-port.js';
 
@@ -134,6 +137,8 @@ export async function registrationVerify(deps: Infra, actor: UserActor, input: {
         createdAt: now,
       })
       .returning();
+    // The owner hears of every new way into the account (one added with a stolen token included).
+    sendLater(deps.mailer, deps.logger, passkeyAddedMail(user.email, row!.name, `${deps.config.appOrigin}/account`));
     return presentPasskey(row!);
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict('This passkey is already registered', 'response: the credential is registered already');
@@ -168,9 +173,19 @@ export async function deletePasskey(deps: Infra, actor: UserActor, id: string) {
 // ---- sign-in ----------------------------------------------------------------------------------
 
 /**
- * With an email: that account's passkeys as allowCredentials; an unknown (or inactive) address
- * answers the same shape with none, so the answer tells nothing of the account. Without: none
- * either, for a discoverable passkey.
+ * A stand-in for an address without passkeys (unknown, inactive, or none registered): one credential
+ * id derived from the address under ENCRYPTION_KEY, the same at every ask, so its answer looks like
+ * that of an account with one passkey. No authenticator holds it.
+ */
+function decoyCredential(deps: Infra, email: string) {
+  const id = createHmac('sha256', deps.config.encryptionKey).update(`tenantry passkey decoy v1:${email}`).digest().subarray(0, 16);
+  return { id: id.toString('base64url'), transports: ['internal', 'hybrid'] as AuthenticatorTransport[] };
+}
+
+/**
+ * With an email: that account's passkeys as allowCredentials, or a decoy for an address without any
+ * (decoyCredential), so the answer does not tell which addresses have passkeys. Without: none, for a
+ * discoverable passkey.
  */
 export async function authenticationOptions(deps: Infra, input: { email?: string }) {
   const { rpId } = relyingParty(deps);
@@ -187,12 +202,9 @@ export async function authenticationOptions(deps: Infra, input: { email?: string
       allow = await passkeysOf(deps, user.id);
     }
   }
-  const options = await generateAuthenticationOptions({
-    rpID: rpId,
-    timeout: CHALLENGE_TTL_MS,
-    userVerification: 'preferred',
-    allowCredentials: allow.map((p) => ({ id: p.credentialId, transports: transportsOf(p) })),
-  });
+  const allowCredentials = allow.map((p) => ({ id: p.credentialId, transports: transportsOf(p) }));
+  if (input.email !== undefined && allowCredentials.length === 0) allowCredentials.push(decoyCredential(deps, input.email.trim().toLowerCase()));
+  const options = await generateAuthenticationOptions({ rpID: rpId, timeout: CHALLENGE_TTL_MS, userVerification: 'preferred', allowCredentials });
   const challengeId = await saveChallenge(deps, userId, options.challenge, 'authentication');
   return { challengeId, options };
 }

@@ -38,14 +38,20 @@ describe('signing in', () => {
     expect(await listPasskeys(user.accessToken)).toEqual([{ ...passkey, lastUsedAt: t.clock.now().toISOString() }]);
   });
 
-  it('by email: that account’s passkeys as allowCredentials; an unknown address answers the same shape', async () => {
+  it('by email: that account’s passkeys as allowCredentials; an address without any gets a stable decoy', async () => {
     const { user, authenticator } = await withPasskey('pk-email');
     const { options } = await authenticationOptions(user.email.toUpperCase());
     expect(options.allowCredentials?.map((c) => c.id)).toEqual([authenticator.id]);
     expectSignedIn(await signInWith(authenticator, { email: user.email }), user.userId);
+    // Unknown, or known without a passkey: one credential id of the same form, the same every time.
     const unknown = await authenticationOptions('nobody-here@example.com');
-    expect(Object.keys(unknown)).toEqual(['challengeId', 'options']);
-    expect(unknown.options.allowCredentials ?? []).toEqual([]);
+    const without = await authenticationOptions((await signedInUser(t, 'pk-none')).email);
+    for (const o of [unknown, without]) {
+      expect(Object.keys(o)).toEqual(['challengeId', 'options']);
+      expect(o.options.allowCredentials).toEqual([{ id: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/), type: 'public-key', transports: ['internal', 'hybrid'] }]);
+    }
+    expect((await authenticationOptions('NOBODY-here@example.com')).options.allowCredentials).toEqual(unknown.options.allowCredentials);
+    expect(without.options.allowCredentials).not.toEqual(unknown.options.allowCredentials);
   });
 
   it("refuses, with an email's challenge, another account's passkey (401)", async () => {
@@ -85,6 +91,15 @@ describe('refusals', () => {
     expectError(await signInWith(authenticator, { counter: 4 }), 401, 'AUTHENTICATION_ERROR');
     expectError(await signInWith(authenticator, { counter: 5 }), 401, 'AUTHENTICATION_ERROR');
     expectSignedIn(await signInWith(authenticator, { counter: 6 }), user.userId);
+  });
+
+  it('a password reset removes the passkeys: one added with a stolen access token stops signing in', async () => {
+    const { user, authenticator } = await withPasskey('pk-reset');
+    expect((await post('/auth/password/forgot', { email: user.email })).statusCode).toBe(200);
+    const token = await t.mail.tokenFrom(user.email, /Reset your password/, '/reset-password');
+    expect((await post('/auth/password/reset', { token, newPassword: 'Owner-Takes-Back-1' })).statusCode).toBe(200);
+    expectError(await signInWith(authenticator), 401, 'AUTHENTICATION_ERROR');
+    expect(await queryRows(t, sql`select id from passkeys where user_id = ${user.userId}`)).toEqual([]);
   });
 
   it('refuses a deleted passkey (401)', async () => {

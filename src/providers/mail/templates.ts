@@ -70,3 +70,13 @@ export const emailChangedMail = (to: string, newEmail: string, link: string) =>
     link,
     'If you did not make this change, reset your password from the new address or contact your administrator at once.',
   );
+
+export const passkeyAddedMail = (to: string, name: string, link: string) =>
+  build(
+    to,
+    'A passkey was added to your account',
+    `A passkey named "${name}" was added to your Tenantry account. It can sign in to your account from now on.`,
+    'Review your passkeys',
+    link,
+    'If you did not add it, delete it from your account page and reset your password: a reset also removes every passkey.',
+  );
