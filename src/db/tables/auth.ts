@@ -112,6 +112,8 @@ export const oauthStates = pgTable('oauth_states', {
   // The web app's page the callback hands the sign-in back to (checked to be on APP_ORIGIN); null
   // when the callback answers JSON (docs/api.md#social-sign-in).
   redirectTo: text('redirect_to'),
+  // The web app's codeChallenge (base64url SHA-256 of its verifier), passed on to the hand-off code.
+  handoffChallenge: text('handoff_challenge'),
   expiresAt: ts('expires_at').notNull(),
   createdAt: ts('created_at').notNull(),
 });
@@ -126,6 +128,8 @@ export const oauthHandoffs = pgTable('oauth_handoffs', {
   userId: text('user_id')
     .notNull()
     .references(() => users.id, { onDelete: 'cascade' }),
+  // Set when the flow was started with a codeChallenge: the exchange must bring its verifier.
+  challenge: text('challenge'),
   expiresAt: ts('expires_at').notNull(),
   createdAt: ts('created_at').notNull(),
 });

@@ -73,7 +73,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ deps: Infra }> = async (ap
       },
     },
     handler: async (req, reply) => {
-      const { url, state } = await oauth.startOAuth(deps, req.params.provider, req.query.redirectTo);
+      const { url, state } = await oauth.startOAuth(deps, req.params.provider, req.query.redirectTo, req.query.codeChallenge);
       reply.header('set-cookie', `${oauth.STATE_COOKIE}=${state}; Path=${cookiePath}; Max-Age=600; HttpOnly; SameSite=Lax${secure}`);
       return reply.redirect(url, 302);
     },
@@ -127,18 +127,19 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<{ deps: Infra }> = async (ap
       tags,
       operationId: 'exchangeSocialSignInCode',
       summary: 'Turn the one-time code of a social sign-in hand-off into the sign-in',
-      description: `The code comes from the fragment of the page the callback redirected to (\`#code=…\`); single use, valid 60 seconds. Answers as login does: tokens and the user, or 401 with \`requiresTwoFactor\` and a \`twoFactorToken\` for POST /auth/two-factor/login. A used, expired or unknown code answers 400 and changes nothing (docs/api.md#social-sign-in). ${COOKIE_MODE}`,
+      description: `The code comes from the fragment of the page the callback redirected to (\`#code=…\`); single use, valid 60 seconds. Answers as login does: tokens and the user, or 401 with \`requiresTwoFactor\` and a \`twoFactorToken\` for POST /auth/two-factor/login. A used, expired or unknown code answers 400 and changes nothing. A flow started with \`codeChallenge\` needs its \`codeVerifier\` here; a wrong or missing verifier (or one sent for a flow without a challenge) answers 400 and spends the code (docs/api.md#social-sign-in). ${COOKIE_MODE}`,
       body: ref(HandoffExchangeBody),
       response: {
         200: ref(LoginResponse, 'Signed in'),
         ...errors(
           { code: 'VALIDATION_ERROR', message: 'Invalid or expired code', details: 'code: is unknown, already used or expired' },
+          { code: 'VALIDATION_ERROR', name: 'verifier', message: 'Invalid code verifier', details: 'codeVerifier: does not match the codeChallenge this sign-in was started with' },
           { ...TWO_FACTOR_REQUIRED, extra: { requiresTwoFactor: true, twoFactorToken: 'k3J9x0bQ2mV7tY1cR8wN4pL6zH5dF0aS' } },
           { code: 'AUTHENTICATION_ERROR', name: 'inactive', message: 'Invalid email or password', details: 'The account was deactivated meanwhile' },
           LOCKED,
         ),
       },
     },
-    handler: async (req, reply) => cookies.deliver(req, reply, await oauth.exchangeHandoff(deps, req.body.code, clientMeta(req))),
+    handler: async (req, reply) => cookies.deliver(req, reply, await oauth.exchangeHandoff(deps, req.body, clientMeta(req))),
   });
 };

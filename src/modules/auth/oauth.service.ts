@@ -47,16 +47,17 @@ export const redirectUri = (deps: Infra, provider: string) => `${deps.config.pub
 const client = (deps: Infra, provider: string, cfg: OAuthProviderConfig) => new OAuth2Client(cfg.clientId, cfg.clientSecret, redirectUri(deps, provider));
 
 /** A new flow: its state and PKCE verifier stored (with the hand-off's page, if any), the provider's URL. */
-export async function startOAuth(deps: Infra, provider: string, redirectTo?: string): Promise<{ url: string; state: string }> {
+export async function startOAuth(deps: Infra, provider: string, redirectTo?: string, codeChallenge?: string): Promise<{ url: string; state: string }> {
   const cfg = providerConfig(deps, provider);
   const target = redirectTo === undefined ? null : handoffTarget(deps.config.appOrigin, redirectTo);
+  if (codeChallenge !== undefined && target === null) throw validationError('Invalid codeChallenge', 'codeChallenge: only with redirectTo (it binds the hand-off’s code)');
   const state = generateState();
   const verifier = generateCodeVerifier();
   const now = deps.clock.now();
   await deps.db.delete(oauthStates).where(sql`${oauthStates.expiresAt} < ${now.toISOString()}::timestamptz`);
   await deps.db
     .insert(oauthStates)
-    .values({ stateHash: sha256(state), provider, codeVerifier: verifier, redirectTo: target, expiresAt: new Date(now.getTime() + STATE_TTL_MS), createdAt: now });
+    .values({ stateHash: sha256(state), provider, codeVerifier: verifier, redirectTo: target, handoffChallenge: codeChallenge ?? null, expiresAt: new Date(now.getTime() + STATE_TTL_MS), createdAt: now });
   const url = client(deps, provider, cfg).createAuthorizationURLWithPKCE(cfg.authorizationUrl, state, CodeChallengeMethod.S256, verifier, SCOPES[provider as Provider]);
   return { url: url.toString(), state };
 }
@@ -175,6 +176,8 @@ export interface Flow {
   pending: { codeVerifier: string; expiresAt: Date } | null;
   /** Where the sign-in is handed to the web app; null: the callback answers JSON. */
   redirectTo: string | null;
+  /** The web app's codeChallenge, which its hand-off code is bound to; null if none was given. */
+  handoffChallenge: string | null;
 }
 
 /**
@@ -187,7 +190,7 @@ export async function takeFlow(deps: Infra, provider: string, cookieState: strin
     ? await deps.db
         .delete(oauthStates)
         .where(and(eq(oauthStates.stateHash, sha256(cookieState)), eq(oauthStates.provider, provider)))
-        .returning({ codeVerifier: oauthStates.codeVerifier, redirectTo: oauthStates.redirectTo, expiresAt: oauthStates.expiresAt })
+        .returning({ codeVerifier: oauthStates.codeVerifier, redirectTo: oauthStates.redirectTo, handoffChallenge: oauthStates.handoffChallenge, expiresAt: oauthStates.expiresAt })
     : [];
   return {
     provider: provider as Provider,
@@ -195,6 +198,7 @@ export async function takeFlow(deps: Infra, provider: string, cookieState: strin
     cookieState,
     pending: row ? { codeVerifier: row.codeVerifier, expiresAt: row.expiresAt } : null,
     redirectTo: row?.redirectTo ?? null,
+    handoffChallenge: row?.handoffChallenge ?? null,
   };
 }
 
@@ -244,12 +248,12 @@ export async function finishOAuth(deps: Infra, flow: Flow, input: { code?: strin
 export async function finishOAuthHandoff(deps: Infra, flow: Flow, input: { code?: string; state?: string; error?: string }): Promise<string> {
   const user = await authenticate(deps, flow, input);
   assertSocialSignIn(deps, user);
-  return issueHandoffCode(deps, user.id);
+  return issueHandoffCode(deps, user.id, flow.handoffChallenge);
 }
 
 /** POST /auth/oauth/exchange: the code spent, the sign-in answers as login does, checked again now. */
-export async function exchangeHandoff(deps: Infra, code: string, meta: ClientMeta) {
-  const userId = await takeHandoffCode(deps, code);
+export async function exchangeHandoff(deps: Infra, body: { code: string; codeVerifier?: string }, meta: ClientMeta) {
+  const userId = await takeHandoffCode(deps, body.code, body.codeVerifier);
   const [user] = await deps.db.select().from(users).where(eq(users.id, userId));
   if (!user) throw invalidHandoffCode();
   return completeSocialSignIn(deps, user, meta);

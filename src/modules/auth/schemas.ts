@@ -128,10 +128,32 @@ export const StartSocialQuery = Type.Object({
       examples: ['https://app.example.com/sign-in/callback'],
     }),
   ),
+  codeChallenge: Type.Optional(
+    Type.String({
+      minLength: 43,
+      maxLength: 43,
+      pattern: '^[A-Za-z0-9_-]{43}$',
+      description:
+        'With redirectTo only: the base64url SHA-256 (no padding) of a random codeVerifier the page keeps. The exchange of the hand-off’s code then needs that verifier, so a code can only sign in the browser that started the flow (docs/api.md#social-sign-in).',
+      examples: ['E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM'],
+    }),
+  ),
 });
-export const HandoffExchangeBody = named('SocialSignInExchangeRequest', Body({ code: { ...Token, description: 'The one-time code from the hand-off’s #code=…' } }), {
-  examples: [{ code: 'pX7vQ2mN9kR4tY8wB3cF6hJ1sL5dG0aZeU7iO2yT4qW' }],
-});
+export const HandoffExchangeBody = named(
+  'SocialSignInExchangeRequest',
+  Body({
+    code: { ...Token, description: 'The one-time code from the hand-off’s #code=…' },
+    codeVerifier: Type.Optional(
+      Type.String({
+        minLength: 43,
+        maxLength: 128,
+        pattern: '^[A-Za-z0-9._~-]{43,128}$',
+        description: 'The verifier of the codeChallenge the flow was started with: required then, refused otherwise.',
+      }),
+    ),
+  }),
+  { examples: [{ code: 'pX7vQ2mN9kR4tY8wB3cF6hJ1sL5dG0aZeU7iO2yT4qW', codeVerifier: 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk' }] },
+);
 export const CallbackQuery = Type.Object({
   code: Type.Optional(Type.String({ maxLength: 2048 })),
   state: Type.Optional(Type.String({ maxLength: 512 })),
