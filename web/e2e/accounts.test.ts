@@ -115,7 +115,9 @@ describe('accounts in the browser', () => {
     await signInWithPassword(page, email);
     await page.goto('/account');
     const profile = page.getByRole('region', { name: 'Profile' });
-    await profile.getByLabel('Full name', { exact: true }).fill('Augusta Ada King');
+    const fullName = profile.getByLabel('Full name', { exact: true });
+    await expect.poll(() => fullName.inputValue()).toBe('Test Person'); // loaded
+    await fullName.fill('Augusta Ada King');
     await profile.getByRole('button', { name: 'Save profile' }).click();
     await shown(profile.getByText('Profile saved'));
 

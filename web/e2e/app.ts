@@ -67,8 +67,11 @@ async function startReceiver() {
   return { url: `http://127.0.0.1:${port}/hooks`, received, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
-/** Starts everything before the file's tests and stops it after; the returned object fills in then. */
-export function useWebApp(): WebTest {
+/**
+ * Starts everything before the file's tests and stops it after; the returned object fills in then.
+ * `env` is added to (or replaces) the service's environment.
+ */
+export function useWebApp(env: Record<string, string> = {}): WebTest {
   const w = {} as WebTest;
   const contexts: BrowserContext[] = [];
   let stop: Array<() => Promise<unknown>> = [];
@@ -80,7 +83,7 @@ export function useWebApp(): WebTest {
     const origin = `http://127.0.0.1:${port}`;
     const t = await createTestApp({
       clock: new WallClock(),
-      env: { APP_ORIGIN: origin, PUBLIC_API_URL: origin, PORT: String(port), WEBHOOK_ALLOW_PRIVATE_URLS: 'true', ...oauth.googleEnv, ...oauth.githubEnv },
+      env: { APP_ORIGIN: origin, PUBLIC_API_URL: origin, PORT: String(port), WEBHOOK_ALLOW_PRIVATE_URLS: 'true', ...oauth.googleEnv, ...oauth.githubEnv, ...env },
     });
     await t.app.listen({ host: '127.0.0.1', port });
     const worker = createDeliveryWorker(t.deps);

@@ -52,6 +52,10 @@ export function SignIn() {
   const [notice, setNotice] = useState<string | null>(null);
   const { busy, problem, setProblem, run } = useSubmit();
   const session = useSession();
+  // The methods this service offers (all of them until it is known).
+  const methods = useAppConfig()?.signIn;
+  const passwordOn = methods?.password !== false;
+  const linkOn = methods?.magicLink !== false;
   const signedOutBecause = session.status === 'signed-out' ? session.reason : undefined;
 
   const signIn = (twoFactorCode?: string) =>
@@ -111,17 +115,24 @@ export function SignIn() {
   return (
     <AuthCard title="Sign in">
       {notice ?? signedOutBecause ? <Notice>{notice ?? signedOutBecause}</Notice> : null}
-      <Form onSubmit={() => void submitPassword()} problem={problem} fields={['email', 'password']} label="Sign in with a password">
+      <Form
+        onSubmit={() => void (passwordOn ? submitPassword() : sendLink())}
+        problem={problem}
+        fields={['email', 'password']}
+        label={passwordOn ? 'Sign in with a password' : 'Sign in by email'}
+      >
         <Field label="Email" type="email" autoComplete="email" value={email} onChange={setEmail} required error={problem?.fields.email} />
-        <Field
-          label="Password"
-          type="password"
-          autoComplete="current-password"
-          value={password}
-          onChange={setPassword}
-          required
-          error={problem?.fields.password}
-        />
+        {passwordOn ? (
+          <Field
+            label="Password"
+            type="password"
+            autoComplete="current-password"
+            value={password}
+            onChange={setPassword}
+            required
+            error={problem?.fields.password}
+          />
+        ) : null}
         {unverified ? (
           <p>
             Your address is not verified yet.{' '}
@@ -131,14 +142,18 @@ export function SignIn() {
           </p>
         ) : null}
         <div className="actions">
-          <Submit busy={busy}>Sign in</Submit>
-          <button type="button" className="secondary" onClick={() => void sendLink()} disabled={busy}>
-            Email me a sign-in link
-          </button>
+          {passwordOn ? <Submit busy={busy}>Sign in</Submit> : null}
+          {linkOn ? (
+            <button type={passwordOn ? 'button' : 'submit'} className={passwordOn ? 'secondary' : 'primary'} onClick={passwordOn ? () => void sendLink() : undefined} disabled={busy}>
+              Email me a sign-in link
+            </button>
+          ) : null}
         </div>
-        <p className="small">
-          <Link to="/forgot-password">Forgot your password?</Link>
-        </p>
+        {passwordOn ? (
+          <p className="small">
+            <Link to="/forgot-password">Forgot your password?</Link>
+          </p>
+        ) : null}
       </Form>
       <div className="divider">
         <span>or</span>

@@ -1,5 +1,7 @@
-// /sign-up: register, then check the mailbox (the link lands on /verify-email).
+// /sign-up: register, then check the mailbox (the link lands on /verify-email). Where the service
+// has passwords turned off, accounts come from the other ways to sign in, which the page offers.
 import { useState } from 'react';
+import { useAppConfig } from '../../api/app-config';
 import { toProblem } from '../../api/errors';
 import { publicApi } from '../../api/session';
 import { Field, Form, Notice, Submit, useSubmit } from '../../ui/form';
@@ -15,6 +17,7 @@ export function SignUp() {
   const [password, setPassword] = useState('');
   const [sentTo, setSentTo] = useState<string | null>(null);
   const { busy, problem, run } = useSubmit();
+  const passwordOn = useAppConfig()?.signIn.password !== false;
 
   const submit = () =>
     run(async () => {
@@ -41,23 +44,31 @@ export function SignUp() {
 
   return (
     <AuthCard title="Create your account">
-      <Form onSubmit={() => void submit()} problem={problem} fields={['fullName', 'email', 'password']} label="Sign up">
-        <Field label="Full name" autoComplete="name" value={fullName} onChange={setFullName} error={problem?.fields.fullName} />
-        <Field label="Email" type="email" autoComplete="email" value={email} onChange={setEmail} required error={problem?.fields.email} />
-        <Field
-          label="Password"
-          type="password"
-          autoComplete="new-password"
-          value={password}
-          onChange={setPassword}
-          required
-          error={problem?.fields.password}
-          hint="At least 8 characters, with an uppercase letter, a lowercase letter and a digit."
-        />
-        <div className="actions">
-          <Submit busy={busy}>Sign up</Submit>
-        </div>
-      </Form>
+      {passwordOn ? null : (
+        <p>
+          This service does not use passwords: an account is made the first time you sign in with one of the ways below. Already have
+          one? <Link to="/sign-in">Sign in</Link>
+        </p>
+      )}
+      {passwordOn ? (
+        <Form onSubmit={() => void submit()} problem={problem} fields={['fullName', 'email', 'password']} label="Sign up">
+          <Field label="Full name" autoComplete="name" value={fullName} onChange={setFullName} error={problem?.fields.fullName} />
+          <Field label="Email" type="email" autoComplete="email" value={email} onChange={setEmail} required error={problem?.fields.email} />
+          <Field
+            label="Password"
+            type="password"
+            autoComplete="new-password"
+            value={password}
+            onChange={setPassword}
+            required
+            error={problem?.fields.password}
+            hint="At least 8 characters, with an uppercase letter, a lowercase letter and a digit."
+          />
+          <div className="actions">
+            <Submit busy={busy}>Sign up</Submit>
+          </div>
+        </Form>
+      ) : null}
       <SocialButtons divider />
       <p className="small">
         Already have an account? <Link to={next ? `/sign-in?next=${encodeURIComponent(next)}` : '/sign-in'}>Sign in</Link>

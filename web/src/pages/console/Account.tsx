@@ -1,5 +1,6 @@
 // /account: profile, password, sessions, two-factor, passkeys, and the account's email, data and deletion.
 import { useState } from 'react';
+import { useAppConfig } from '../../api/app-config';
 import { toProblem } from '../../api/errors';
 import { useLoad, useSession } from '../../api/hooks';
 import { api, reloadMe } from '../../api/session';
@@ -81,11 +82,13 @@ function Password() {
 
 export function Account() {
   const session = useSession();
+  // The password change is offered only where the service uses passwords (once that is known).
+  const passwordOn = useAppConfig()?.signIn.password === true;
   return (
     <ConsolePage title="Account">
       <div className="grid">
         <Profile />
-        <Password />
+        {passwordOn ? <Password /> : null}
       </div>
       <Sessions />
       {session.status === 'signed-in' ? <TwoFactor enabled={session.user.twoFactorEnabled} /> : null}
