@@ -60,6 +60,29 @@ describe('signing in', () => {
     await signedInAs(page, email);
   });
 
+  it('a code finished in another browser (an attacker’s, sent as a link) signs no one in here', async () => {
+    // The attacker signs in with Google in their own browser and stops before the exchange.
+    const attacker = await w.person();
+    const urls: string[] = [];
+    attacker.page.on('framenavigated', (frame) => urls.push(frame.url()));
+    await attacker.page.route('**/api/v1/auth/oauth/exchange', (route) => route.abort());
+    await attacker.page.goto('/sign-in');
+    w.signInAtProviderAs({ sub: `atk-${Date.now()}`, email: uniqueEmail('attacker'), emailVerified: true });
+    await attacker.page.getByRole('link', { name: 'Continue with Google', exact: true }).click();
+    await attacker.page.waitForURL(/\/auth\/callback/);
+    const link = urls.find((u) => u.includes('#code='));
+    expect(link).toBeDefined();
+
+    // The victim opens the link: the page refuses the code it did not ask for, and no session starts.
+    const victim = await w.person();
+    const exchanges: string[] = [];
+    victim.page.on('request', (r) => r.url().endsWith('/auth/oauth/exchange') && exchanges.push(r.url()));
+    await victim.page.goto(link!);
+    await shown(victim.page.getByText('This sign-in was not started in this browser tab', { exact: false }));
+    expect(exchanges).toEqual([]);
+    expect((await victim.context.cookies()).find((c) => c.name === 'tenantry_refresh')).toBeUndefined();
+  });
+
   it('"Continue with GitHub" signs in too; with two-factor on, /auth/callback asks for the code', async () => {
     // GitHub, a new account.
     const first = await w.person();

@@ -2,7 +2,8 @@
 // (or `#error=<CODE>&error_description=<text>`); the code is traded for a sign-in with
 // POST /auth/oauth/exchange, which may ask for the second factor (POST /auth/two-factor/login).
 import { useEffect, useState } from 'react';
-import { toProblem } from '../../api/errors';
+import { localProblem, toProblem } from '../../api/errors';
+import { takeVerifier } from '../../api/handoff';
 import { once } from '../../api/once';
 import { COOKIE_MODE, publicApi } from '../../api/session';
 import { Alert } from '../../ui/form';
@@ -24,7 +25,12 @@ export function AuthCallback() {
     const code = fragment.code;
     if (!code) return;
     let live = true;
-    once(`oauth:${code}`, async () => outcomeOf(await publicApi.POST('/api/v1/auth/oauth/exchange', { body: { code }, headers: COOKIE_MODE }))).then(
+    once(`oauth:${code}`, async (): Promise<SignInOutcome> => {
+      // Only a sign-in this tab started: a code arriving without its verifier is not exchanged.
+      const codeVerifier = takeVerifier();
+      if (!codeVerifier) return { done: false, problem: localProblem('This sign-in was not started in this browser tab. Start it again from the sign-in page.') };
+      return outcomeOf(await publicApi.POST('/api/v1/auth/oauth/exchange', { body: { code, codeVerifier }, headers: COOKIE_MODE }));
+    }).then(
       (o) => {
         if (!live) return;
         if (o.done) finishSignIn(null);

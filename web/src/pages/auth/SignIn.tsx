@@ -1,6 +1,6 @@
 // /sign-in: password (with the two-factor step when the account asks for it), a sign-in link by
 // mail, and Google or GitHub through the API's social sign-in, which comes back to /auth/callback.
-import { useState } from 'react';
+import { useState, type MouseEvent } from 'react';
 import { toProblem, type Problem } from '../../api/errors';
 import { useAppConfig } from '../../api/app-config';
 import { useSession } from '../../api/hooks';
@@ -9,10 +9,17 @@ import { Field, Form, Notice, Submit, useSubmit } from '../../ui/form';
 import { Link, useLocation } from '../../router';
 import { AuthCard, finishSignIn, outcomeOf, TwoFactorStep } from './shared';
 import { PasskeySignIn } from './PasskeySignIn';
+import { socialSignInUrl } from '../../api/handoff';
 
-export function socialHref(provider: 'google' | 'github') {
-  const redirectTo = `${window.location.origin}/auth/callback`;
-  return `/api/v1/auth/oauth/${provider}?redirectTo=${encodeURIComponent(redirectTo)}`;
+/** The link of a provider: it starts the flow bound to this tab (api/handoff.ts), then leaves. */
+function socialLink(provider: 'google' | 'github') {
+  return {
+    href: `/api/v1/auth/oauth/${provider}`,
+    onClick: (event: MouseEvent<HTMLAnchorElement>) => {
+      event.preventDefault();
+      void socialSignInUrl(provider).then((url) => window.location.assign(url));
+    },
+  };
 }
 
 /** Google and GitHub, those this service has configured (nothing when neither), after a divider if asked. */
@@ -28,12 +35,12 @@ export function SocialButtons({ divider = false }: { divider?: boolean }) {
       ) : null}
       <div className="social" aria-label="Other ways to sign in" role="group">
         {signIn.google ? (
-          <a className="button" href={socialHref('google')}>
+          <a className="button" {...socialLink('google')}>
             Continue with Google
           </a>
         ) : null}
         {signIn.github ? (
-          <a className="button" href={socialHref('github')}>
+          <a className="button" {...socialLink('github')}>
             Continue with GitHub
           </a>
         ) : null}
