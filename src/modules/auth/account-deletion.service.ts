@@ -7,6 +7,7 @@
 import { and, count, eq, inArray, sql } from 'drizzle-orm';
 import type { Tx } from '../../db/client.js';
 import { apiKeys } from '../../db/tables/api-keys.js';
+import { subscriptions } from '../../db/tables/billing.js';
 import { auditLogs } from '../../db/tables/audit.js';
 import { invitations, memberships, organizations } from '../../db/tables/organizations.js';
 import { users, type UserRow } from '../../db/tables/users.js';
@@ -17,7 +18,7 @@ import { auditChange } from '../../platform/audit/record.js';
 import type { UserActor } from '../../platform/identity/actor.js';
 import { revokeKeysOfCreator } from '../../platform/member-keys.js';
 import { recordEvent } from '../../platform/outbox.js';
-import { cancelForDeletion } from '../../platform/subscriptions.js';
+import { callProvider, ENDED_STATUSES } from '../../platform/subscriptions.js';
 import type { OrgAccess, RequestContext } from '../../platform/tenancy.js';
 import { consumeSecondFactor, invalidSecondFactor } from './second-factor.js';
 import { assertNotLocked, needsSecondFactor, releaseCheck, reservedCheck } from './sign-in.js';
@@ -72,13 +73,14 @@ async function membershipsOf(tx: Tx, userId: string) {
   return out;
 }
 
-/** Organizations the user owns alone, read outside the transaction (their subscriptions end first). */
-async function soloOrganizations(deps: Infra, userId: string): Promise<string[]> {
-  const rows = await deps.db
-    .select({ id: memberships.organizationId })
-    .from(memberships)
-    .where(and(eq(memberships.userId, userId), eq(memberships.role, 'owner'), sql`(select count(*) from memberships o where o.organization_id = ${memberships.organizationId}) = 1`));
-  return rows.map((r) => r.id);
+/**
+ * Ends the live subscription of an organization about to be deleted, at the provider (502 if it
+ * cannot: the transaction then rolls back and nothing is deleted). Called once the deletion is
+ * decided, with the organization locked, so a refusal never follows a cancellation.
+ */
+async function cancelSubscription(deps: Infra, tx: Tx, organizationId: string) {
+  const [sub] = await tx.select().from(subscriptions).where(eq(subscriptions.organizationId, organizationId));
+  if (sub?.subscriptionId && !ENDED_STATUSES.has(sub.status)) await callProvider(() => deps.payments.cancelNow(sub.subscriptionId!));
 }
 
 export async function deleteAccount(deps: Infra, actor: UserActor, input: { password?: string; twoFactorCode?: string }, request: RequestContext): Promise<void> {
@@ -93,8 +95,6 @@ export async function deleteAccount(deps: Infra, actor: UserActor, input: { pass
     .where(and(eq(memberships.userId, user.id), eq(memberships.role, 'owner'), sql`(select count(*) from memberships o where o.organization_id = ${memberships.organizationId}) > 1`))
     .limit(1);
   if (quick[0]) throw ownsSharedOrganization(quick[0].slug);
-  // As for DELETE /organizations/{orgId}: the subscription ends at the provider first (502 if it cannot).
-  for (const orgId of await soloOrganizations(deps, user.id)) await cancelForDeletion(deps, orgId);
 
   await transaction(deps.db, async (tx, afterCommit) => {
     // Pending invitations first, then the memberships and organizations: the order in which accepting
@@ -112,6 +112,9 @@ export async function deleteAccount(deps: Infra, actor: UserActor, input: { pass
     const mine = await membershipsOf(tx, user.id);
     const shared = mine.find((r) => r.m.role === 'owner' && r.members > 1);
     if (shared) throw ownsSharedOrganization(shared.slug);
+    // Decided: the subscriptions of the organizations about to go end at the provider first, as for
+    // DELETE /organizations/{orgId}; a join waits on the locks meanwhile.
+    for (const { m } of mine) if (m.role === 'owner') await cancelSubscription(deps, tx, m.organizationId);
     const goneKeys: string[] = [];
     for (const { m } of mine) {
       if (m.role === 'owner') {

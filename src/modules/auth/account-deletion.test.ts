@@ -138,6 +138,31 @@ describe('deleting your account', () => {
     }
   });
 
+  it('cancels the subscription only once decided: a join arriving during the provider call waits, then finds nothing', async () => {
+    const owner = await signedInUser(t, 'del-slow');
+    const joiner = await signedInUser(t, 'del-slow-joiner');
+    const org = await createOrg(t, owner);
+    const subscriptionId = await subscribe(owner, org.id);
+    const { token } = await invite(t, org.id, owner, joiner.email, 'member');
+    // A slow provider: the invitation is accepted while the cancellation is in flight.
+    const payments = t.deps.payments;
+    const original = payments.cancelNow.bind(payments);
+    let join: Promise<Awaited<ReturnType<typeof t.request>>> | undefined;
+    payments.cancelNow = async (id: string) => {
+      join = t.request({ method: 'POST', url: '/api/v1/invitations/accept', headers: joiner.auth, payload: { token } });
+      return original(id);
+    };
+    try {
+      const res = await deleteMe(owner.accessToken, { password: PASSWORD });
+      expect(res.statusCode, res.body).toBe(200);
+    } finally {
+      payments.cancelNow = original;
+    }
+    expectError(await join!, 400, 'VALIDATION_ERROR');
+    expect(await count('organizations', 'id', org.id)).toBe(0);
+    expect((await t.deps.payments.getSubscription(subscriptionId)).status).toBe('canceled');
+  });
+
   it('takes a two-factor code from an account without a password, and refuses one with neither (400)', async () => {
     const user = await signedInUser(t, 'del-2fa');
     const setup = await post('/auth/two-factor/setup', { password: PASSWORD }, user.accessToken);
