@@ -28,7 +28,7 @@ async function main() {
   retention.start();
   logger.info(
     { database: deps.dbHandle.kind === 'pg' ? 'postgresql' : `embedded (${config.dataDir})`, redis: Boolean(deps.redis), webhookWorker: config.webhook.worker },
-    `Tenantry API on http://${config.host}:${config.port} (docs at /docs)`,
+    `Tenantry API on http://${config.host}:${config.port} (docs at /docs); web app at ${config.appOrigin}`,
   );
 
   let closing = false;

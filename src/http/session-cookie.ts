@@ -2,7 +2,7 @@
 // out of reach of its scripts. A sign-in or refresh sent with `X-Session-Mode: cookie` answers the
 // refresh token in the `tenantry_refresh` cookie instead of the body. The cookie is read back by
 // refresh and logout only when the request is in cookie mode and, if it names an Origin, comes from
-// APP_ORIGIN or this service's own origin: SameSite=Strict, a header that a cross-site form cannot
+// APP_ORIGIN, this service's own origin or the host the request was sent to: SameSite=Strict, a header that a cross-site form cannot
 // send, and that Origin check together are the defence against cross-site request forgery.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
@@ -23,6 +23,21 @@ export function readCookie(header: string | undefined, name: string): string | u
     }
   }
   return undefined;
+}
+
+/**
+ * Whether an Origin names the host the request was sent to: the page is this service's own, whatever
+ * name it was opened by (http://127.0.0.1:3000 as well as the default APP_ORIGIN
+ * http://localhost:3000). Browsers set Origin themselves, so no other site can claim it; and the
+ * cookie of one host name is never sent to another.
+ */
+function sameHost(origin: string, host: string | undefined): boolean {
+  if (host === undefined) return false;
+  try {
+    return new URL(origin).host === host.toLowerCase();
+  } catch {
+    return false;
+  }
 }
 
 /** Whether the request asks for cookie mode (`X-Session-Mode: cookie`). */
@@ -59,7 +74,7 @@ export function sessionCookies(config: Config) {
       if (fromBody !== undefined) return fromBody;
       if (!inCookieMode(request)) return undefined;
       const origin = request.headers.origin;
-      if (origin !== undefined && !trustedOrigins.has(origin)) return undefined;
+      if (origin !== undefined && !trustedOrigins.has(origin) && !sameHost(origin, request.headers.host)) return undefined;
       return readCookie(request.headers.cookie, REFRESH_COOKIE) || undefined;
     },
 

@@ -117,6 +117,17 @@ describe('refresh with the cookie', () => {
     expect((await refresh(withCookie(s.cookie, { ...MODE, origin: APP }))).statusCode).toBe(200);
   });
 
+  it('the page of the host the request was sent to counts (the app opened as 127.0.0.1 rather than APP_ORIGIN); a host that only differs by port does not', async () => {
+    const s = await cookieSession('ck-host');
+    const host = { ...MODE, host: '127.0.0.1:3000' };
+    const ok = await refresh(withCookie(s.cookie, { ...host, origin: 'http://127.0.0.1:3000' }));
+    expect(ok.statusCode, ok.body).toBe(200);
+    const cookie = /tenantry_refresh=([^;]+)/.exec(String(ok.headers['set-cookie']))![1]!;
+    for (const origin of ['http://127.0.0.1:3001', 'http://127.0.0.1', 'http://evil.test']) {
+      expectError(await refresh(withCookie(cookie, { ...host, origin })), 401, 'AUTHENTICATION_ERROR');
+    }
+  });
+
   it('cookie mode without a cookie is 401; no token and no cookie mode stays 400', async () => {
     expectError(await refresh(MODE), 401, 'AUTHENTICATION_ERROR');
     expectError(await refresh({}, {}), 400, 'VALIDATION_ERROR');
