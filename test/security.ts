@@ -114,6 +114,7 @@ export const protectedRoutes: ProtectedRoute[] = [
     { method: 'GET', url: `${base}/:hook`, okStatus: 200 },
     { method: 'PATCH', url: `${base}/:hook`, payload: { description: 'Security table' }, okStatus: 200 },
     { method: 'GET', url: `${base}/:hook/deliveries`, okStatus: 200 },
+    { method: 'GET', url: `${base}/:hook/deliveries/:delivery/attempts`, okStatus: 200 },
     { method: 'POST', url: `${base}/:hook/test`, okStatus: 200 },
     { method: 'POST', url: `${base}/:hook/rotate-secret`, okStatus: 200 },
     { method: 'POST', url: `${base}/:hook/recover`, payload: { since: '2026-01-01T00:00:00.000Z' }, okStatus: 202 },

@@ -17,6 +17,7 @@ import { controlRoutes } from './controls.routes.js';
 import {
   CreateBody,
   CreateFlatBody,
+  DeliveryAttemptListResponse,
   DeliveryListResponse,
   DeliveryResponse,
   EndpointListResponse,
@@ -36,6 +37,7 @@ const HookParams = Type.Object({ id: endpointId });
 const deliveryId = { ...Id, description: 'The delivery (`dlv_…`)' };
 const OrgRetryParams = Type.Object({ orgId: OrgParams.properties.orgId, id: endpointId, deliveryId });
 const RetryParams = Type.Object({ id: endpointId, deliveryId });
+const DELIVERY_NOT_FOUND: ErrorExample = { code: 'NOT_FOUND', name: 'deliveryNotFound', message: 'Delivery not found' };
 const ENDPOINT_NOT_FOUND: ErrorExample = { code: 'NOT_FOUND', message: 'Webhook endpoint not found' };
 const BAD_URL: ErrorExample = { code: 'VALIDATION_ERROR', message: 'Invalid webhook URL', details: 'url: blocked: destination not allowed' };
 const SEATS: ErrorExample = { code: 'PLAN_LIMIT_EXCEEDED', message: 'Plan limit reached: 1 webhook endpoints', details: "Upgrade the organization's plan to add more webhook endpoints" };
@@ -124,6 +126,18 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Infra }> = async (
       },
       handler: async (req) => ({ success: true as const, ...(await hooks.listDeliveries(deps, await scope(req, 'webhooks:read'), req.params.id, req.query.page ?? 1, req.query.pageSize ?? 20)) }),
     });
+    app.get(`${one}/deliveries/:deliveryId/attempts`, {
+      schema: {
+        tags,
+        security: orgSecurity('webhooks:read'),
+        operationId: id('listWebhookDeliveryAttempts'),
+        summary: `A delivery's attempts, oldest first (webhooks:read)${alias}`,
+        description: `${READ} Each attempt with its status code or error, duration and time; the newest 100 at most. A delivery of another endpoint or organization answers 404 (docs/api.md#deliveries).${note}`,
+        params: (flat ? RetryParams : OrgRetryParams) as typeof RetryParams,
+        response: { 200: ref(DeliveryAttemptListResponse, "The delivery's attempts"), ...errors(...readErrors, ENDPOINT_NOT_FOUND, DELIVERY_NOT_FOUND) },
+      },
+      handler: async (req) => success(await hooks.listAttempts(deps, await scope(req, 'webhooks:read'), req.params.id, req.params.deliveryId)),
+    });
     // Test events, rotate-secret and recover (controls.routes.ts).
     controlRoutes(app, deps, { one, Params, scope, id, alias, note });
     app.post(`${one}/deliveries/:deliveryId/retry`, {
@@ -139,7 +153,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: Infra }> = async (
           ...errors(
             ...manageErrors,
             ENDPOINT_NOT_FOUND,
-            { code: 'NOT_FOUND', name: 'deliveryNotFound', message: 'Delivery not found' },
+            DELIVERY_NOT_FOUND,
             { code: 'CONFLICT', message: 'The delivery is delivered', details: 'Only a failed or pending delivery can be retried' },
           ),
         },

@@ -112,6 +112,27 @@ export const DeliveryListResponse = named('WebhookDeliveryListResponse', ok({ da
   description: 'A page of deliveries, newest first',
   examples: [{ success: true, data: [DELIVERY], total: 1, page: 1, pageSize: 20, hasMore: false }],
 });
+const ATTEMPTS = [
+  { attempt: 1, responseStatus: 500, responseBody: 'boom', error: null, durationMs: 42, createdAt: '2026-03-01T12:16:00.000Z' },
+  { attempt: 2, responseStatus: null, responseBody: null, error: 'connect ECONNREFUSED', durationMs: 3, createdAt: '2026-03-01T12:17:00.000Z' },
+  { attempt: 3, responseStatus: 200, responseBody: 'ok', error: null, durationMs: 38, createdAt: '2026-03-01T12:22:00.000Z' },
+];
+export const DeliveryAttempt = named(
+  'WebhookDeliveryAttempt',
+  Type.Object({
+    attempt: Type.Integer({ description: 'The attempt number, from 1' }),
+    responseStatus: Nullable(Type.Integer({ description: 'The HTTP status answered; null when there was no answer' })),
+    responseBody: Nullable(Type.String({ description: 'The first 500 characters of the answer' })),
+    error: Nullable(Type.String({ description: 'Why it failed without an answer (a timeout, a refused connection, a blocked destination) or the redirect not followed; null for any other answer' })),
+    durationMs: Type.Integer({ description: 'How long the attempt took, in milliseconds' }),
+    createdAt: Timestamp,
+  }),
+  { description: 'One attempt of a delivery (docs/api.md#deliveries)', examples: [ATTEMPTS[0]] },
+);
+export const DeliveryAttemptListResponse = named('WebhookDeliveryAttemptListResponse', ok({ data: Type.Array(ref(DeliveryAttempt)) }), {
+  description: "The delivery's attempts, oldest first (the newest 100 at most)",
+  examples: [{ success: true, data: ATTEMPTS }],
+});
 export const SuccessMessage = named('SuccessMessage', ok({ message: Type.String() }), { examples: [{ success: true, message: 'Webhook endpoint deleted' }] });
 export const TestEventResponse = named('WebhookTestResponse', ok({ data: Type.Object({ eventId: Type.String(), deliveryId: Type.String() }) }), {
   examples: [{ success: true, data: { eventId: 'evt_01jq3cd2f4h6k8m0p2r4t6w8y0', deliveryId: 'dlv_01jq3cd2g6j8m0p2r4t6w8y0a2' } }],

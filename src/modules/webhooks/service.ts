@@ -12,7 +12,7 @@ import { auditChange } from '../../platform/audit/record.js';
 import { assertWithinLimit, lockPlanLimits } from '../../platform/plans.js';
 import { validateEventTypes } from '../../platform/event-catalogue.js';
 import { WAKE_CHANNEL } from '../../platform/outbox.js';
-import { type DeliveryRow, type EndpointRow, webhookDeliveries, webhookEndpoints } from '../../db/tables/webhooks.js';
+import { type DeliveryRow, type EndpointRow, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../db/tables/webhooks.js';
 import { transaction } from '../../db/transaction.js';
 
 export const presentEndpoint = (e: EndpointRow) => ({
@@ -162,6 +162,34 @@ export async function listDeliveries(deps: Infra, access: OrgAccess, id: string,
   const [n] = await deps.db.select({ n: count() }).from(webhookDeliveries).where(where);
   const total = n?.n ?? 0;
   return { data: rows.map(presentDelivery), ...pageInfo(total, page, pageSize) };
+}
+
+/** The most attempts the attempts list returns: the newest ones (a delivery has a handful). */
+export const ATTEMPTS_LIMIT = 100;
+
+/** The attempts of one delivery of the endpoint, oldest first (the newest ATTEMPTS_LIMIT). */
+export async function listAttempts(deps: Infra, access: OrgAccess, id: string, deliveryId: string) {
+  await load(deps.db, access, id);
+  const [d] = await deps.db
+    .select({ id: webhookDeliveries.id })
+    .from(webhookDeliveries)
+    .where(and(eq(webhookDeliveries.organizationId, access.organizationId), eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.endpointId, id)));
+  if (!d) throw notFound('Delivery not found');
+  // webhook_attempts_delivery_idx (organization_id, delivery_id, attempt), read backwards.
+  const rows = await deps.db
+    .select()
+    .from(webhookAttempts)
+    .where(and(eq(webhookAttempts.organizationId, access.organizationId), eq(webhookAttempts.deliveryId, deliveryId)))
+    .orderBy(desc(webhookAttempts.attempt), desc(webhookAttempts.createdAt), desc(webhookAttempts.id))
+    .limit(ATTEMPTS_LIMIT);
+  return rows.reverse().map((a) => ({
+    attempt: a.attempt,
+    responseStatus: a.responseStatus,
+    responseBody: a.responseBody,
+    error: a.error,
+    durationMs: a.durationMs,
+    createdAt: a.createdAt.toISOString(),
+  }));
 }
 
 /** Queues one more attempt of a delivery that failed (or is waiting for a retry) now. */

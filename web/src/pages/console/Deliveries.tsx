@@ -1,5 +1,6 @@
 // One endpoint's deliveries, newest first: status, how many attempts were made, the last answer or
-// error, the body sent, and retry; and queuing again every failed delivery since a time (recover).
+// error, the body sent, each attempt (DeliveryAttempts.tsx), and retry; and queuing again every
+// failed delivery since a time (recover).
 import { useState } from 'react';
 import { toProblem } from '../../api/errors';
 import { useLoad } from '../../api/hooks';
@@ -8,6 +9,7 @@ import { Alert, Field, Form, Notice, Submit, useSubmit } from '../../ui/form';
 import { when } from '../../ui/format';
 import { Link } from '../../router';
 import { Section } from '../../ui/Shell';
+import { DeliveryAttempts } from './DeliveryAttempts';
 
 export function Deliveries({ orgId, endpointId }: { orgId: string; endpointId: string }) {
   const path = { orgId, id: endpointId };
@@ -107,6 +109,7 @@ export function Deliveries({ orgId, endpointId }: { orgId: string; endpointId: s
                     {d.responseBody ? <pre>{d.responseBody}</pre> : null}
                     {d.deliveredAt ? <p className="small">Delivered {when(d.deliveredAt)}</p> : null}
                   </details>
+                  <DeliveryAttempts orgId={orgId} endpointId={endpointId} delivery={d} />
                 </td>
                 <td>
                   {d.status === 'failed' || d.status === 'pending' ? (
