@@ -214,10 +214,13 @@ describe('the timeout (WEBHOOK_TIMEOUT_MS=500)', () => {
       // Two endpoints on one origin, one connection per origin: the second attempt waits for it.
       const a = await createWebhook(slowApp, org.id, user, { url: `${rx.url}/a` });
       const b = await createWebhook(slowApp, org.id, user, { url: `${rx.url}/b` });
-      const w = slowFx.worker({ concurrency: 4, perEndpoint: 1 });
-      await w.start();
+      // Both deliveries are due before the worker starts, so its first claim takes them together and
+      // their deadlines fall in one sweep (started apart, the first's end would free the connection
+      // for the second before its own deadline).
       const started = Date.now();
       await slowFx.record(org.id, 1);
+      const w = slowFx.worker({ concurrency: 4, perEndpoint: 1 });
+      await w.start();
       w.wake();
       await w.drain(60_000);
       expect(Date.now() - started).toBeGreaterThanOrEqual(450);
