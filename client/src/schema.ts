@@ -313,13 +313,81 @@ export interface paths {
         put?: never;
         /**
          * Turn the one-time code of a social sign-in hand-off into the sign-in
-         * @description The code comes from the fragment of the page the callback redirected to (`#code=…`); single use, valid 60 seconds. Answers as login does: tokens and the user, or 401 with `requiresTwoFactor` and a `twoFactorToken` for POST /auth/two-factor/login. A used, expired or unknown code answers 400 and changes nothing (docs/api.md#social-sign-in). With `X-Session-Mode: cookie` (the web app) the refresh token is set in the HttpOnly `tenantry_refresh` cookie and left out of the body (docs/api.md#cookie-mode).
+         * @description The code comes from the fragment of the page the callback redirected to (`#code=…`); single use, valid 60 seconds. Answers as login does: tokens and the user, or 401 with `requiresTwoFactor` and a `twoFactorToken` for POST /auth/two-factor/login. A used, expired or unknown code answers 400 and changes nothing. A flow started with `codeChallenge` needs its `codeVerifier` here; a wrong or missing verifier (or one sent for a flow without a challenge) answers 400 and spends the code (docs/api.md#social-sign-in). With `X-Session-Mode: cookie` (the web app) the refresh token is set in the HttpOnly `tenantry_refresh` cookie and left out of the body (docs/api.md#cookie-mode).
          */
         post: operations["exchangeSocialSignInCode"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/me/email": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move the account to a new email address (confirmed by a mailed link)
+         * @description Mails `{APP_ORIGIN}/confirm-email?token=…` (single use, 24 hours) to `newEmail`; nothing changes until POST /auth/confirm-email-change. A wrong password answers 401 and counts toward the sign-in lockout; an address already registered 409; an account without a password 400 (docs/api.md#email-change).
+         */
+        post: operations["requestEmailChange"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/confirm-email-change": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm an email change with the token from the mail
+         * @description The account moves to the address the link was mailed to, which counts as verified; a notice goes to the old address. Sessions stay; sign-in and reset links still pending are voided. An address registered meanwhile answers 409 (docs/api.md#email-change).
+         */
+        post: operations["confirmEmailChange"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The signed-in user
+         * @description The person the access token belongs to (docs/api.md#user-resource). API keys get 403.
+         */
+        get: operations["getMe"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete your account
+         * @description With the password, or for an account without one a two-factor code (a wrong one answers 401 and counts toward the lockout). Refused (409) while you own an organization that has other members. Otherwise, in one transaction: the organizations where you are alone are deleted (their subscriptions canceled first), you leave the others (`member.removed`, your API keys there revoked), your sessions, passkeys, social links and keys go, and your audit entries keep only your id. The address may register again. With `X-Session-Mode: cookie` the answer also removes the refresh cookie (docs/api.md#account-deletion).
+         */
+        delete: operations["deleteMe"];
+        options?: never;
+        head?: never;
+        /**
+         * Update the profile; preferences are merged
+         * @description Any of `fullName`, `avatarUrl` (null removes it) and `preferences`, merged one level deep into `notifications`; `timezone` must be an IANA zone name. Answers the whole updated user (docs/api.md#profile).
+         */
+        patch: operations["updateMe"];
         trace?: never;
     };
     "/api/v1/auth/verify-email": {
@@ -402,7 +470,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/users/me": {
+    "/api/v1/users/me/export": {
         parameters: {
             query?: never;
             header?: never;
@@ -410,20 +478,16 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The signed-in user
-         * @description The person the access token belongs to (docs/api.md#user-resource). API keys get 403.
+         * Everything the service holds about you, as one JSON document
+         * @description The profile, sessions (revoked ones too), memberships, social links, passkeys and the audit entries of your changes, without any secret: no password hash, two-factor secret, backup code, token or key material (docs/api.md#account-export).
          */
-        get: operations["getMe"];
+        get: operations["exportMe"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
-        /**
-         * Update the profile; preferences are merged
-         * @description Any of `fullName`, `avatarUrl` (null removes it) and `preferences`, merged one level deep into `notifications`; `timezone` must be an IANA zone name. Answers the whole updated user (docs/api.md#profile).
-         */
-        patch: operations["updateMe"];
+        patch?: never;
         trace?: never;
     };
     "/api/v1/users/me/sessions": {
@@ -485,6 +549,130 @@ export interface paths {
          * @description Ends every session of the caller, the current one included; `revoked` is how many were active. With `X-Session-Mode: cookie` the answer also removes the web app’s `tenantry_refresh` cookie (docs/api.md#session-management).
          */
         delete: operations["revokeAllSessionsAlias"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/passkeys/registration/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start registering a passkey for the signed-in user
+         * @description Answers PublicKeyCredentialCreationOptionsJSON for `navigator.credentials.create()`: the rp id is the host of APP_ORIGIN, the user’s passkeys are excluded, no attestation is asked. Its challenge is single use and lives 5 minutes (docs/api.md#passkeys).
+         */
+        post: operations["passkeyRegistrationOptions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/passkeys/registration/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Finish registering a passkey
+         * @description Checks the authenticator’s answer against a live challenge of the caller, APP_ORIGIN and its host, and stores the passkey (`name` defaults to "Passkey"). A challenge unknown, used or expired, or an answer that does not verify, answers 400; a credential registered already 409 (docs/api.md#passkeys).
+         */
+        post: operations["passkeyRegistrationVerify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/me/passkeys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The signed-in user’s passkeys, oldest first
+         * @description Names and dates only: key material is never answered (docs/api.md#passkeys).
+         */
+        get: operations["listPasskeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/me/passkeys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a passkey
+         * @description It signs in no more, at once. Sessions it started stay (revoke them in the session list). Another user’s passkey, or none, answers 404 (docs/api.md#passkeys).
+         */
+        delete: operations["deletePasskey"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename a passkey
+         * @description Another user’s passkey, or none, answers 404 (docs/api.md#passkeys).
+         */
+        patch: operations["renamePasskey"];
+        trace?: never;
+    };
+    "/api/v1/auth/passkeys/authentication/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a passkey sign-in
+         * @description Without `email`: options for a discoverable passkey (no allowCredentials). With it: that account’s passkeys as allowCredentials; an unknown address answers the same shape with none. `challengeId` goes back with the assertion; single use, 5 minutes (docs/api.md#passkeys).
+         */
+        post: operations["passkeyAuthenticationOptions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/passkeys/authentication/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in with a passkey
+         * @description Answers as login does. A passkey that verified the user (UV) is both factors; without UV, an account with two-factor answers 401 `requiresTwoFactor` with a `twoFactorToken` for POST /auth/two-factor/login. An unknown, used or expired challenge, an unknown or deleted passkey, a wrong origin or rp id, a bad signature or a signature counter that did not move forward answer 401 (docs/api.md#passkeys). With `X-Session-Mode: cookie` (the web app) the refresh token is set in the HttpOnly `tenantry_refresh` cookie and left out of the body (docs/api.md#cookie-mode).
+         */
+        post: operations["passkeyAuthenticationVerify"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -990,6 +1178,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/organizations/{orgId}/webhooks/{id}/deliveries/{deliveryId}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A delivery's attempts, oldest first (webhooks:read)
+         * @description Members, or an API key with read:webhooks. Each attempt with its status code or error, duration and time; the newest 100 at most. A delivery of another endpoint or organization answers 404 (docs/api.md#deliveries).
+         */
+        get: operations["listWebhookDeliveryAttempts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/organizations/{orgId}/webhooks/{id}/test": {
         parameters: {
             query?: never;
@@ -1110,6 +1318,26 @@ export interface paths {
          * @description Members, or an API key with read:webhooks. Each delivery with its status, attempts and last answer (docs/api.md#deliveries). The organization is found from the endpoint: an unknown id answers 404 (docs/api.md#flat-webhook-paths).
          */
         get: operations["listWebhookDeliveriesFlat"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/deliveries/{deliveryId}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A delivery's attempts, oldest first (webhooks:read) (alias of the organization path)
+         * @description Members, or an API key with read:webhooks. Each attempt with its status code or error, duration and time; the newest 100 at most. A delivery of another endpoint or organization answers 404 (docs/api.md#deliveries). The organization is found from the endpoint: an unknown id answers 404 (docs/api.md#flat-webhook-paths).
+         */
+        get: operations["listWebhookDeliveryAttemptsFlat"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1825,12 +2053,15 @@ export interface components {
         };
         /**
          * @example {
-         *       "code": "pX7vQ2mN9kR4tY8wB3cF6hJ1sL5dG0aZeU7iO2yT4qW"
+         *       "code": "pX7vQ2mN9kR4tY8wB3cF6hJ1sL5dG0aZeU7iO2yT4qW",
+         *       "codeVerifier": "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
          *     }
          */
         SocialSignInExchangeRequest: {
             /** @description The one-time code from the hand-off’s #code=… */
             code: string;
+            /** @description The verifier of the codeChallenge the flow was started with: required then, refused otherwise. */
+            codeVerifier?: string;
         };
         /**
          * @example {
@@ -1841,6 +2072,43 @@ export interface components {
         ChangePasswordRequest: {
             currentPassword: string;
             newPassword: string;
+        };
+        /**
+         * @example {
+         *       "newEmail": "ada.king@example.com",
+         *       "password": "Analytical-Engine-1"
+         *     }
+         */
+        EmailChangeRequest: {
+            /**
+             * Format: email
+             * @description Compared case-insensitively
+             */
+            newEmail: string;
+            password: string;
+        };
+        ConfirmEmailChangeRequest: {
+            token: string;
+        };
+        /**
+         * @example {
+         *       "password": "Analytical-Engine-1"
+         *     }
+         */
+        DeleteAccountRequest: {
+            /** @description The account’s password */
+            password?: string;
+            /** @description For an account without a password: a TOTP or backup code */
+            twoFactorCode?: string;
+        };
+        /**
+         * @example {
+         *       "deleted": true
+         *     }
+         */
+        AccountDeleted: {
+            /** @enum {boolean} */
+            deleted: true;
         };
         /**
          * @description docs/api.md#billing-routes
@@ -2289,6 +2557,123 @@ export interface components {
             token: string;
         };
         /**
+         * @description A passkey of the signed-in user; its key material is never answered (docs/api.md#passkeys)
+         * @example {
+         *       "id": "pk_01jq3bn9zs0a7awy2w2vc6bte1",
+         *       "name": "MacBook",
+         *       "createdAt": "2026-03-01T12:00:00.000Z",
+         *       "lastUsedAt": null
+         *     }
+         */
+        Passkey: {
+            id: string;
+            name: string;
+            /** Format: date-time */
+            createdAt: string;
+            lastUsedAt: string | null;
+        };
+        /**
+         * @example {
+         *       "passkeys": [
+         *         {
+         *           "id": "pk_01jq3bn9zs0a7awy2w2vc6bte1",
+         *           "name": "MacBook",
+         *           "createdAt": "2026-03-01T12:00:00.000Z",
+         *           "lastUsedAt": "2026-03-02T08:00:00.000Z"
+         *         }
+         *       ]
+         *     }
+         */
+        PasskeyList: {
+            passkeys: {
+                id: string;
+                name: string;
+                /** Format: date-time */
+                createdAt: string;
+                lastUsedAt: string | null;
+            }[];
+        };
+        /** @description PublicKeyCredentialCreationOptionsJSON, for navigator.credentials.create() (docs/api.md#passkeys) */
+        PasskeyCreationOptions: {
+            challenge: string;
+            rp: {
+                id?: string;
+                name: string;
+            };
+            user: {
+                id: string;
+                name: string;
+                displayName: string;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        PasskeyRegistrationRequest: {
+            /** @description The RegistrationResponseJSON of navigator.credentials.create() */
+            response: {
+                id: string;
+                rawId: string;
+                type: string;
+                response: {
+                    clientDataJSON: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description Defaults to "Passkey" */
+            name?: string;
+        };
+        /**
+         * @example {
+         *       "name": "Work laptop"
+         *     }
+         */
+        RenamePasskeyRequest: {
+            name: string;
+        };
+        PasskeyAuthenticationOptionsRequest: {
+            /**
+             * Format: email
+             * @description Compared case-insensitively; without it the passkey is discoverable
+             */
+            email?: string;
+        };
+        PasskeyAuthenticationOptions: {
+            /** @description Send it back with the assertion; single use, 5 minutes */
+            challengeId: string;
+            /** @description PublicKeyCredentialRequestOptionsJSON, for navigator.credentials.get() */
+            options: {
+                challenge: string;
+                rpId?: string;
+                allowCredentials?: ({
+                    id: string;
+                    type: string;
+                } & {
+                    [key: string]: unknown;
+                })[];
+            } & {
+                [key: string]: unknown;
+            };
+        };
+        PasskeySignInRequest: {
+            challengeId: string;
+            /** @description The AuthenticationResponseJSON of navigator.credentials.get() */
+            response: {
+                id: string;
+                rawId: string;
+                type: string;
+                response: {
+                    clientDataJSON: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        };
+        /**
          * @description docs/api.md#projects
          * @example {
          *       "id": "prj_01jq3c4e6y8w2s0m9k7h5f3d1b",
@@ -2482,6 +2867,63 @@ export interface components {
             message: string;
             /** @description How many sessions were active */
             revoked: number;
+        };
+        /** @description Everything the service holds about the signed-in person, without any secret (docs/api.md#account-export) */
+        AccountExport: {
+            /** Format: date-time */
+            exportedAt: string;
+            profile: components["schemas"]["User"];
+            sessions: {
+                id: string;
+                userAgent: string | null;
+                ipAddress: string | null;
+                /** Format: date-time */
+                createdAt: string;
+                /** Format: date-time */
+                lastUsedAt: string;
+                /** Format: date-time */
+                expiresAt: string;
+                revokedAt: string | null;
+                revokedReason: string | null;
+            }[];
+            memberships: {
+                organizationId: string;
+                organizationName: string;
+                organizationSlug: string;
+                memberId: string;
+                role: string;
+                /** Format: date-time */
+                joinedAt: string;
+            }[];
+            socialLinks: {
+                provider: string;
+                providerAccountId: string;
+                email: string | null;
+                /** Format: date-time */
+                createdAt: string;
+            }[];
+            passkeys: {
+                id: string;
+                name: string;
+                transports: string[];
+                backedUp: boolean;
+                /** Format: date-time */
+                createdAt: string;
+                lastUsedAt: string | null;
+            }[];
+            /** @description The changes the person made in organizations, newest first */
+            auditEntries: {
+                id: string;
+                organizationId: string;
+                action: string;
+                method: string;
+                path: string;
+                statusCode: number;
+                ipAddress: string | null;
+                userAgent: string | null;
+                /** Format: date-time */
+                createdAt: string;
+            }[];
         };
         /**
          * @example {
@@ -2786,6 +3228,65 @@ export interface components {
             hasMore: boolean;
         };
         /**
+         * @description One attempt of a delivery (docs/api.md#deliveries)
+         * @example {
+         *       "attempt": 1,
+         *       "responseStatus": 500,
+         *       "responseBody": "boom",
+         *       "error": null,
+         *       "durationMs": 42,
+         *       "createdAt": "2026-03-01T12:16:00.000Z"
+         *     }
+         */
+        WebhookDeliveryAttempt: {
+            /** @description The attempt number, from 1 */
+            attempt: number;
+            responseStatus: number | null;
+            responseBody: string | null;
+            error: string | null;
+            /** @description How long the attempt took, in milliseconds */
+            durationMs: number;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        /**
+         * @description The delivery's attempts, oldest first (the newest 100 at most)
+         * @example {
+         *       "success": true,
+         *       "data": [
+         *         {
+         *           "attempt": 1,
+         *           "responseStatus": 500,
+         *           "responseBody": "boom",
+         *           "error": null,
+         *           "durationMs": 42,
+         *           "createdAt": "2026-03-01T12:16:00.000Z"
+         *         },
+         *         {
+         *           "attempt": 2,
+         *           "responseStatus": null,
+         *           "responseBody": null,
+         *           "error": "connect ECONNREFUSED",
+         *           "durationMs": 3,
+         *           "createdAt": "2026-03-01T12:17:00.000Z"
+         *         },
+         *         {
+         *           "attempt": 3,
+         *           "responseStatus": 200,
+         *           "responseBody": "ok",
+         *           "error": null,
+         *           "durationMs": 38,
+         *           "createdAt": "2026-03-01T12:22:00.000Z"
+         *         }
+         *       ]
+         *     }
+         */
+        WebhookDeliveryAttemptListResponse: {
+            /** @enum {boolean} */
+            success: true;
+            data: components["schemas"]["WebhookDeliveryAttempt"][];
+        };
+        /**
          * @example {
          *       "success": true,
          *       "message": "Webhook endpoint deleted"
@@ -2899,6 +3400,15 @@ export interface components {
         };
         /** @description Conflicts with the current state: CONFLICT */
         "409_CONFLICT": {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description Conflicts with the current state: CONFLICT */
+        "409_CONFLICT.api-key-is-already-revoked": {
             headers: {
                 [name: string]: unknown;
             };
@@ -3122,6 +3632,24 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
+        /** @description Not allowed: EMAIL_NOT_VERIFIED */
+        "403_EMAIL_NOT_VERIFIED": {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description Not found: NOT_FOUND */
+        "404_NOT_FOUND.passkey-not-found": {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
         /** @description Not found: NOT_FOUND */
         "404_NOT_FOUND.route-not-found": {
             headers: {
@@ -3196,6 +3724,15 @@ export interface components {
         };
         /** @description Not found: NOT_FOUND */
         "404_organizationNotFound": {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description Not found: NOT_FOUND */
+        "404_userNotFound": {
             headers: {
                 [name: string]: unknown;
             };
@@ -3411,15 +3948,7 @@ export interface operations {
                     "application/json": components["schemas"]["SignInErrorResponse"];
                 };
             };
-            /** @description Not allowed: EMAIL_NOT_VERIFIED */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
+            403: components["responses"]["403_EMAIL_NOT_VERIFIED"];
             413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
             423: components["responses"]["423_ACCOUNT_LOCKED"];
@@ -3804,6 +4333,11 @@ export interface operations {
                  * @example https://app.example.com/sign-in/callback
                  */
                 redirectTo?: string;
+                /**
+                 * @description With redirectTo only: the base64url SHA-256 (no padding) of a random codeVerifier the page keeps. The exchange of the hand-off’s code then needs that verifier, so a code can only sign in the browser that started the flow (docs/api.md#social-sign-in).
+                 * @example E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM
+                 */
+                codeChallenge?: string;
             };
             header?: never;
             path: {
@@ -3958,6 +4492,208 @@ export interface operations {
             503: components["responses"]["503_SERVICE_UNAVAILABLE"];
         };
     };
+    requestEmailChange: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EmailChangeRequest"];
+            };
+        };
+        responses: {
+            /** @description The link is on its way to the new address */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Invalid request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["401_wrongPassword_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_apiKeyRefused"];
+            404: components["responses"]["404_NOT_FOUND.user-not-found"];
+            409: components["responses"]["409_CONFLICT"];
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            423: components["responses"]["423_ACCOUNT_LOCKED"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    confirmEmailChange: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConfirmEmailChangeRequest"];
+            };
+        };
+        responses: {
+            /** @description The address is changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR.invalid-or-expired-token"];
+            409: components["responses"]["409_CONFLICT"];
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    getMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The signed-in user */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_apiKeyRefused"];
+            404: components["responses"]["404_NOT_FOUND.user-not-found"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    deleteMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeleteAccountRequest"];
+            };
+        };
+        responses: {
+            /** @description The account is deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountDeleted"];
+                };
+            };
+            /** @description Invalid request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No credential, or one that is invalid, expired or revoked: AUTHENTICATION_ERROR */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            403: components["responses"]["403_apiKeyRefused"];
+            404: components["responses"]["404_NOT_FOUND.user-not-found"];
+            /** @description Conflicts with the current state: CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            423: components["responses"]["423_ACCOUNT_LOCKED"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            502: components["responses"]["502_PAYMENT_PROVIDER_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    updateMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateUserRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated user */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description Invalid request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_apiKeyRefused"];
+            404: components["responses"]["404_NOT_FOUND.user-not-found"];
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
     verifyEmail: {
         parameters: {
             query?: never;
@@ -4088,7 +4824,7 @@ export interface operations {
             503: components["responses"]["503_SERVICE_UNAVAILABLE"];
         };
     };
-    getMe: {
+    exportMe: {
         parameters: {
             query?: never;
             header?: never;
@@ -4097,60 +4833,19 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The signed-in user */
+            /** @description The export */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["User"];
+                    "application/json": components["schemas"]["AccountExport"];
                 };
             };
             400: components["responses"]["400_VALIDATION_ERROR"];
             401: components["responses"]["401_AUTHENTICATION_ERROR"];
             403: components["responses"]["403_apiKeyRefused"];
             404: components["responses"]["404_NOT_FOUND.user-not-found"];
-            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
-            500: components["responses"]["500_INTERNAL_ERROR"];
-            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
-        };
-    };
-    updateMe: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["UpdateUserRequest"];
-            };
-        };
-        responses: {
-            /** @description The updated user */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["User"];
-                };
-            };
-            /** @description Invalid request: VALIDATION_ERROR */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            401: components["responses"]["401_AUTHENTICATION_ERROR"];
-            403: components["responses"]["403_apiKeyRefused"];
-            404: components["responses"]["404_NOT_FOUND.user-not-found"];
-            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
             429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
             500: components["responses"]["500_INTERNAL_ERROR"];
             503: components["responses"]["503_SERVICE_UNAVAILABLE"];
@@ -4284,6 +4979,250 @@ export interface operations {
             403: components["responses"]["403_apiKeyRefused"];
             413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    passkeyRegistrationOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The creation options */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyCreationOptions"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_apiKeyRefused"];
+            404: components["responses"]["404_userNotFound"];
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    passkeyRegistrationVerify: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasskeyRegistrationRequest"];
+            };
+        };
+        responses: {
+            /** @description The passkey is registered */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Passkey"];
+                };
+            };
+            /** @description Invalid request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_apiKeyRefused"];
+            404: components["responses"]["404_userNotFound"];
+            /** @description Conflicts with the current state: CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    listPasskeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The passkeys */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyList"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_apiKeyRefused"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    deletePasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A passkey (`pk_…`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_apiKeyRefused"];
+            404: components["responses"]["404_NOT_FOUND.passkey-not-found"];
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    renamePasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A passkey (`pk_…`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RenamePasskeyRequest"];
+            };
+        };
+        responses: {
+            /** @description The renamed passkey */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Passkey"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR.invalid-request-body"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_apiKeyRefused"];
+            404: components["responses"]["404_NOT_FOUND.passkey-not-found"];
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    passkeyAuthenticationOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PasskeyAuthenticationOptionsRequest"];
+            };
+        };
+        responses: {
+            /** @description The request options and their challenge */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyAuthenticationOptions"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    passkeyAuthenticationVerify: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasskeySignInRequest"];
+            };
+        };
+        responses: {
+            /** @description Signed in */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LoginResponse"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            /** @description No credential, or one that is invalid, expired or revoked: AUTHENTICATION_ERROR */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignInErrorResponse"];
+                };
+            };
+            403: components["responses"]["403_EMAIL_NOT_VERIFIED"];
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            423: components["responses"]["423_ACCOUNT_LOCKED"];
             429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
             500: components["responses"]["500_INTERNAL_ERROR"];
             503: components["responses"]["503_SERVICE_UNAVAILABLE"];
@@ -5294,7 +6233,7 @@ export interface operations {
             401: components["responses"]["401_AUTHENTICATION_ERROR"];
             403: components["responses"]["403_missingPermission.missing-permission-api-keys-manage_apiKeyRefused"];
             404: components["responses"]["404_organizationNotFound_NOT_FOUND.api-key-not-found"];
-            409: components["responses"]["409_CONFLICT"];
+            409: components["responses"]["409_CONFLICT.api-key-is-already-revoked"];
             413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
             429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
@@ -5327,7 +6266,7 @@ export interface operations {
             401: components["responses"]["401_AUTHENTICATION_ERROR"];
             403: components["responses"]["403_missingPermission.missing-permission-api-keys-manage_apiKeyRefused"];
             404: components["responses"]["404_organizationNotFound_NOT_FOUND.api-key-not-found"];
-            409: components["responses"]["409_CONFLICT"];
+            409: components["responses"]["409_CONFLICT.api-key-is-already-revoked"];
             413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
             429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
@@ -5617,6 +6556,40 @@ export interface operations {
             503: components["responses"]["503_SERVICE_UNAVAILABLE"];
         };
     };
+    listWebhookDeliveryAttempts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization (`org_…`) */
+                orgId: string;
+                /** @description The endpoint (`wh_…`) */
+                id: string;
+                /** @description The delivery (`dlv_…`) */
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery's attempts */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryAttemptListResponse"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_missingPermission.missing-permission-webhooks-read_missingScope"];
+            404: components["responses"]["404_organizationNotFound_NOT_FOUND.webhook-endpoint-not-found_deliveryNotFound"];
+            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
     sendWebhookTestEvent: {
         parameters: {
             query?: never;
@@ -5892,6 +6865,38 @@ export interface operations {
             401: components["responses"]["401_AUTHENTICATION_ERROR"];
             403: components["responses"]["403_missingPermission.missing-permission-webhooks-read_missingScope"];
             404: components["responses"]["404_organizationNotFound_NOT_FOUND.webhook-endpoint-not-found"];
+            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    listWebhookDeliveryAttemptsFlat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint (`wh_…`) */
+                id: string;
+                /** @description The delivery (`dlv_…`) */
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery's attempts */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryAttemptListResponse"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_missingPermission.missing-permission-webhooks-read_missingScope"];
+            404: components["responses"]["404_organizationNotFound_NOT_FOUND.webhook-endpoint-not-found_deliveryNotFound"];
             429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
             500: components["responses"]["500_INTERNAL_ERROR"];
             503: components["responses"]["503_SERVICE_UNAVAILABLE"];
