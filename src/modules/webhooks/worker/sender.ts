@@ -59,6 +59,9 @@ export interface SenderOptions {
   connectionsPerOrigin?: number;
 }
 
+/** How early an attempt may end: a timer's resolution (Node's timers count whole milliseconds), and more. */
+const SWEEP_SLACK_MS = 5;
+
 /**
  * The attempts running, oldest first. Every attempt has the same timeout, so deadlines come in the
  * order attempts start: one timer, on the oldest, serves them all (a timer per attempt cost more
@@ -93,7 +96,10 @@ class Running {
 
   sweep() {
     this.timer = null;
-    const now = performance.now();
+    // Deadlines closer than a timer can wait end together: attempts started in one tick (one batch)
+    // end in one sweep, so one of them that waited for a connection never takes the connection that
+    // another one's end frees a moment before its own deadline.
+    const now = performance.now() + SWEEP_SLACK_MS;
     // Each one past its deadline times out, which takes it off the list.
     while (this.first && this.first.deadline <= now) this.first.timeout();
     this.arm();
