@@ -24,9 +24,10 @@ import { authSignInPort } from './modules/auth/sign-in-port.js';
 import { billingRoutes } from './modules/billing/routes.js';
 import { organizationRoutes } from './modules/organizations/routes.js';
 import { passkeyRoutes } from './modules/passkeys/routes.js';
-import { projectRoutes } from './modules/projects/routes.js';
+import { routes } from './routes.js';
 import { userRoutes } from './modules/users/routes.js';
 import { webhookRoutes } from './modules/webhooks/routes.js';
+import { mountRoutes } from './http/mount.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -186,7 +187,7 @@ export async function buildApp(deps: Infra, options: AppOptions = {}): Promise<F
       await api.register(userRoutes, { deps });
       await api.register(passkeyRoutes, { deps, signIn: authSignInPort(deps) });
       await api.register(organizationRoutes, { deps });
-      await api.register(projectRoutes, { deps });
+      mountRoutes(api, deps, routes(deps));
       await api.register(apiKeyRoutes, { deps });
       await api.register(auditRoutes, { deps });
       await api.register(webhookRoutes, { deps });

@@ -1,91 +1,84 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+// The projects of an organization (docs/api.md#projects). Members read them, members and above write
+// them; an API key does either with read:projects or write:projects.
 import type { Infra } from '../../infra.js';
-import { errors, orgAccessErrors, type ErrorExample } from '../../http/errors-doc.js';
-import { Message, OrgParams, orgSecurity, ref } from '../../http/schemas.js';
+import type { ErrorExample } from '../../http/errors-doc.js';
+import { route } from '../../http/route.js';
+import { Message, OrgParams, ref } from '../../http/schemas.js';
 import { PageQuery } from '../../platform/pagination.js';
 import { CreateProjectBody, PatchProjectBody, Project, ProjectList, ProjectParams } from './schemas.js';
 import { createProjectService } from './service.js';
-import { orgAccess } from '../../http/access.js';
 
 const tags = ['Projects'];
-const read = orgSecurity('projects:read');
-const write = orgSecurity('projects:write');
 const NOT_FOUND: ErrorExample = { code: 'NOT_FOUND', message: 'Project not found' };
 const BLANK: ErrorExample = { code: 'VALIDATION_ERROR', message: 'Invalid request body', details: 'name: must not be blank' };
 const ACCESS = 'Members of the organization, or an API key of it with the scope';
+const read = { org: 'orgId', permission: 'projects:read' } as const;
+const write = { org: 'orgId', permission: 'projects:write' } as const;
 
-export const projectRoutes: FastifyPluginAsyncTypebox<{ deps: Infra }> = async (app, { deps }) => {
-  const authorize = orgAccess(deps);
+export function projectRoutes(deps: Infra) {
   const projects = createProjectService(deps);
-
-  app.get('/organizations/:orgId/projects', {
-    schema: {
-      tags,
-      security: read,
+  return [
+    route({
+      method: 'GET',
+      url: '/organizations/:orgId/projects',
+      auth: read,
       operationId: 'listProjects',
+      tags,
       summary: 'Projects, newest first (projects:read)',
       description: `${ACCESS} read:projects. The list may come from a per-instance cache that every project write invalidates (docs/api.md#projects).`,
-      params: OrgParams,
-      querystring: PageQuery,
-      response: { 200: ref(ProjectList, 'A page of projects'), ...errors(...orgAccessErrors('projects:read')) },
-    },
-    handler: async (req) => projects.list(await authorize(req, req.params.orgId, 'projects:read'), req.query.page ?? 1, req.query.pageSize ?? 20),
-  });
-
-  app.post('/organizations/:orgId/projects', {
-    schema: {
-      tags,
-      security: write,
+      schema: { params: OrgParams, querystring: PageQuery, response: { 200: ref(ProjectList, 'A page of projects') } },
+      handler: (ctx, { query }) => projects.list(ctx.access, query.page ?? 1, query.pageSize ?? 20),
+    }),
+    route({
+      method: 'POST',
+      url: '/organizations/:orgId/projects',
+      auth: write,
       operationId: 'createProject',
+      tags,
       summary: 'Create a project (projects:write)',
       description: `${ACCESS} write:projects. Sends project.created; \`createdBy\` is the user, or the key.`,
-      params: OrgParams,
-      body: ref(CreateProjectBody),
-      response: { 201: ref(Project, 'The new project'), ...errors(BLANK, ...orgAccessErrors('projects:write')) },
-    },
-    handler: async (req, reply) => reply.status(201).send(await projects.create(await authorize(req, req.params.orgId, 'projects:write'), req.body)),
-  });
-
-  app.get('/organizations/:orgId/projects/:projectId', {
-    schema: {
-      tags,
-      security: read,
+      schema: { params: OrgParams, body: ref(CreateProjectBody), response: { 201: ref(Project, 'The new project') } },
+      errors: [BLANK],
+      handler: (ctx, { body }) => projects.create(ctx.access, body),
+    }),
+    route({
+      method: 'GET',
+      url: '/organizations/:orgId/projects/:projectId',
+      auth: read,
       operationId: 'getProject',
+      tags,
       summary: 'A project (projects:read)',
       description: `${ACCESS} read:projects. A project of another organization answers 404.`,
-      params: ProjectParams,
-      response: { 200: ref(Project, 'The project'), ...errors(...orgAccessErrors('projects:read'), NOT_FOUND) },
-    },
-    handler: async (req) => projects.get(await authorize(req, req.params.orgId, 'projects:read'), req.params.projectId),
-  });
-
-  app.patch('/organizations/:orgId/projects/:projectId', {
-    schema: {
-      tags,
-      security: write,
+      schema: { params: ProjectParams, response: { 200: ref(Project, 'The project') } },
+      errors: [NOT_FOUND],
+      handler: (ctx, { params }) => projects.get(ctx.access, params.projectId),
+    }),
+    route({
+      method: 'PATCH',
+      url: '/organizations/:orgId/projects/:projectId',
+      auth: write,
       operationId: 'updateProject',
+      tags,
       summary: 'Update a project (projects:write)',
       description: `${ACCESS} write:projects. Any of \`name\` and \`description\` (null clears it); sends project.updated.`,
-      params: ProjectParams,
-      body: ref(PatchProjectBody),
-      response: { 200: ref(Project, 'The updated project'), ...errors(BLANK, ...orgAccessErrors('projects:write'), NOT_FOUND) },
-    },
-    handler: async (req) => projects.update(await authorize(req, req.params.orgId, 'projects:write'), req.params.projectId, req.body),
-  });
-
-  app.delete('/organizations/:orgId/projects/:projectId', {
-    schema: {
-      tags,
-      security: write,
+      schema: { params: ProjectParams, body: ref(PatchProjectBody), response: { 200: ref(Project, 'The updated project') } },
+      errors: [BLANK, NOT_FOUND],
+      handler: (ctx, { params, body }) => projects.update(ctx.access, params.projectId, body),
+    }),
+    route({
+      method: 'DELETE',
+      url: '/organizations/:orgId/projects/:projectId',
+      auth: write,
       operationId: 'deleteProject',
+      tags,
       summary: 'Delete a project (projects:write)',
       description: `${ACCESS} write:projects. Sends project.deleted.`,
-      params: ProjectParams,
-      response: { 200: ref(Message, 'Deleted'), ...errors(...orgAccessErrors('projects:write'), NOT_FOUND) },
-    },
-    handler: async (req) => {
-      await projects.remove(await authorize(req, req.params.orgId, 'projects:write'), req.params.projectId);
-      return { message: 'Project deleted' };
-    },
-  });
-};
+      schema: { params: ProjectParams, response: { 200: ref(Message, 'Deleted') } },
+      errors: [NOT_FOUND],
+      handler: async (ctx, { params }) => {
+        await projects.remove(ctx.access, params.projectId);
+        return { message: 'Project deleted' };
+      },
+    }),
+  ];
+}

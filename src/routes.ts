@@ -1,0 +1,10 @@
+// The route table: every operation under /api/v1, as data (http/route.ts). Each feature declares its
+// routes with their guard, contract and handler; this list is all of them, in the order the OpenAPI
+// document shows them. http/mount.ts registers it; the security tests are generated from it.
+import type { Infra } from './infra.js';
+import type { Route } from './http/route.js';
+import { projectRoutes } from './modules/projects/routes.js';
+
+export function routes(deps: Infra): Route[] {
+  return [...projectRoutes(deps)];
+}
