@@ -1,5 +1,43 @@
 import js from '@eslint/js';
+import fs from 'node:fs';
+import path from 'node:path';
 import tseslint from 'typescript-eslint';
+
+// The layers of docs/architecture.md, enforced: a feature never imports another feature (they meet
+// through ports handed over by the composition), the kernel below them (platform/, http/, db/, lib/,
+// providers/, config/) never imports a feature, and nothing in src/ imports the tests' fixtures.
+const FEATURES = fs.readdirSync(path.join(import.meta.dirname, 'src/modules')).filter((f) => !f.includes('.'));
+const TESTS = { regex: '^(\\.\\./)+test/', message: 'src/ never imports test/: fixtures belong to the tests' };
+const boundaries = [
+  ...FEATURES.map((feature) => ({
+    files: [`src/modules/${feature}/**/*.ts`],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: `^(\\.\\./)+(modules/)?(${FEATURES.filter((f) => f !== feature).join('|')})/`,
+              message: 'Features never import one another: hand the step over as a port from the composition (docs/architecture.md)',
+            },
+            TESTS,
+          ],
+        },
+      ],
+    },
+  })),
+  {
+    files: ['src/platform/**/*.ts', 'src/http/**/*.ts', 'src/db/**/*.ts', 'src/lib/**/*.ts', 'src/providers/**/*.ts', 'src/config/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^(\\.\\./)+modules/', message: 'The kernel never imports a feature (docs/architecture.md)' }, TESTS] },
+      ],
+    },
+  },
+];
 
 export default tseslint.config(
   { ignores: ['node_modules', 'data', 'drizzle', 'coverage', 'dist', 'client/dist', 'client/src/schema.ts', 'web/dist', 'web/.dist-*'] },
@@ -12,6 +50,7 @@ export default tseslint.config(
       'no-console': ['error', { allow: ['error'] }],
     },
   },
+  ...boundaries,
   {
     files: ['bench/**', 'test/**', '**/*.test.ts', 'src/db/migrate-cli.ts'],
     rules: { 'no-console': 'off' },

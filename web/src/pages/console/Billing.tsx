@@ -7,7 +7,7 @@ import { Alert, Notice, useSubmit } from '../../ui/form';
 import { count, when } from '../../ui/format';
 import { useLocation } from '../../router';
 import { Section } from '../../ui/Shell';
-import { canManage, type Role } from './OrgConsole';
+import { canManage, type Role } from './role';
 
 const PRICE_PRO = import.meta.env.VITE_TENANTRY_PRICE_PRO ?? 'price_pro';
 const GIB = 1024 ** 3;

@@ -6,7 +6,7 @@ import { api } from '../../api/session';
 import { Alert, Field, Form, Notice, SelectField, Submit, useSubmit } from '../../ui/form';
 import { when } from '../../ui/format';
 import { Section } from '../../ui/Shell';
-import { canManage, type Role } from './OrgConsole';
+import { canManage, type Role } from './role';
 
 const ROLES = [
   ['member', 'Member'],

@@ -14,6 +14,7 @@ import { Deliveries } from './Deliveries';
 import { Billing } from './Billing';
 import { AuditLog } from './AuditLog';
 import { Settings } from './Settings';
+import type { Role } from './role';
 
 const TABS: ReadonlyArray<readonly [string, string]> = [
   ['projects', 'Projects'],
@@ -25,8 +26,6 @@ const TABS: ReadonlyArray<readonly [string, string]> = [
   ['settings', 'Settings'],
 ];
 
-export type Role = 'owner' | 'admin' | 'member' | 'viewer';
-export const canManage = (role: Role | undefined) => role === 'owner' || role === 'admin';
 
 function page(tab: string, orgId: string, role: Role | undefined, endpointId: string | undefined, onRenamed: () => void): ReactNode {
   switch (tab) {

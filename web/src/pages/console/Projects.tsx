@@ -6,7 +6,7 @@ import { api } from '../../api/session';
 import { Alert, Field, Form, Submit, useSubmit } from '../../ui/form';
 import { when } from '../../ui/format';
 import { Section } from '../../ui/Shell';
-import type { Role } from './OrgConsole';
+import type { Role } from './role';
 
 type Project = { id: string; name: string; description: string | null; createdAt: string };
 

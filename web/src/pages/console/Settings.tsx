@@ -6,7 +6,7 @@ import { api } from '../../api/session';
 import { Field, Form, Notice, Submit, useSubmit } from '../../ui/form';
 import { navigate } from '../../router';
 import { Section } from '../../ui/Shell';
-import { canManage, type Role } from './OrgConsole';
+import { canManage, type Role } from './role';
 
 /** `onSaved`: the name changed, so the page's heading and the switcher load it again. */
 export function Settings({ orgId, role, onSaved }: { orgId: string; role: Role | undefined; onSaved?: () => void }) {

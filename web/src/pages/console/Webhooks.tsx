@@ -8,7 +8,7 @@ import { api } from '../../api/session';
 import { Alert, Field, Form, Notice, SelectField, Submit, useSubmit } from '../../ui/form';
 import { Link } from '../../router';
 import { Section } from '../../ui/Shell';
-import { canManage, type Role } from './OrgConsole';
+import { canManage, type Role } from './role';
 
 export function SecretNotice({ secret, onClose, what }: { secret: string; onClose: () => void; what: string }) {
   return (
