@@ -143,13 +143,4 @@ export function pgErrorCode(err: unknown): string | undefined {
   return undefined;
 }
 
-export function pgConstraint(err: unknown): string | undefined {
-  let e = err as { constraint?: unknown; cause?: unknown } | undefined;
-  for (let i = 0; e && i < 4; i++) {
-    if (typeof e.constraint === 'string') return e.constraint;
-    e = e.cause as typeof e;
-  }
-  return undefined;
-}
-
 export const isUniqueViolation = (err: unknown) => pgErrorCode(err) === '23505';

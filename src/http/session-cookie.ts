@@ -8,7 +8,6 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 
 export const REFRESH_COOKIE = 'tenantry_refresh';
-export const SESSION_MODE_HEADER = 'X-Session-Mode';
 const COOKIE_PATH = '/api/v1/auth';
 
 /** The value of one cookie of a Cookie header. */

@@ -61,5 +61,3 @@ export const authorizationError = (message = 'You do not have permission to perf
   new AppError(403, 'AUTHORIZATION_ERROR', message, details);
 export const notFound = (message = 'Resource not found', details = '') => new AppError(404, 'NOT_FOUND', message, details);
 export const conflict = (message: string, details = '') => new AppError(409, 'CONFLICT', message, details);
-export const serviceUnavailable = (message = 'Service temporarily unavailable', retryAfterS = 1) =>
-  new AppError(503, 'SERVICE_UNAVAILABLE', message, '', { 'Retry-After': String(retryAfterS) });

@@ -1,7 +1,7 @@
 // Random tokens, hashes and constant-time comparison. Secrets are stored only as SHA-256 hashes
 // (tokens with 128+ random bits need no slow hash) or encrypted (TOTP secrets, webhook signing secrets)
 // under the keys of ENCRYPTION_KEY.
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 
 export function randomToken(bytes = 32): string {
   return randomBytes(bytes).toString('base64url');
@@ -17,12 +17,6 @@ export function sha256(value: string): string {
 
 export function hmacSha256Hex(key: string | Buffer, message: string): string {
   return createHmac('sha256', key).update(message).digest('hex');
-}
-
-export function safeEqual(a: string, b: string): boolean {
-  const ab = Buffer.from(a);
-  const bb = Buffer.from(b);
-  return ab.length === bb.length && timingSafeEqual(ab, bb);
 }
 
 /** AES-256-GCM; output is `v1.<iv>.<tag>.<ciphertext>` in base64url. Encrypts with the first key of ENCRYPTION_KEY. */

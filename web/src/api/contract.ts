@@ -2,8 +2,6 @@
 // browser-session contract (cookie mode) that the generated schema may not describe yet:
 // - POST /auth/refresh with `X-Session-Mode: cookie` takes no body (the refresh token is the
 //   HttpOnly cookie) and answers {accessToken, expiresIn} without a refreshToken;
-// - POST /auth/oauth/exchange {code} trades the one-time code /auth/callback receives for a sign-in,
-//   answered as login answers (tokens, or 401 with requiresTwoFactor and a twoFactorToken).
 // A path the generated schema already has keeps its generated type; the refresh is always typed
 // from this contract, since the browser never holds a refresh token to send.
 import type { components, paths } from '@tenantry/client';
@@ -32,26 +30,7 @@ interface CookieModePaths {
       };
     };
   } & Unused;
-  '/api/v1/auth/oauth/exchange': {
-    parameters: NoParams;
-    post: {
-      parameters: NoParams;
-      requestBody: { content: { 'application/json': { code: string } } };
-      responses: {
-        200: Json<BrowserSignIn>;
-        400: Json<Schemas['ErrorResponse']>;
-        401: Json<Schemas['SignInErrorResponse']>;
-        403: Json<Schemas['ErrorResponse']>;
-        423: Json<Schemas['ErrorResponse']>;
-        429: Json<Schemas['ErrorResponse']>;
-        500: Json<Schemas['ErrorResponse']>;
-        503: Json<Schemas['ErrorResponse']>;
-      };
-    };
-  } & Unused;
 }
 
-type Missing = Exclude<keyof CookieModePaths, keyof paths | '/api/v1/auth/refresh'>;
-
 export type WebPaths = Omit<paths, '/api/v1/auth/refresh'> &
-  Pick<CookieModePaths, '/api/v1/auth/refresh' | Missing>;
+  Pick<CookieModePaths, '/api/v1/auth/refresh'>;

@@ -1,0 +1,4 @@
+// The caller's role in the organization the console shows, and what it lets the pages offer. The
+// API decides; the pages only hide what it would refuse.
+export type Role = 'owner' | 'admin' | 'member' | 'viewer';
+export const canManage = (role: Role | undefined) => role === 'owner' || role === 'admin';
