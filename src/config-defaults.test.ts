@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from './config.js';
-import { expectRefused, load, SECRETS, tempDir, useTempDirs } from './config-test-helpers.js';
+import { expectRefused, load, SECRETS, tempDir, useTempDirs } from '../test/fixtures/config.js';
 
 useTempDirs();
 

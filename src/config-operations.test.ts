@@ -2,7 +2,7 @@
 // with a line naming it.
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from './config.js';
-import { expectRefused, load, SECRETS, tempDir, useTempDirs } from './config-test-helpers.js';
+import { expectRefused, load, SECRETS, tempDir, useTempDirs } from '../test/fixtures/config.js';
 
 useTempDirs();
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from './config.js';
-import { expectRefused, load, PRODUCTION, SECRETS, tempDir, useTempDirs } from './config-test-helpers.js';
+import { expectRefused, load, PRODUCTION, SECRETS, tempDir, useTempDirs } from '../test/fixtures/config.js';
 
 useTempDirs();
 

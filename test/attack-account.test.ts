@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, queryRows, type TestApp } from './harness.js';
 import { addMember, createOrg, invite, login, PASSWORD, registerUser, signedInUser, uniqueEmail } from './factories.js';
-import { bearer } from './auth-helpers.js';
+import { bearer } from './fixtures/auth.js';
 import { totpCode } from './totp.js';
 
 let t: TestApp;

@@ -4,9 +4,9 @@ import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { json, queryRows } from './harness.js';
 import { addMember, createApiKey, createOrg, login, PASSWORD, signedInUser, uniqueEmail } from './factories.js';
-import { bearer } from './auth-helpers.js';
+import { bearer } from './fixtures/auth.js';
 import { SoftAuthenticator } from './webauthn.js';
-import { t, useOAuthApp } from '../src/modules/auth/oauth-helpers.js';
+import { t, useOAuthApp } from './fixtures/oauth.js';
 
 useOAuthApp();
 

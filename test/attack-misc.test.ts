@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, queryRows, type TestApp } from './harness.js';
 import { PASSWORD, registerUser, signedInUser, uniqueEmail, verifyEmailOf } from './factories.js';
-import { bearer } from './auth-helpers.js';
+import { bearer } from './fixtures/auth.js';
 
 let t: TestApp;
 beforeAll(async () => {

@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, queryRows, type TestApp } from './harness.js';
 import { login, PASSWORD, registerUser, signedInUser, uniqueEmail } from './factories.js';
-import { bearer, requestMagicLink } from './auth-helpers.js';
+import { bearer, requestMagicLink } from './fixtures/auth.js';
 import { SoftAuthenticator } from './webauthn.js';
 import { totpCode } from './totp.js';
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { json } from './harness.js';
 import { signedInUser, uniqueEmail, PASSWORD } from './factories.js';
-import { callback, identity, o, t, useOAuthApp } from '../src/modules/auth/oauth-helpers.js';
+import { callback, identity, o, t, useOAuthApp } from './fixtures/oauth.js';
 
 useOAuthApp();
 

@@ -6,11 +6,11 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, expectError, getMe, loginRaw } from '../../test/auth-helpers.js';
+import { bearer, expectError, getMe, loginRaw } from '../../test/fixtures/auth.js';
 import { createOrg, createWebhook, PASSWORD, rowsOf, setPlan, signedInUser, stripeVerify, uniqueEmail } from '../../test/factories.js';
 import { createTestApp, json, type TestApp } from '../../test/harness.js';
 import { totpCode } from '../../test/totp.js';
-import { workerFixtures } from '../../test/worker-fixtures.js';
+import { workerFixtures } from '../../test/fixtures/worker.js';
 import { decrypt, DecryptError, encrypt } from '../lib/secrets.js';
 import { parseArgs, UsageError } from './args.js';
 import { rotateEncryptionKey } from './rotate.js';

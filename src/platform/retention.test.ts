@@ -5,7 +5,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOrg, rowsOf, signedInUser } from '../../test/factories.js';
 import { createTestApp, type TestApp } from '../../test/harness.js';
-import { deferred, waitUntil } from '../../test/worker-fixtures.js';
+import { deferred, waitUntil } from '../../test/fixtures/worker.js';
 import { createRetentionJob, SESSION_DAYS } from './retention.js';
 
 const DAY = 24 * 3600_000;

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { useWebApp } from './app.js';
 import { apiLogin, createOrganization, shown, signInWithPassword, verifiedAccount } from './flows.js';
 
-const OUT = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
+const OUT = fileURLToPath(new URL('../../docs/screenshots', import.meta.url));
 const w = useWebApp();
 
 describe('screenshots', () => {

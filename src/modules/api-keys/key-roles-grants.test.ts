@@ -4,7 +4,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey, eventsOf, invite, keyState, memberRoleOf, type MadeKey } from '../../../test/factories.js';
 import { json } from '../../../test/harness.js';
-import { base, expectRefused, invitationsTo, inviteWith, join, listMembers, newOrg, owner, patchRole, type Person, rawMember, removeMember, t, useKeyRolesApp } from './key-roles-helpers.js';
+import { base, expectRefused, invitationsTo, inviteWith, join, listMembers, newOrg, owner, patchRole, type Person, rawMember, removeMember, t, useKeyRolesApp } from '../../../test/fixtures/key-roles.js';
 
 useKeyRolesApp();
 

@@ -7,7 +7,7 @@ import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { auditOf, createApiKey, eventsOf, keyState, memberRoleOf } from '../../../test/factories.js';
 import { json, queryRows } from '../../../test/harness.js';
-import { b, base, expectKeyDead, expectRefused, invitationsTo, inviteWith, join, listMembers, newOrg, owner, patchRole, removeMember, REVOKE_ACTION, revokedEvents, t, useKeyRolesApp } from './key-roles-helpers.js';
+import { b, base, expectKeyDead, expectRefused, invitationsTo, inviteWith, join, listMembers, newOrg, owner, patchRole, removeMember, REVOKE_ACTION, revokedEvents, t, useKeyRolesApp } from '../../../test/fixtures/key-roles.js';
 
 useKeyRolesApp();
 

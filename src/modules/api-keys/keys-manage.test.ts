@@ -3,7 +3,7 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { json, queryRows } from '../../../test/harness.js';
-import { createFlat, createKey, createOn, newOrg, other, owner, setRole, sha256, storedRow, t, useKeysApp } from './keys-helpers.js';
+import { createFlat, createKey, createOn, newOrg, other, owner, setRole, sha256, storedRow, t, useKeysApp } from '../../../test/fixtures/api-keys.js';
 
 useKeysApp();
 

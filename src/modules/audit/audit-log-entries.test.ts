@@ -4,7 +4,7 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { json, queryRows } from '../../../test/harness.js';
-import { counterDrift, createKey, createOrg, entriesOf, type Entry, listLogs, member, orgId, otherOrgId, owner, t, usageOf, useAuditApp } from './audit-log-helpers.js';
+import { counterDrift, createKey, createOrg, entriesOf, type Entry, listLogs, member, orgId, otherOrgId, owner, t, usageOf, useAuditApp } from '../../../test/fixtures/audit.js';
 
 useAuditApp();
 

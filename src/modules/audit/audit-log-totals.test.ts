@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { login } from '../../../test/factories.js';
 import { json, queryRows } from '../../../test/harness.js';
 import { createAuditWriter } from '../../platform/audit/writer.js';
-import { counterDrift, createKey, createOrg, entriesOf, type Entry, listLogs, orgId, owner, t, usageOf, useAuditApp } from './audit-log-helpers.js';
+import { counterDrift, createKey, createOrg, entriesOf, type Entry, listLogs, orgId, owner, t, usageOf, useAuditApp } from '../../../test/fixtures/audit.js';
 
 useAuditApp();
 

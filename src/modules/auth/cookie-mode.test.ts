@@ -5,7 +5,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { registerUser, uniqueEmail, verifyEmailOf } from '../../../test/factories.js';
-import { bearer, decodeJwt, expectError, getMe, requestMagicLink } from '../../../test/auth-helpers.js';
+import { bearer, decodeJwt, expectError, getMe, requestMagicLink } from '../../../test/fixtures/auth.js';
 
 let t: TestApp;
 beforeAll(async () => {

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { PASSWORD } from '../../../test/factories.js';
-import { bearer, expectError, loginRaw, requestMagicLink, verifiedUser } from '../../../test/auth-helpers.js';
+import { bearer, expectError, loginRaw, requestMagicLink, verifiedUser } from '../../../test/fixtures/auth.js';
 import { startOAuthServer, type OAuthTestServer } from '../../../test/oauth-server.js';
 import { totpCode, wrongCode } from '../../../test/totp.js';
 

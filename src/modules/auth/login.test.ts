@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { PASSWORD, registerUser, uniqueEmail } from '../../../test/factories.js';
-import { decodeJwt, expectError, getMe, listSessions, loginRaw, verifiedUser } from '../../../test/auth-helpers.js';
+import { decodeJwt, expectError, getMe, listSessions, loginRaw, verifiedUser } from '../../../test/fixtures/auth.js';
 
 let t: TestApp;
 beforeAll(async () => {

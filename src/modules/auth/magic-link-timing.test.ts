@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
 import { uniqueEmail } from '../../../test/factories.js';
-import { MAGIC_LINK_SUBJECT, verifiedUser } from '../../../test/auth-helpers.js';
+import { MAGIC_LINK_SUBJECT, verifiedUser } from '../../../test/fixtures/auth.js';
 
 let t: TestApp;
 beforeAll(async () => {

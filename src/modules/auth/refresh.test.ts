@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { login, signedInUser } from '../../../test/factories.js';
-import { bearer, decodeJwt, expectError, getMe, refreshRaw, signHs256, unsignedJwt } from '../../../test/auth-helpers.js';
+import { bearer, decodeJwt, expectError, getMe, refreshRaw, signHs256, unsignedJwt } from '../../../test/fixtures/auth.js';
 
 let t: TestApp;
 beforeAll(async () => {

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { PASSWORD, uniqueEmail } from '../../../test/factories.js';
-import { expectError } from '../../../test/auth-helpers.js';
+import { expectError } from '../../../test/fixtures/auth.js';
 
 let t: TestApp;
 beforeAll(async () => {

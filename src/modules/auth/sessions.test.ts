@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { login } from '../../../test/factories.js';
-import { decodeJwt, expectError, getMe, listSessions, refreshRaw, verifiedUser } from '../../../test/auth-helpers.js';
+import { decodeJwt, expectError, getMe, listSessions, refreshRaw, verifiedUser } from '../../../test/fixtures/auth.js';
 
 let t: TestApp;
 beforeAll(async () => {

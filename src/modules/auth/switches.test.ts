@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { login, PASSWORD, registerUser, signedInUser, uniqueEmail } from '../../../test/factories.js';
-import { bearer, expectError, loginRaw } from '../../../test/auth-helpers.js';
+import { bearer, expectError, loginRaw } from '../../../test/fixtures/auth.js';
 import { totpCode } from '../../../test/totp.js';
 
 let base: TestApp;

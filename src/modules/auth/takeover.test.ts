@@ -6,7 +6,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, queryRows, type TestApp } from '../../../test/harness.js';
 import { PASSWORD, registerUser, uniqueEmail } from '../../../test/factories.js';
-import { bearer, expectError, getMe, loginRaw, requestMagicLink, verifiedUser } from '../../../test/auth-helpers.js';
+import { bearer, expectError, getMe, loginRaw, requestMagicLink, verifiedUser } from '../../../test/fixtures/auth.js';
 import { startOAuthServer, type Identity, type OAuthTestServer } from '../../../test/oauth-server.js';
 import { totpCode } from '../../../test/totp.js';
 import { users } from '../../db/tables/users.js';

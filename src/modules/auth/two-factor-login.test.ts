@@ -3,9 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import { json } from '../../../test/harness.js';
 import { PASSWORD } from '../../../test/factories.js';
-import { expectError, getMe } from '../../../test/auth-helpers.js';
+import { expectError, getMe } from '../../../test/fixtures/auth.js';
 import { totpCode, wrongCode } from '../../../test/totp.js';
-import { account, enabledAccount, loginWith, MINUTE, nextStep, now, post, rowsOf, setup, t, useTwoFactorApp, WRONG_PASSWORD } from './two-factor-helpers.js';
+import { account, enabledAccount, loginWith, MINUTE, nextStep, now, post, rowsOf, setup, t, useTwoFactorApp, WRONG_PASSWORD } from '../../../test/fixtures/two-factor.js';
 
 useTwoFactorApp();
 

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { addMember, createOrg, setPlan } from '../../../test/factories.js';
 import { json } from '../../../test/harness.js';
-import { APP, billingData, billingOf, checkout, eventTypes, expectError, fake, memberUser, type Obj, outsider, owner, portal, subRow, subscribed, t, URLS, useStripeApp, viewerUser } from './stripe-helpers.js';
+import { APP, billingData, billingOf, checkout, eventTypes, expectError, fake, memberUser, type Obj, outsider, owner, portal, subRow, subscribed, t, URLS, useStripeApp, viewerUser } from '../../../test/fixtures/stripe.js';
 
 useStripeApp();
 

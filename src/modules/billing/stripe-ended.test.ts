@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { eventsOf } from '../../../test/factories.js';
 import { json } from '../../../test/harness.js';
-import { billingData, billingTypes, checkout, deliver, deliverOk, expectEnded, fake, nowS, subscribed, t, useStripeOrderingApp, withPrice } from './stripe-ordering-helpers.js';
+import { billingData, billingTypes, checkout, deliver, deliverOk, expectEnded, fake, nowS, subscribed, t, useStripeOrderingApp, withPrice } from '../../../test/fixtures/stripe-ordering.js';
 
 useStripeOrderingApp();
 

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { eventsOf } from '../../../test/factories.js';
 import { createTestApp, json } from '../../../test/harness.js';
 import { WEBHOOK_SECRET } from '../../../test/stripe-server.js';
-import { billingData, billingEventIds, deliver, deliverOk, expectError, fake, nowS, type Obj, orgPlan, post, subRow, subscribed, t, useStripeOrderingApp } from './stripe-ordering-helpers.js';
+import { billingData, billingEventIds, deliver, deliverOk, expectError, fake, nowS, type Obj, orgPlan, post, subRow, subscribed, t, useStripeOrderingApp } from '../../../test/fixtures/stripe-ordering.js';
 
 useStripeOrderingApp();
 

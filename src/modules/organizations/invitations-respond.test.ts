@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { auditOf, createOrg, eventsOf, invite, login, registerUser, signedInUser, uniqueEmail } from '../../../test/factories.js';
 import { createTestApp, json } from '../../../test/harness.js';
-import { accept, admin, api, DAY, expectError, listStatus, member, owner, t, travel, useInvitationsApp } from './invitations-helpers.js';
+import { accept, admin, api, DAY, expectError, listStatus, member, owner, t, travel, useInvitationsApp } from '../../../test/fixtures/invitations.js';
 
 useInvitationsApp();
 

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { addMember, auditOf, createOrg, eventsOf, signedInUser } from '../../../test/factories.js';
 import { json } from '../../../test/harness.js';
-import { admin, api, counts, expectError, member, orgWithRoles, outsider, owner, t, useOrganizationsApp, viewer } from './organizations-helpers.js';
+import { admin, api, counts, expectError, member, orgWithRoles, outsider, owner, t, useOrganizationsApp, viewer } from '../../../test/fixtures/organizations.js';
 
 useOrganizationsApp();
 

@@ -5,7 +5,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, queryRows, type TestApp } from '../../../test/harness.js';
 import { login, registerUser, uniqueEmail } from '../../../test/factories.js';
-import { bearer, expectError, requestMagicLink } from '../../../test/auth-helpers.js';
+import { bearer, expectError, requestMagicLink } from '../../../test/fixtures/auth.js';
 import { SoftAuthenticator } from '../../../test/webauthn.js';
 
 let t: TestApp;

@@ -2,9 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import { json } from '../../../test/harness.js';
 import { signedInUser } from '../../../test/factories.js';
-import { bearer, expectError } from '../../../test/auth-helpers.js';
+import { bearer, expectError } from '../../../test/fixtures/auth.js';
 import { SoftAuthenticator } from '../../../test/webauthn.js';
-import { listPasskeys, post, registerPasskey, registrationOptions, t, usePasskeyApp } from './passkey-helpers.js';
+import { listPasskeys, post, registerPasskey, registrationOptions, t, usePasskeyApp } from '../../../test/fixtures/passkeys.js';
 
 usePasskeyApp();
 

@@ -18,7 +18,7 @@ import {
   type SignedInUser,
 } from '../../../test/factories.js';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
-import { workerFixtures } from '../../../test/worker-fixtures.js';
+import { workerFixtures } from '../../../test/fixtures/worker.js';
 import type { DeliveryWorker } from './worker/index.js';
 
 let t: TestApp;

@@ -7,8 +7,8 @@ import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember, createOrg, createWebhook, deliveryRows, login, type Receiver, setPlan, signedInUser, type SignedInUser, stripeVerify } from '../../../test/factories.js';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
-import { workerFixtures } from '../../../test/worker-fixtures.js';
-import { expectRefused, load } from '../../config-test-helpers.js';
+import { workerFixtures } from '../../../test/fixtures/worker.js';
+import { expectRefused, load } from '../../../test/fixtures/config.js';
 import type { DeliveryWorker } from './worker/index.js';
 
 let t: TestApp;

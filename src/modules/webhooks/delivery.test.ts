@@ -17,7 +17,7 @@ import {
 } from '../../../test/factories.js';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { recordEvent } from '../../platform/outbox.js';
-import { waitUntil, workerFixtures } from '../../../test/worker-fixtures.js';
+import { waitUntil, workerFixtures } from '../../../test/fixtures/worker.js';
 import type { DeliveryWorker } from './worker/index.js';
 
 let t: TestApp;

@@ -6,7 +6,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOrg, createWebhook, deliveryRows, rowsOf, setPlan, signedInUser, type SignedInUser, stripeVerify } from '../../../test/factories.js';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
-import { workerFixtures } from '../../../test/worker-fixtures.js';
+import { workerFixtures } from '../../../test/fixtures/worker.js';
 import { recordEvent } from '../../platform/outbox.js';
 import type { DeliveryWorker } from './worker/index.js';
 

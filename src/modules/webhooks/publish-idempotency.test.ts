@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey, createOrg, createWebhook, eventsOf, login, type MadeKey, signedInUser, type SignedInUser } from '../../../test/factories.js';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
-import { footprint, publish } from './publish-helpers.js';
+import { footprint, publish } from '../../../test/fixtures/publish.js';
 
 let t: TestApp;
 let owner: SignedInUser;

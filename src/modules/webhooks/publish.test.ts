@@ -17,8 +17,8 @@ import {
   stripeVerify,
 } from '../../../test/factories.js';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
-import { workerFixtures } from '../../../test/worker-fixtures.js';
-import { footprint, publish } from './publish-helpers.js';
+import { workerFixtures } from '../../../test/fixtures/worker.js';
+import { footprint, publish } from '../../../test/fixtures/publish.js';
 
 let t: TestApp;
 let owner: SignedInUser;

@@ -6,7 +6,7 @@ import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createOrg, createWebhook, deliveryRows, login, type Receiver, signedInUser, type SignedInUser, stripeVerify } from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
-import { workerFixtures } from '../../../test/worker-fixtures.js';
+import { workerFixtures } from '../../../test/fixtures/worker.js';
 import type { DeliveryWorker } from './worker/index.js';
 
 let t: TestApp;

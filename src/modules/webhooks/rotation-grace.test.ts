@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhookSignature } from '../../../client/src/webhooks.js';
 import { createOrg, createWebhook, deliveryRows, login, type ReceivedRequest, rowsOf, signedInUser, type SignedInUser, stripeVerify } from '../../../test/factories.js';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
-import { workerFixtures } from '../../../test/worker-fixtures.js';
+import { workerFixtures } from '../../../test/fixtures/worker.js';
 import { encrypt } from '../../lib/secrets.js';
 import type { DeliveryWorker } from './worker/index.js';
 

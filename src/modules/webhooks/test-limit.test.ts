@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOrg, createWebhook, deliveryRows, setPlan, signedInUser, type SignedInUser, stripeVerify } from '../../../test/factories.js';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
-import { workerFixtures } from '../../../test/worker-fixtures.js';
+import { workerFixtures } from '../../../test/fixtures/worker.js';
 import type { DeliveryWorker } from './worker/index.js';
 
 let t: TestApp;

@@ -4,7 +4,7 @@ import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { attemptRows, createOrg, createWebhook, deliveryRows, signedInUser } from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
-import { workerFixtures } from '../../../test/worker-fixtures.js';
+import { workerFixtures } from '../../../test/fixtures/worker.js';
 import { createDeliveryWorker, type DeliveryWorker } from './worker/index.js';
 
 const fx = workerFixtures(() => slowApp);
