@@ -21,7 +21,7 @@ const DeliveryParams = Type.Object({ id, deliveryId });
 const SUMMARY = ' (alias of the organization path)';
 const NOTE = ' The organization is found from the endpoint: an unknown id answers 404 (docs/api.md#flat-webhook-paths).';
 
-/** The flat alias of an endpoint route: its url under /webhooks/:id, and its own operationId. */
+/** The flat alias of an endpoint route: its url under /webhooks/:id and its own operationId; its params are the url's. */
 export type FlatAlias = (url: string, operationId: string) => Alias;
 
 export function flatAlias(deps: Infra): FlatAlias {
