@@ -25,8 +25,6 @@ import { billingRoutes } from './modules/billing/routes.js';
 import { organizationRoutes } from './modules/organizations/routes.js';
 import { passkeyRoutes } from './modules/passkeys/routes.js';
 import { routes } from './routes.js';
-import { userRoutes } from './modules/users/routes.js';
-import { webhookRoutes } from './modules/webhooks/routes.js';
 import { mountRoutes } from './http/mount.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
@@ -184,13 +182,11 @@ export async function buildApp(deps: Infra, options: AppOptions = {}): Promise<F
       });
       // The route table.
       await api.register(authRoutes, { deps });
-      await api.register(userRoutes, { deps });
       await api.register(passkeyRoutes, { deps, signIn: authSignInPort(deps) });
       await api.register(organizationRoutes, { deps });
       mountRoutes(api, deps, routes(deps));
       await api.register(apiKeyRoutes, { deps });
       await api.register(auditRoutes, { deps });
-      await api.register(webhookRoutes, { deps });
       await api.register(billingRoutes, { deps });
     },
     { prefix: '/api/v1' },

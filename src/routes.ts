@@ -4,7 +4,9 @@
 import type { Infra } from './infra.js';
 import type { Route } from './http/route.js';
 import { projectRoutes } from './modules/projects/routes.js';
+import { userRoutes } from './modules/users/routes.js';
+import { webhookRoutes } from './modules/webhooks/routes.js';
 
 export function routes(deps: Infra): Route[] {
-  return [...projectRoutes(deps)];
+  return [...userRoutes(deps), ...projectRoutes(deps), ...webhookRoutes(deps)];
 }

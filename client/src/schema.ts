@@ -470,90 +470,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/users/me/export": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Everything the service holds about you, as one JSON document
-         * @description The profile, sessions (revoked ones too), memberships, social links, passkeys and the audit entries of your changes, without any secret: no password hash, two-factor secret, backup code, token or key material (docs/api.md#account-export).
-         */
-        get: operations["exportMe"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/users/me/sessions": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Active sessions, most recently used first
-         * @description Sessions neither revoked nor expired; `isCurrent` marks the one making the request. `lastUsedAt` may lag by up to 15 seconds (docs/api.md#session-management).
-         */
-        get: operations["listSessions"];
-        put?: never;
-        post?: never;
-        /**
-         * Revoke every session, the current one included
-         * @description Ends every session of the caller, the current one included; `revoked` is how many were active. With `X-Session-Mode: cookie` the answer also removes the web app’s `tenantry_refresh` cookie (docs/api.md#session-management).
-         */
-        delete: operations["revokeAllSessions"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/users/me/sessions/{sessionId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        /**
-         * Revoke one of your other sessions
-         * @description Its tokens stop working at once, on every instance. The current session cannot be revoked this way (400: use POST /auth/logout); a session that is not one of your active ones answers 404.
-         */
-        delete: operations["revokeSession"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/users/sessions": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        /**
-         * Alias of DELETE /users/me/sessions
-         * @description Ends every session of the caller, the current one included; `revoked` is how many were active. With `X-Session-Mode: cookie` the answer also removes the web app’s `tenantry_refresh` cookie (docs/api.md#session-management).
-         */
-        delete: operations["revokeAllSessionsAlias"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/v1/auth/passkeys/registration/options": {
         parameters: {
             query?: never;
@@ -934,6 +850,90 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/users/me/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Everything the service holds about you, as one JSON document
+         * @description The profile, sessions (revoked ones too), memberships, social links, passkeys and the audit entries of your changes, without any secret: no password hash, two-factor secret, backup code, token or key material (docs/api.md#account-export).
+         */
+        get: operations["exportMe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/me/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Active sessions, most recently used first
+         * @description Sessions neither revoked nor expired; `isCurrent` marks the one making the request. `lastUsedAt` may lag by up to 15 seconds (docs/api.md#session-management).
+         */
+        get: operations["listSessions"];
+        put?: never;
+        post?: never;
+        /**
+         * Revoke every session, the current one included
+         * @description Ends every session of the caller, the current one included; `revoked` is how many were active. With `X-Session-Mode: cookie` the answer also removes the web app’s `tenantry_refresh` cookie (docs/api.md#session-management).
+         */
+        delete: operations["revokeAllSessions"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/me/sessions/{sessionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke one of your other sessions
+         * @description Its tokens stop working at once, on every instance. The current session cannot be revoked this way (400: use POST /auth/logout); a session that is not one of your active ones answers 404.
+         */
+        delete: operations["revokeSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Alias of DELETE /users/me/sessions
+         * @description Ends every session of the caller, the current one included; `revoked` is how many were active. With `X-Session-Mode: cookie` the answer also removes the web app’s `tenantry_refresh` cookie (docs/api.md#session-management).
+         */
+        delete: operations["revokeAllSessionsAlias"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/organizations/{orgId}/projects": {
         parameters: {
             query?: never;
@@ -984,6 +984,366 @@ export interface paths {
          * @description Members of the organization, or an API key of it with the scope write:projects. Any of `name` and `description` (null clears it); sends project.updated.
          */
         patch: operations["updateProject"];
+        trace?: never;
+    };
+    "/api/v1/organizations/{orgId}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish an event of your own to the endpoints subscribed to it (events:publish)
+         * @description Owners and admins, or an API key with write:events. `type` is a custom `a.b` name, not one of the service’s own types; the event is delivered, signed, to every active endpoint of the organization subscribed to it or to every event. With `Idempotency-Key`, a repeat within 24 h answers the first answer (with `Idempotent-Replayed: true`) and records nothing; the same key with another `type` or `data` answers 409.
+         */
+        post: operations["publishEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organizations/{orgId}/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A webhook endpoint (webhooks:read)
+         * @description Members, or an API key with read:webhooks. Without its secret.
+         */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint; pending deliveries are canceled (webhooks:manage)
+         * @description Owners and admins, or an API key with write:webhooks. Its routes, the deliveries list included, answer 404 from then on: read the history first if you need it.
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a webhook endpoint (webhooks:manage)
+         * @description Owners and admins, or an API key with write:webhooks. Any of `url`, `description`, `events`, `isActive`; `isActive: false` pauses it and cancels its queued deliveries when they come due.
+         */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A webhook endpoint (webhooks:read) (alias of the organization path)
+         * @description Members, or an API key with read:webhooks. Without its secret. The organization is found from the endpoint: an unknown id answers 404 (docs/api.md#flat-webhook-paths).
+         */
+        get: operations["getWebhookEndpointFlat"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint; pending deliveries are canceled (webhooks:manage) (alias of the organization path)
+         * @description Owners and admins, or an API key with write:webhooks. Its routes, the deliveries list included, answer 404 from then on: read the history first if you need it. The organization is found from the endpoint: an unknown id answers 404 (docs/api.md#flat-webhook-paths).
+         */
+        delete: operations["deleteWebhookEndpointFlat"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a webhook endpoint (webhooks:manage) (alias of the organization path)
+         * @description Owners and admins, or an API key with write:webhooks. Any of `url`, `description`, `events`, `isActive`; `isActive: false` pauses it and cancels its queued deliveries when they come due. The organization is found from the endpoint: an unknown id answers 404 (docs/api.md#flat-webhook-paths).
+         */
+        patch: operations["updateWebhookEndpointFlat"];
+        trace?: never;
+    };
+    "/api/v1/organizations/{orgId}/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Deliveries, newest first (webhooks:read)
+         * @description Members, or an API key with read:webhooks. Each delivery with its status, attempts and last answer (docs/api.md#deliveries).
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Deliveries, newest first (webhooks:read) (alias of the organization path)
+         * @description Members, or an API key with read:webhooks. Each delivery with its status, attempts and last answer (docs/api.md#deliveries). The organization is found from the endpoint: an unknown id answers 404 (docs/api.md#flat-webhook-paths).
+         */
+        get: operations["listWebhookDeliveriesFlat"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organizations/{orgId}/webhooks/{id}/deliveries/{deliveryId}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A delivery's attempts, oldest first (webhooks:read)
+         * @description Members, or an API key with read:webhooks. Each attempt with its status code or error, duration and time; the newest 100 at most. A delivery of another endpoint or organization answers 404 (docs/api.md#deliveries).
+         */
+        get: operations["listWebhookDeliveryAttempts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/deliveries/{deliveryId}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A delivery's attempts, oldest first (webhooks:read) (alias of the organization path)
+         * @description Members, or an API key with read:webhooks. Each attempt with its status code or error, duration and time; the newest 100 at most. A delivery of another endpoint or organization answers 404 (docs/api.md#deliveries). The organization is found from the endpoint: an unknown id answers 404 (docs/api.md#flat-webhook-paths).
+         */
+        get: operations["listWebhookDeliveryAttemptsFlat"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organizations/{orgId}/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event to this endpoint (webhooks:manage)
+         * @description Owners and admins, or an API key with write:webhooks. One `test` event to this endpoint only, whatever its `events`; a paused endpoint answers 409. At most 10 per endpoint in any 60 seconds: beyond, 429 with Retry-After (the seconds until one is a minute old) and nothing is queued.
+         */
+        post: operations["sendWebhookTestEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event to this endpoint (webhooks:manage) (alias of the organization path)
+         * @description Owners and admins, or an API key with write:webhooks. One `test` event to this endpoint only, whatever its `events`; a paused endpoint answers 409. At most 10 per endpoint in any 60 seconds: beyond, 429 with Retry-After (the seconds until one is a minute old) and nothing is queued. The organization is found from the endpoint: an unknown id answers 404 (docs/api.md#flat-webhook-paths).
+         */
+        post: operations["sendWebhookTestEventFlat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organizations/{orgId}/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * New signing secret, the old one signing too during an optional grace (webhooks:manage)
+         * @description Owners and admins, or an API key with write:webhooks. Every delivery sent from now on, retries of older events included, is signed with the new secret; with `graceSeconds`, until then also with the old one (a second `v1`, after the new one's), so a receiver verifies with either. Without a body, or `graceSeconds: 0`, the old secret stops at once. Rotating during a grace makes the current secret the old one, with the new grace (docs/api.md#webhook-signatures).
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * New signing secret, the old one signing too during an optional grace (webhooks:manage) (alias of the organization path)
+         * @description Owners and admins, or an API key with write:webhooks. Every delivery sent from now on, retries of older events included, is signed with the new secret; with `graceSeconds`, until then also with the old one (a second `v1`, after the new one's), so a receiver verifies with either. Without a body, or `graceSeconds: 0`, the old secret stops at once. Rotating during a grace makes the current secret the old one, with the new grace (docs/api.md#webhook-signatures). The organization is found from the endpoint: an unknown id answers 404 (docs/api.md#flat-webhook-paths).
+         */
+        post: operations["rotateWebhookSecretFlat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organizations/{orgId}/webhooks/{id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Queue again the failed deliveries since a time (webhooks:manage)
+         * @description Owners and admins, or an API key with write:webhooks. Every `failed` delivery of the endpoint created at or after `since` goes back to `pending`, due now, under the same delivery id: one more attempt each, as a manual retry makes (docs/api.md#deliveries). Answers how many were queued; `since` in the future answers 400, a paused endpoint 409.
+         */
+        post: operations["recoverWebhookDeliveries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Queue again the failed deliveries since a time (webhooks:manage) (alias of the organization path)
+         * @description Owners and admins, or an API key with write:webhooks. Every `failed` delivery of the endpoint created at or after `since` goes back to `pending`, due now, under the same delivery id: one more attempt each, as a manual retry makes (docs/api.md#deliveries). Answers how many were queued; `since` in the future answers 400, a paused endpoint 409. The organization is found from the endpoint: an unknown id answers 404 (docs/api.md#flat-webhook-paths).
+         */
+        post: operations["recoverWebhookDeliveriesFlat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organizations/{orgId}/webhooks/{id}/deliveries/{deliveryId}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry one delivery now (webhooks:manage)
+         * @description Owners and admins, or an API key with write:webhooks. Queues one more attempt now for a failed or pending delivery; a delivered or canceled one, or a paused endpoint, answers 409.
+         */
+        post: operations["retryWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/deliveries/{deliveryId}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry one delivery now (webhooks:manage) (alias of the organization path)
+         * @description Owners and admins, or an API key with write:webhooks. Queues one more attempt now for a failed or pending delivery; a delivered or canceled one, or a paused endpoint, answers 409. The organization is found from the endpoint: an unknown id answers 404 (docs/api.md#flat-webhook-paths).
+         */
+        post: operations["retryWebhookDeliveryFlat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organizations/{orgId}/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Webhook endpoints, without secrets (webhooks:read)
+         * @description Members, or an API key with read:webhooks. Not paginated: an organization holds few endpoints.
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Register an endpoint (webhooks:manage); the signing secret is in this response
+         * @description Owners and admins, or an API key with write:webhooks. The answer carries the signing `secret`, shown again only by rotate-secret. Endpoints are limited by the plan (402); private and loopback targets are refused (docs/api.md#webhook-url-rules).
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Register an endpoint; the organization comes from the API key or from organizationId
+         * @description Owners and admins, or an API key with write:webhooks. With an access token, `organizationId` is required (400 otherwise). The answer carries the signing `secret`, shown again only by rotate-secret. Endpoints are limited by the plan (402); private and loopback targets are refused (docs/api.md#webhook-url-rules).
+         */
+        post: operations["createWebhookEndpointFlat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/organizations/{orgId}/api-keys": {
@@ -1104,366 +1464,6 @@ export interface paths {
         get: operations["listAuditLogs"];
         put?: never;
         post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/organizations/{orgId}/events": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Publish an event of your own to the endpoints subscribed to it (events:publish)
-         * @description Owners and admins, or an API key with write:events. `type` is a custom `a.b` name, not one of the service’s own types; the event is delivered, signed, to every active endpoint of the organization subscribed to it or to every event. With `Idempotency-Key`, a repeat within 24 h answers the first answer (with `Idempotent-Replayed: true`) and records nothing; the same key with another `type` or `data` answers 409.
-         */
-        post: operations["publishEvent"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/organizations/{orgId}/webhooks/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * A webhook endpoint (webhooks:read)
-         * @description Members, or an API key with read:webhooks. Without its secret.
-         */
-        get: operations["getWebhookEndpoint"];
-        put?: never;
-        post?: never;
-        /**
-         * Delete a webhook endpoint; pending deliveries are canceled (webhooks:manage)
-         * @description Owners and admins, or an API key with write:webhooks. Its routes, the deliveries list included, answer 404 from then on: read the history first if you need it.
-         */
-        delete: operations["deleteWebhookEndpoint"];
-        options?: never;
-        head?: never;
-        /**
-         * Update a webhook endpoint (webhooks:manage)
-         * @description Owners and admins, or an API key with write:webhooks. Any of `url`, `description`, `events`, `isActive`; `isActive: false` pauses it and cancels its queued deliveries when they come due.
-         */
-        patch: operations["updateWebhookEndpoint"];
-        trace?: never;
-    };
-    "/api/v1/organizations/{orgId}/webhooks/{id}/deliveries": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Deliveries, newest first (webhooks:read)
-         * @description Members, or an API key with read:webhooks. Each delivery with its status, attempts and last answer (docs/api.md#deliveries).
-         */
-        get: operations["listWebhookDeliveries"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/organizations/{orgId}/webhooks/{id}/deliveries/{deliveryId}/attempts": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * A delivery's attempts, oldest first (webhooks:read)
-         * @description Members, or an API key with read:webhooks. Each attempt with its status code or error, duration and time; the newest 100 at most. A delivery of another endpoint or organization answers 404 (docs/api.md#deliveries).
-         */
-        get: operations["listWebhookDeliveryAttempts"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/organizations/{orgId}/webhooks/{id}/test": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Send a test event to this endpoint (webhooks:manage)
-         * @description Owners and admins, or an API key with write:webhooks. One `test` event to this endpoint only, whatever its `events`; a paused endpoint answers 409. At most 10 per endpoint in any 60 seconds: beyond, 429 with Retry-After (the seconds until one is a minute old) and nothing is queued.
-         */
-        post: operations["sendWebhookTestEvent"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/organizations/{orgId}/webhooks/{id}/rotate-secret": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * New signing secret, the old one signing too during an optional grace (webhooks:manage)
-         * @description Owners and admins, or an API key with write:webhooks. Every delivery sent from now on, retries of older events included, is signed with the new secret; with `graceSeconds`, until then also with the old one (a second `v1`, after the new one's), so a receiver verifies with either. Without a body, or `graceSeconds: 0`, the old secret stops at once. Rotating during a grace makes the current secret the old one, with the new grace (docs/api.md#webhook-signatures).
-         */
-        post: operations["rotateWebhookSecret"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/organizations/{orgId}/webhooks/{id}/recover": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Queue again the failed deliveries since a time (webhooks:manage)
-         * @description Owners and admins, or an API key with write:webhooks. Every `failed` delivery of the endpoint created at or after `since` goes back to `pending`, due now, under the same delivery id: one more attempt each, as a manual retry makes (docs/api.md#deliveries). Answers how many were queued; `since` in the future answers 400, a paused endpoint 409.
-         */
-        post: operations["recoverWebhookDeliveries"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/organizations/{orgId}/webhooks/{id}/deliveries/{deliveryId}/retry": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Retry one delivery now (webhooks:manage)
-         * @description Owners and admins, or an API key with write:webhooks. Queues one more attempt now for a failed or pending delivery; a delivered or canceled one, or a paused endpoint, answers 409.
-         */
-        post: operations["retryWebhookDelivery"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/webhooks/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * A webhook endpoint (webhooks:read) (alias of the organization path)
-         * @description Members, or an API key with read:webhooks. Without its secret. The organization is found from the endpoint: an unknown id answers 404 (docs/api.md#flat-webhook-paths).
-         */
-        get: operations["getWebhookEndpointFlat"];
-        put?: never;
-        post?: never;
-        /**
-         * Delete a webhook endpoint; pending deliveries are canceled (webhooks:manage) (alias of the organization path)
-         * @description Owners and admins, or an API key with write:webhooks. Its routes, the deliveries list included, answer 404 from then on: read the history first if you need it. The organization is found from the endpoint: an unknown id answers 404 (docs/api.md#flat-webhook-paths).
-         */
-        delete: operations["deleteWebhookEndpointFlat"];
-        options?: never;
-        head?: never;
-        /**
-         * Update a webhook endpoint (webhooks:manage) (alias of the organization path)
-         * @description Owners and admins, or an API key with write:webhooks. Any of `url`, `description`, `events`, `isActive`; `isActive: false` pauses it and cancels its queued deliveries when they come due. The organization is found from the endpoint: an unknown id answers 404 (docs/api.md#flat-webhook-paths).
-         */
-        patch: operations["updateWebhookEndpointFlat"];
-        trace?: never;
-    };
-    "/api/v1/webhooks/{id}/deliveries": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Deliveries, newest first (webhooks:read) (alias of the organization path)
-         * @description Members, or an API key with read:webhooks. Each delivery with its status, attempts and last answer (docs/api.md#deliveries). The organization is found from the endpoint: an unknown id answers 404 (docs/api.md#flat-webhook-paths).
-         */
-        get: operations["listWebhookDeliveriesFlat"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/webhooks/{id}/deliveries/{deliveryId}/attempts": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * A delivery's attempts, oldest first (webhooks:read) (alias of the organization path)
-         * @description Members, or an API key with read:webhooks. Each attempt with its status code or error, duration and time; the newest 100 at most. A delivery of another endpoint or organization answers 404 (docs/api.md#deliveries). The organization is found from the endpoint: an unknown id answers 404 (docs/api.md#flat-webhook-paths).
-         */
-        get: operations["listWebhookDeliveryAttemptsFlat"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/webhooks/{id}/test": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Send a test event to this endpoint (webhooks:manage) (alias of the organization path)
-         * @description Owners and admins, or an API key with write:webhooks. One `test` event to this endpoint only, whatever its `events`; a paused endpoint answers 409. At most 10 per endpoint in any 60 seconds: beyond, 429 with Retry-After (the seconds until one is a minute old) and nothing is queued. The organization is found from the endpoint: an unknown id answers 404 (docs/api.md#flat-webhook-paths).
-         */
-        post: operations["sendWebhookTestEventFlat"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/webhooks/{id}/rotate-secret": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * New signing secret, the old one signing too during an optional grace (webhooks:manage) (alias of the organization path)
-         * @description Owners and admins, or an API key with write:webhooks. Every delivery sent from now on, retries of older events included, is signed with the new secret; with `graceSeconds`, until then also with the old one (a second `v1`, after the new one's), so a receiver verifies with either. Without a body, or `graceSeconds: 0`, the old secret stops at once. Rotating during a grace makes the current secret the old one, with the new grace (docs/api.md#webhook-signatures). The organization is found from the endpoint: an unknown id answers 404 (docs/api.md#flat-webhook-paths).
-         */
-        post: operations["rotateWebhookSecretFlat"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/webhooks/{id}/recover": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Queue again the failed deliveries since a time (webhooks:manage) (alias of the organization path)
-         * @description Owners and admins, or an API key with write:webhooks. Every `failed` delivery of the endpoint created at or after `since` goes back to `pending`, due now, under the same delivery id: one more attempt each, as a manual retry makes (docs/api.md#deliveries). Answers how many were queued; `since` in the future answers 400, a paused endpoint 409. The organization is found from the endpoint: an unknown id answers 404 (docs/api.md#flat-webhook-paths).
-         */
-        post: operations["recoverWebhookDeliveriesFlat"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/webhooks/{id}/deliveries/{deliveryId}/retry": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Retry one delivery now (webhooks:manage) (alias of the organization path)
-         * @description Owners and admins, or an API key with write:webhooks. Queues one more attempt now for a failed or pending delivery; a delivered or canceled one, or a paused endpoint, answers 409. The organization is found from the endpoint: an unknown id answers 404 (docs/api.md#flat-webhook-paths).
-         */
-        post: operations["retryWebhookDeliveryFlat"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/organizations/{orgId}/webhooks": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Webhook endpoints, without secrets (webhooks:read)
-         * @description Members, or an API key with read:webhooks. Not paginated: an organization holds few endpoints.
-         */
-        get: operations["listWebhookEndpoints"];
-        put?: never;
-        /**
-         * Register an endpoint (webhooks:manage); the signing secret is in this response
-         * @description Owners and admins, or an API key with write:webhooks. The answer carries the signing `secret`, shown again only by rotate-secret. Endpoints are limited by the plan (402); private and loopback targets are refused (docs/api.md#webhook-url-rules).
-         */
-        post: operations["createWebhookEndpoint"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/webhooks": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Register an endpoint; the organization comes from the API key or from organizationId
-         * @description Owners and admins, or an API key with write:webhooks. With an access token, `organizationId` is required (400 otherwise). The answer carries the signing `secret`, shown again only by rotate-secret. Endpoints are limited by the plan (402); private and loopback targets are refused (docs/api.md#webhook-url-rules).
-         */
-        post: operations["createWebhookEndpointFlat"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4824,166 +4824,6 @@ export interface operations {
             503: components["responses"]["503_SERVICE_UNAVAILABLE"];
         };
     };
-    exportMe: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The export */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AccountExport"];
-                };
-            };
-            400: components["responses"]["400_VALIDATION_ERROR"];
-            401: components["responses"]["401_AUTHENTICATION_ERROR"];
-            403: components["responses"]["403_apiKeyRefused"];
-            404: components["responses"]["404_NOT_FOUND.user-not-found"];
-            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
-            500: components["responses"]["500_INTERNAL_ERROR"];
-            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
-        };
-    };
-    listSessions: {
-        parameters: {
-            query?: {
-                page?: number;
-                pageSize?: number;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A page of sessions */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SessionList"];
-                };
-            };
-            400: components["responses"]["400_VALIDATION_ERROR"];
-            401: components["responses"]["401_AUTHENTICATION_ERROR"];
-            403: components["responses"]["403_apiKeyRefused"];
-            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
-            500: components["responses"]["500_INTERNAL_ERROR"];
-            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
-        };
-    };
-    revokeAllSessions: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Every session is revoked */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RevokedSessions"];
-                };
-            };
-            400: components["responses"]["400_VALIDATION_ERROR"];
-            401: components["responses"]["401_AUTHENTICATION_ERROR"];
-            403: components["responses"]["403_apiKeyRefused"];
-            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
-            500: components["responses"]["500_INTERNAL_ERROR"];
-            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
-        };
-    };
-    revokeSession: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description A session (`ses_…`) */
-                sessionId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Revoked */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Message"];
-                };
-            };
-            /** @description Invalid request: VALIDATION_ERROR */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            401: components["responses"]["401_AUTHENTICATION_ERROR"];
-            403: components["responses"]["403_apiKeyRefused"];
-            /** @description Not found: NOT_FOUND */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
-            500: components["responses"]["500_INTERNAL_ERROR"];
-            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
-        };
-    };
-    revokeAllSessionsAlias: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Every session is revoked */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RevokedSessions"];
-                };
-            };
-            400: components["responses"]["400_VALIDATION_ERROR"];
-            401: components["responses"]["401_AUTHENTICATION_ERROR"];
-            403: components["responses"]["403_apiKeyRefused"];
-            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
-            500: components["responses"]["500_INTERNAL_ERROR"];
-            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
-        };
-    };
     passkeyRegistrationOptions: {
         parameters: {
             query?: never;
@@ -5929,6 +5769,166 @@ export interface operations {
             503: components["responses"]["503_SERVICE_UNAVAILABLE"];
         };
     };
+    exportMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountExport"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_apiKeyRefused"];
+            404: components["responses"]["404_NOT_FOUND.user-not-found"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    listSessions: {
+        parameters: {
+            query?: {
+                page?: number;
+                pageSize?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of sessions */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionList"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_apiKeyRefused"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    revokeAllSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every session is revoked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevokedSessions"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_apiKeyRefused"];
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    revokeSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A session (`ses_…`) */
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Invalid request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_apiKeyRefused"];
+            /** @description Not found: NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    revokeAllSessionsAlias: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every session is revoked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevokedSessions"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_apiKeyRefused"];
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
     listProjects: {
         parameters: {
             query?: {
@@ -6095,6 +6095,805 @@ export interface operations {
             401: components["responses"]["401_AUTHENTICATION_ERROR"];
             403: components["responses"]["403_missingPermission.missing-permission-projects-write_missingScope"];
             404: components["responses"]["404_organizationNotFound_NOT_FOUND.project-not-found"];
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    publishEvent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Repeated within 24 h in this organization: the first answer again, nothing recorded (docs/api.md#publishing-your-own-events) */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description The organization (`org_…`) */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PublishEventRequest"];
+            };
+        };
+        responses: {
+            /** @description Recorded, and its deliveries queued */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublishEventResponse"];
+                };
+            };
+            /** @description Invalid request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            /** @description Not allowed: AUTHORIZATION_ERROR */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            404: components["responses"]["404_organizationNotFound"];
+            /** @description Conflicts with the current state: CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization (`org_…`) */
+                orgId: string;
+                /** @description The endpoint (`wh_…`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointResponse"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_missingPermission.missing-permission-webhooks-read_missingScope"];
+            404: components["responses"]["404_organizationNotFound_NOT_FOUND.webhook-endpoint-not-found"];
+            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization (`org_…`) */
+                orgId: string;
+                /** @description The endpoint (`wh_…`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuccessMessage"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_missingPermission_missingScope"];
+            404: components["responses"]["404_organizationNotFound_NOT_FOUND.webhook-endpoint-not-found"];
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization (`org_…`) */
+                orgId: string;
+                /** @description The endpoint (`wh_…`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWebhookEndpointRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated endpoint */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointResponse"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR.invalid-webhook-url"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_missingPermission_missingScope"];
+            404: components["responses"]["404_organizationNotFound_NOT_FOUND.webhook-endpoint-not-found"];
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    getWebhookEndpointFlat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint (`wh_…`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointResponse"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_missingPermission.missing-permission-webhooks-read_missingScope"];
+            404: components["responses"]["404_organizationNotFound_NOT_FOUND.webhook-endpoint-not-found"];
+            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    deleteWebhookEndpointFlat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint (`wh_…`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuccessMessage"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_missingPermission_missingScope"];
+            404: components["responses"]["404_organizationNotFound_NOT_FOUND.webhook-endpoint-not-found"];
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    updateWebhookEndpointFlat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint (`wh_…`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWebhookEndpointRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated endpoint */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointResponse"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR.invalid-webhook-url"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_missingPermission_missingScope"];
+            404: components["responses"]["404_organizationNotFound_NOT_FOUND.webhook-endpoint-not-found"];
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                page?: number;
+                pageSize?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The organization (`org_…`) */
+                orgId: string;
+                /** @description The endpoint (`wh_…`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryListResponse"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_missingPermission.missing-permission-webhooks-read_missingScope"];
+            404: components["responses"]["404_organizationNotFound_NOT_FOUND.webhook-endpoint-not-found"];
+            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    listWebhookDeliveriesFlat: {
+        parameters: {
+            query?: {
+                page?: number;
+                pageSize?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The endpoint (`wh_…`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryListResponse"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_missingPermission.missing-permission-webhooks-read_missingScope"];
+            404: components["responses"]["404_organizationNotFound_NOT_FOUND.webhook-endpoint-not-found"];
+            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    listWebhookDeliveryAttempts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization (`org_…`) */
+                orgId: string;
+                /** @description The endpoint (`wh_…`) */
+                id: string;
+                /** @description The delivery (`dlv_…`) */
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery's attempts */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryAttemptListResponse"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_missingPermission.missing-permission-webhooks-read_missingScope"];
+            404: components["responses"]["404_organizationNotFound_NOT_FOUND.webhook-endpoint-not-found_deliveryNotFound"];
+            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    listWebhookDeliveryAttemptsFlat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint (`wh_…`) */
+                id: string;
+                /** @description The delivery (`dlv_…`) */
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery's attempts */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryAttemptListResponse"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_missingPermission.missing-permission-webhooks-read_missingScope"];
+            404: components["responses"]["404_organizationNotFound_NOT_FOUND.webhook-endpoint-not-found_deliveryNotFound"];
+            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    sendWebhookTestEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization (`org_…`) */
+                orgId: string;
+                /** @description The endpoint (`wh_…`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookTestResponse"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_missingPermission_missingScope"];
+            404: components["responses"]["404_organizationNotFound_NOT_FOUND.webhook-endpoint-not-found"];
+            409: components["responses"]["409_CONFLICT.the-endpoint-is-disabled-enable-it-isactive-true-to-send-a-t"];
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_testEventLimit_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    sendWebhookTestEventFlat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint (`wh_…`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookTestResponse"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_missingPermission_missingScope"];
+            404: components["responses"]["404_organizationNotFound_NOT_FOUND.webhook-endpoint-not-found"];
+            409: components["responses"]["409_CONFLICT.the-endpoint-is-disabled-enable-it-isactive-true-to-send-a-t"];
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_testEventLimit_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization (`org_…`) */
+                orgId: string;
+                /** @description The endpoint (`wh_…`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RotateWebhookSecretRequest"];
+            };
+        };
+        responses: {
+            /** @description The endpoint with its new secret */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecretResponse"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR.invalid-request-body-graceseconds-must-be-604800"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_missingPermission_missingScope"];
+            404: components["responses"]["404_organizationNotFound_NOT_FOUND.webhook-endpoint-not-found"];
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    rotateWebhookSecretFlat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint (`wh_…`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RotateWebhookSecretRequest"];
+            };
+        };
+        responses: {
+            /** @description The endpoint with its new secret */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecretResponse"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR.invalid-request-body-graceseconds-must-be-604800"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_missingPermission_missingScope"];
+            404: components["responses"]["404_organizationNotFound_NOT_FOUND.webhook-endpoint-not-found"];
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    recoverWebhookDeliveries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization (`org_…`) */
+                orgId: string;
+                /** @description The endpoint (`wh_…`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecoverWebhookDeliveriesRequest"];
+            };
+        };
+        responses: {
+            /** @description Queued */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookRecoverResponse"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR.invalid-request-body-since-must-not-be-in-the-future"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_missingPermission_missingScope"];
+            404: components["responses"]["404_organizationNotFound_NOT_FOUND.webhook-endpoint-not-found"];
+            409: components["responses"]["409_CONFLICT.the-endpoint-is-disabled"];
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    recoverWebhookDeliveriesFlat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint (`wh_…`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecoverWebhookDeliveriesRequest"];
+            };
+        };
+        responses: {
+            /** @description Queued */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookRecoverResponse"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR.invalid-request-body-since-must-not-be-in-the-future"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_missingPermission_missingScope"];
+            404: components["responses"]["404_organizationNotFound_NOT_FOUND.webhook-endpoint-not-found"];
+            409: components["responses"]["409_CONFLICT.the-endpoint-is-disabled"];
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    retryWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization (`org_…`) */
+                orgId: string;
+                /** @description The endpoint (`wh_…`) */
+                id: string;
+                /** @description The delivery (`dlv_…`) */
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery, queued again */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryResponse"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_missingPermission_missingScope"];
+            404: components["responses"]["404_organizationNotFound_NOT_FOUND.webhook-endpoint-not-found_deliveryNotFound"];
+            409: components["responses"]["409_CONFLICT.the-delivery-is-delivered"];
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    retryWebhookDeliveryFlat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint (`wh_…`) */
+                id: string;
+                /** @description The delivery (`dlv_…`) */
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery, queued again */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryResponse"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_missingPermission_missingScope"];
+            404: components["responses"]["404_organizationNotFound_NOT_FOUND.webhook-endpoint-not-found_deliveryNotFound"];
+            409: components["responses"]["409_CONFLICT.the-delivery-is-delivered"];
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization (`org_…`) */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoints */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointListResponse"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_missingPermission.missing-permission-webhooks-read_missingScope"];
+            404: components["responses"]["404_organizationNotFound"];
+            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization (`org_…`) */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookEndpointRequest"];
+            };
+        };
+        responses: {
+            /** @description The endpoint and its secret */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecretResponse"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR.invalid-webhook-url"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            402: components["responses"]["402_PLAN_LIMIT_EXCEEDED.plan-limit-reached-1-webhook-endpoints"];
+            403: components["responses"]["403_missingPermission_missingScope"];
+            404: components["responses"]["404_organizationNotFound"];
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    createWebhookEndpointFlat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookEndpointFlatRequest"];
+            };
+        };
+        responses: {
+            /** @description The endpoint and its secret */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecretResponse"];
+                };
+            };
+            /** @description Invalid request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            402: components["responses"]["402_PLAN_LIMIT_EXCEEDED.plan-limit-reached-1-webhook-endpoints"];
+            403: components["responses"]["403_missingPermission_missingScope"];
+            404: components["responses"]["404_organizationNotFound"];
             413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
             429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
@@ -6348,805 +7147,6 @@ export interface operations {
                 };
             };
             404: components["responses"]["404_organizationNotFound"];
-            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
-            500: components["responses"]["500_INTERNAL_ERROR"];
-            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
-        };
-    };
-    publishEvent: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Repeated within 24 h in this organization: the first answer again, nothing recorded (docs/api.md#publishing-your-own-events) */
-                "idempotency-key"?: string;
-            };
-            path: {
-                /** @description The organization (`org_…`) */
-                orgId: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["PublishEventRequest"];
-            };
-        };
-        responses: {
-            /** @description Recorded, and its deliveries queued */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PublishEventResponse"];
-                };
-            };
-            /** @description Invalid request: VALIDATION_ERROR */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            401: components["responses"]["401_AUTHENTICATION_ERROR"];
-            /** @description Not allowed: AUTHORIZATION_ERROR */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            404: components["responses"]["404_organizationNotFound"];
-            /** @description Conflicts with the current state: CONFLICT */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
-            500: components["responses"]["500_INTERNAL_ERROR"];
-            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
-        };
-    };
-    getWebhookEndpoint: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The organization (`org_…`) */
-                orgId: string;
-                /** @description The endpoint (`wh_…`) */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The endpoint */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookEndpointResponse"];
-                };
-            };
-            400: components["responses"]["400_VALIDATION_ERROR"];
-            401: components["responses"]["401_AUTHENTICATION_ERROR"];
-            403: components["responses"]["403_missingPermission.missing-permission-webhooks-read_missingScope"];
-            404: components["responses"]["404_organizationNotFound_NOT_FOUND.webhook-endpoint-not-found"];
-            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
-            500: components["responses"]["500_INTERNAL_ERROR"];
-            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
-        };
-    };
-    deleteWebhookEndpoint: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The organization (`org_…`) */
-                orgId: string;
-                /** @description The endpoint (`wh_…`) */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Deleted */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SuccessMessage"];
-                };
-            };
-            400: components["responses"]["400_VALIDATION_ERROR"];
-            401: components["responses"]["401_AUTHENTICATION_ERROR"];
-            403: components["responses"]["403_missingPermission_missingScope"];
-            404: components["responses"]["404_organizationNotFound_NOT_FOUND.webhook-endpoint-not-found"];
-            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
-            500: components["responses"]["500_INTERNAL_ERROR"];
-            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
-        };
-    };
-    updateWebhookEndpoint: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The organization (`org_…`) */
-                orgId: string;
-                /** @description The endpoint (`wh_…`) */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["UpdateWebhookEndpointRequest"];
-            };
-        };
-        responses: {
-            /** @description The updated endpoint */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookEndpointResponse"];
-                };
-            };
-            400: components["responses"]["400_VALIDATION_ERROR.invalid-webhook-url"];
-            401: components["responses"]["401_AUTHENTICATION_ERROR"];
-            403: components["responses"]["403_missingPermission_missingScope"];
-            404: components["responses"]["404_organizationNotFound_NOT_FOUND.webhook-endpoint-not-found"];
-            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
-            500: components["responses"]["500_INTERNAL_ERROR"];
-            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
-        };
-    };
-    listWebhookDeliveries: {
-        parameters: {
-            query?: {
-                page?: number;
-                pageSize?: number;
-            };
-            header?: never;
-            path: {
-                /** @description The organization (`org_…`) */
-                orgId: string;
-                /** @description The endpoint (`wh_…`) */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A page of deliveries */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookDeliveryListResponse"];
-                };
-            };
-            400: components["responses"]["400_VALIDATION_ERROR"];
-            401: components["responses"]["401_AUTHENTICATION_ERROR"];
-            403: components["responses"]["403_missingPermission.missing-permission-webhooks-read_missingScope"];
-            404: components["responses"]["404_organizationNotFound_NOT_FOUND.webhook-endpoint-not-found"];
-            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
-            500: components["responses"]["500_INTERNAL_ERROR"];
-            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
-        };
-    };
-    listWebhookDeliveryAttempts: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The organization (`org_…`) */
-                orgId: string;
-                /** @description The endpoint (`wh_…`) */
-                id: string;
-                /** @description The delivery (`dlv_…`) */
-                deliveryId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The delivery's attempts */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookDeliveryAttemptListResponse"];
-                };
-            };
-            400: components["responses"]["400_VALIDATION_ERROR"];
-            401: components["responses"]["401_AUTHENTICATION_ERROR"];
-            403: components["responses"]["403_missingPermission.missing-permission-webhooks-read_missingScope"];
-            404: components["responses"]["404_organizationNotFound_NOT_FOUND.webhook-endpoint-not-found_deliveryNotFound"];
-            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
-            500: components["responses"]["500_INTERNAL_ERROR"];
-            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
-        };
-    };
-    sendWebhookTestEvent: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The organization (`org_…`) */
-                orgId: string;
-                /** @description The endpoint (`wh_…`) */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Queued */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookTestResponse"];
-                };
-            };
-            400: components["responses"]["400_VALIDATION_ERROR"];
-            401: components["responses"]["401_AUTHENTICATION_ERROR"];
-            403: components["responses"]["403_missingPermission_missingScope"];
-            404: components["responses"]["404_organizationNotFound_NOT_FOUND.webhook-endpoint-not-found"];
-            409: components["responses"]["409_CONFLICT.the-endpoint-is-disabled-enable-it-isactive-true-to-send-a-t"];
-            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429_testEventLimit_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
-            500: components["responses"]["500_INTERNAL_ERROR"];
-            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
-        };
-    };
-    rotateWebhookSecret: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The organization (`org_…`) */
-                orgId: string;
-                /** @description The endpoint (`wh_…`) */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["RotateWebhookSecretRequest"];
-            };
-        };
-        responses: {
-            /** @description The endpoint with its new secret */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookEndpointWithSecretResponse"];
-                };
-            };
-            400: components["responses"]["400_VALIDATION_ERROR.invalid-request-body-graceseconds-must-be-604800"];
-            401: components["responses"]["401_AUTHENTICATION_ERROR"];
-            403: components["responses"]["403_missingPermission_missingScope"];
-            404: components["responses"]["404_organizationNotFound_NOT_FOUND.webhook-endpoint-not-found"];
-            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
-            500: components["responses"]["500_INTERNAL_ERROR"];
-            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
-        };
-    };
-    recoverWebhookDeliveries: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The organization (`org_…`) */
-                orgId: string;
-                /** @description The endpoint (`wh_…`) */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["RecoverWebhookDeliveriesRequest"];
-            };
-        };
-        responses: {
-            /** @description Queued */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookRecoverResponse"];
-                };
-            };
-            400: components["responses"]["400_VALIDATION_ERROR.invalid-request-body-since-must-not-be-in-the-future"];
-            401: components["responses"]["401_AUTHENTICATION_ERROR"];
-            403: components["responses"]["403_missingPermission_missingScope"];
-            404: components["responses"]["404_organizationNotFound_NOT_FOUND.webhook-endpoint-not-found"];
-            409: components["responses"]["409_CONFLICT.the-endpoint-is-disabled"];
-            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
-            500: components["responses"]["500_INTERNAL_ERROR"];
-            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
-        };
-    };
-    retryWebhookDelivery: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The organization (`org_…`) */
-                orgId: string;
-                /** @description The endpoint (`wh_…`) */
-                id: string;
-                /** @description The delivery (`dlv_…`) */
-                deliveryId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The delivery, queued again */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookDeliveryResponse"];
-                };
-            };
-            400: components["responses"]["400_VALIDATION_ERROR"];
-            401: components["responses"]["401_AUTHENTICATION_ERROR"];
-            403: components["responses"]["403_missingPermission_missingScope"];
-            404: components["responses"]["404_organizationNotFound_NOT_FOUND.webhook-endpoint-not-found_deliveryNotFound"];
-            409: components["responses"]["409_CONFLICT.the-delivery-is-delivered"];
-            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
-            500: components["responses"]["500_INTERNAL_ERROR"];
-            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
-        };
-    };
-    getWebhookEndpointFlat: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The endpoint (`wh_…`) */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The endpoint */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookEndpointResponse"];
-                };
-            };
-            400: components["responses"]["400_VALIDATION_ERROR"];
-            401: components["responses"]["401_AUTHENTICATION_ERROR"];
-            403: components["responses"]["403_missingPermission.missing-permission-webhooks-read_missingScope"];
-            404: components["responses"]["404_organizationNotFound_NOT_FOUND.webhook-endpoint-not-found"];
-            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
-            500: components["responses"]["500_INTERNAL_ERROR"];
-            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
-        };
-    };
-    deleteWebhookEndpointFlat: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The endpoint (`wh_…`) */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Deleted */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SuccessMessage"];
-                };
-            };
-            400: components["responses"]["400_VALIDATION_ERROR"];
-            401: components["responses"]["401_AUTHENTICATION_ERROR"];
-            403: components["responses"]["403_missingPermission_missingScope"];
-            404: components["responses"]["404_organizationNotFound_NOT_FOUND.webhook-endpoint-not-found"];
-            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
-            500: components["responses"]["500_INTERNAL_ERROR"];
-            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
-        };
-    };
-    updateWebhookEndpointFlat: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The endpoint (`wh_…`) */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["UpdateWebhookEndpointRequest"];
-            };
-        };
-        responses: {
-            /** @description The updated endpoint */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookEndpointResponse"];
-                };
-            };
-            400: components["responses"]["400_VALIDATION_ERROR.invalid-webhook-url"];
-            401: components["responses"]["401_AUTHENTICATION_ERROR"];
-            403: components["responses"]["403_missingPermission_missingScope"];
-            404: components["responses"]["404_organizationNotFound_NOT_FOUND.webhook-endpoint-not-found"];
-            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
-            500: components["responses"]["500_INTERNAL_ERROR"];
-            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
-        };
-    };
-    listWebhookDeliveriesFlat: {
-        parameters: {
-            query?: {
-                page?: number;
-                pageSize?: number;
-            };
-            header?: never;
-            path: {
-                /** @description The endpoint (`wh_…`) */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A page of deliveries */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookDeliveryListResponse"];
-                };
-            };
-            400: components["responses"]["400_VALIDATION_ERROR"];
-            401: components["responses"]["401_AUTHENTICATION_ERROR"];
-            403: components["responses"]["403_missingPermission.missing-permission-webhooks-read_missingScope"];
-            404: components["responses"]["404_organizationNotFound_NOT_FOUND.webhook-endpoint-not-found"];
-            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
-            500: components["responses"]["500_INTERNAL_ERROR"];
-            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
-        };
-    };
-    listWebhookDeliveryAttemptsFlat: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The endpoint (`wh_…`) */
-                id: string;
-                /** @description The delivery (`dlv_…`) */
-                deliveryId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The delivery's attempts */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookDeliveryAttemptListResponse"];
-                };
-            };
-            400: components["responses"]["400_VALIDATION_ERROR"];
-            401: components["responses"]["401_AUTHENTICATION_ERROR"];
-            403: components["responses"]["403_missingPermission.missing-permission-webhooks-read_missingScope"];
-            404: components["responses"]["404_organizationNotFound_NOT_FOUND.webhook-endpoint-not-found_deliveryNotFound"];
-            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
-            500: components["responses"]["500_INTERNAL_ERROR"];
-            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
-        };
-    };
-    sendWebhookTestEventFlat: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The endpoint (`wh_…`) */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Queued */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookTestResponse"];
-                };
-            };
-            400: components["responses"]["400_VALIDATION_ERROR"];
-            401: components["responses"]["401_AUTHENTICATION_ERROR"];
-            403: components["responses"]["403_missingPermission_missingScope"];
-            404: components["responses"]["404_organizationNotFound_NOT_FOUND.webhook-endpoint-not-found"];
-            409: components["responses"]["409_CONFLICT.the-endpoint-is-disabled-enable-it-isactive-true-to-send-a-t"];
-            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429_testEventLimit_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
-            500: components["responses"]["500_INTERNAL_ERROR"];
-            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
-        };
-    };
-    rotateWebhookSecretFlat: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The endpoint (`wh_…`) */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["RotateWebhookSecretRequest"];
-            };
-        };
-        responses: {
-            /** @description The endpoint with its new secret */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookEndpointWithSecretResponse"];
-                };
-            };
-            400: components["responses"]["400_VALIDATION_ERROR.invalid-request-body-graceseconds-must-be-604800"];
-            401: components["responses"]["401_AUTHENTICATION_ERROR"];
-            403: components["responses"]["403_missingPermission_missingScope"];
-            404: components["responses"]["404_organizationNotFound_NOT_FOUND.webhook-endpoint-not-found"];
-            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
-            500: components["responses"]["500_INTERNAL_ERROR"];
-            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
-        };
-    };
-    recoverWebhookDeliveriesFlat: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The endpoint (`wh_…`) */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["RecoverWebhookDeliveriesRequest"];
-            };
-        };
-        responses: {
-            /** @description Queued */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookRecoverResponse"];
-                };
-            };
-            400: components["responses"]["400_VALIDATION_ERROR.invalid-request-body-since-must-not-be-in-the-future"];
-            401: components["responses"]["401_AUTHENTICATION_ERROR"];
-            403: components["responses"]["403_missingPermission_missingScope"];
-            404: components["responses"]["404_organizationNotFound_NOT_FOUND.webhook-endpoint-not-found"];
-            409: components["responses"]["409_CONFLICT.the-endpoint-is-disabled"];
-            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
-            500: components["responses"]["500_INTERNAL_ERROR"];
-            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
-        };
-    };
-    retryWebhookDeliveryFlat: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The endpoint (`wh_…`) */
-                id: string;
-                /** @description The delivery (`dlv_…`) */
-                deliveryId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The delivery, queued again */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookDeliveryResponse"];
-                };
-            };
-            400: components["responses"]["400_VALIDATION_ERROR"];
-            401: components["responses"]["401_AUTHENTICATION_ERROR"];
-            403: components["responses"]["403_missingPermission_missingScope"];
-            404: components["responses"]["404_organizationNotFound_NOT_FOUND.webhook-endpoint-not-found_deliveryNotFound"];
-            409: components["responses"]["409_CONFLICT.the-delivery-is-delivered"];
-            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
-            500: components["responses"]["500_INTERNAL_ERROR"];
-            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
-        };
-    };
-    listWebhookEndpoints: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The organization (`org_…`) */
-                orgId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The endpoints */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookEndpointListResponse"];
-                };
-            };
-            400: components["responses"]["400_VALIDATION_ERROR"];
-            401: components["responses"]["401_AUTHENTICATION_ERROR"];
-            403: components["responses"]["403_missingPermission.missing-permission-webhooks-read_missingScope"];
-            404: components["responses"]["404_organizationNotFound"];
-            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
-            500: components["responses"]["500_INTERNAL_ERROR"];
-            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
-        };
-    };
-    createWebhookEndpoint: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The organization (`org_…`) */
-                orgId: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CreateWebhookEndpointRequest"];
-            };
-        };
-        responses: {
-            /** @description The endpoint and its secret */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookEndpointWithSecretResponse"];
-                };
-            };
-            400: components["responses"]["400_VALIDATION_ERROR.invalid-webhook-url"];
-            401: components["responses"]["401_AUTHENTICATION_ERROR"];
-            402: components["responses"]["402_PLAN_LIMIT_EXCEEDED.plan-limit-reached-1-webhook-endpoints"];
-            403: components["responses"]["403_missingPermission_missingScope"];
-            404: components["responses"]["404_organizationNotFound"];
-            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
-            500: components["responses"]["500_INTERNAL_ERROR"];
-            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
-        };
-    };
-    createWebhookEndpointFlat: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CreateWebhookEndpointFlatRequest"];
-            };
-        };
-        responses: {
-            /** @description The endpoint and its secret */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookEndpointWithSecretResponse"];
-                };
-            };
-            /** @description Invalid request: VALIDATION_ERROR */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            401: components["responses"]["401_AUTHENTICATION_ERROR"];
-            402: components["responses"]["402_PLAN_LIMIT_EXCEEDED.plan-limit-reached-1-webhook-endpoints"];
-            403: components["responses"]["403_missingPermission_missingScope"];
-            404: components["responses"]["404_organizationNotFound"];
-            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
             429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
             500: components["responses"]["500_INTERNAL_ERROR"];
             503: components["responses"]["503_SERVICE_UNAVAILABLE"];

@@ -44,7 +44,7 @@ function callerOf(deps: Infra, guard: Guard, locator: OrgLocator | undefined): C
   const orgOf =
     typeof where === 'string'
       ? async (request: FastifyRequest) => (request.params as Record<string, string>)[where]!
-      : async (request: FastifyRequest) => where(request.params as Record<string, string>);
+      : async (request: FastifyRequest) => where(request.params as Record<string, string>, request);
   return async (request) => ({ access: await authorize(request, await orgOf(request), permission) });
 }
 
@@ -63,7 +63,7 @@ function toFastify(deps: Infra, r: Route, alias?: Alias): RouteOptions {
       tags: r.tags,
       security: securityOf(guard),
       operationId: alias?.operationId ?? r.operationId,
-      summary: r.summary + (alias?.summary ?? ''),
+      summary: (alias?.ownSummary ?? r.summary) + (alias?.summary ?? ''),
       description: r.description + (alias?.description ?? ''),
       ...schemas,
       ...(alias?.params ? { params: alias.params } : {}),

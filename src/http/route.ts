@@ -17,9 +17,10 @@ export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /**
  * Where an organization route finds its organization: a path parameter's name, or a lookup from the
- * path's other parameters (the flat webhook paths find it from the endpoint; 404 when there is none).
+ * path's other parameters (the flat webhook paths find it from the endpoint; 404 when there is none)
+ * or from the validated request (the flat create routes: a body field, or the API key's organization).
  */
-export type OrgLocator = string | ((params: Record<string, string>) => Promise<string>);
+export type OrgLocator = string | ((params: Record<string, string>, request: FastifyRequest) => Promise<string>);
 
 /** An organization route: the caller needs `permission` there (a role's, or a key's through its scopes). */
 export interface OrgGuard {
@@ -80,6 +81,8 @@ export interface Alias {
   /** Appended to the summary and the description. */
   summary?: string;
   description?: string;
+  /** The alias's own summary, in place of the route's (`summary` is still appended). */
+  ownSummary?: string;
 }
 
 export interface Route<G extends Guard = Guard, S extends RouteSchemas = RouteSchemas> {

@@ -1,16 +1,13 @@
-// The controls of one endpoint, on both path shapes (routes.ts calls this once per shape): test
-// events (at most 10 a minute), rotating the secret with an optional grace period, and recovering
-// failed deliveries (docs/api.md#webhook-endpoints, #deliveries). The service is controls.ts.
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
-import { type TObject, type TString, Type } from 'typebox';
+// The controls of one endpoint, each with its flat alias (paths.ts): test events (at most 10 a
+// minute), rotating the secret with an optional grace period, and recovering failed deliveries
+// (docs/api.md#webhook-endpoints, #deliveries). The service is controls.ts.
+import { Type } from 'typebox';
 import type { Infra } from '../../infra.js';
-import type { OrgAccess } from '../../platform/tenancy.js';
-import type { Permission } from '../../platform/permissions.js';
-import { errors, orgAccessErrors, type ErrorExample } from '../../http/errors-doc.js';
-import { OPTIONAL_BODY } from '../../http/openapi.js';
-import { Body, named, ok, orgSecurity, ref, success } from '../../http/schemas.js';
+import type { ErrorExample } from '../../http/errors-doc.js';
+import { route } from '../../http/route.js';
+import { Body, named, ok, ref, success } from '../../http/schemas.js';
 import { MAX_GRACE_S, recoverDeliveries, rotateSecret, sendTestEvent, TEST_EVENTS_PER_MINUTE } from './controls.js';
+import { type FlatAlias, OrgHookParams } from './paths.js';
 import { EndpointSecretResponse, TestEventResponse } from './schemas.js';
 
 export const RotateSecretBody = named(
@@ -36,9 +33,8 @@ export const RecoverResponse = named('WebhookRecoverResponse', ok({ data: Type.O
 });
 
 const tags = ['Webhooks'];
-const security = orgSecurity('webhooks:manage');
 const MANAGE = 'Owners and admins, or an API key with write:webhooks.';
-const manageErrors = orgAccessErrors('webhooks:manage');
+const manage = { org: 'orgId', permission: 'webhooks:manage' } as const;
 const ENDPOINT_NOT_FOUND: ErrorExample = { code: 'NOT_FOUND', message: 'Webhook endpoint not found' };
 const disabled = (to: string): ErrorExample => ({ code: 'CONFLICT', message: 'The endpoint is disabled', details: `Enable it (isActive: true) to ${to}` });
 const TEST_LIMIT: ErrorExample = {
@@ -50,64 +46,48 @@ const TEST_LIMIT: ErrorExample = {
 const BAD_GRACE: ErrorExample = { code: 'VALIDATION_ERROR', message: 'Invalid request body', details: 'graceSeconds: must be <= 604800' };
 const FUTURE: ErrorExample = { code: 'VALIDATION_ERROR', message: 'Invalid request body', details: 'since: must not be in the future' };
 
-type App = Parameters<FastifyPluginAsyncTypebox>[0];
-
-/** One path shape, as routes.ts declares it. */
-export interface Shape {
-  /** The endpoint's path (`…/webhooks/:id`). */
-  one: string;
-  Params: TObject<{ id: TString }>;
-  /** The caller's access to the endpoint's organization. */
-  scope: (req: FastifyRequest, p: Permission) => Promise<OrgAccess>;
-  /** The operationId of this shape. */
-  id: (name: string) => string;
-  /** Added to the summary and the description on the flat shape. */
-  alias: string;
-  note: string;
-}
-
-export function controlRoutes(app: App, deps: Infra, { one, Params, scope, id, alias, note }: Shape): void {
-  app.post(`${one}/test`, {
-    schema: {
+export function controlRoutes(deps: Infra, flat: FlatAlias) {
+  return [
+    route({
+      method: 'POST',
+      url: '/organizations/:orgId/webhooks/:id/test',
+      auth: manage,
+      aliases: [flat('/webhooks/:id/test', 'sendWebhookTestEventFlat')],
+      operationId: 'sendWebhookTestEvent',
       tags,
-      security,
-      operationId: id('sendWebhookTestEvent'),
-      summary: `Send a test event to this endpoint (webhooks:manage)${alias}`,
-      description: `${MANAGE} One \`test\` event to this endpoint only, whatever its \`events\`; a paused endpoint answers 409. At most ${TEST_EVENTS_PER_MINUTE} per endpoint in any 60 seconds: beyond, 429 with Retry-After (the seconds until one is a minute old) and nothing is queued.${note}`,
-      params: Params,
-      response: { 200: ref(TestEventResponse, 'Queued'), ...errors(...manageErrors, ENDPOINT_NOT_FOUND, disabled('send a test event'), TEST_LIMIT) },
-    },
-    handler: async (req) => success(await sendTestEvent(deps, await scope(req, 'webhooks:manage'), req.params.id)),
-  });
-  app.post(`${one}/rotate-secret`, {
-    schema: {
+      summary: 'Send a test event to this endpoint (webhooks:manage)',
+      description: `${MANAGE} One \`test\` event to this endpoint only, whatever its \`events\`; a paused endpoint answers 409. At most ${TEST_EVENTS_PER_MINUTE} per endpoint in any 60 seconds: beyond, 429 with Retry-After (the seconds until one is a minute old) and nothing is queued.`,
+      schema: { params: OrgHookParams, response: { 200: ref(TestEventResponse, 'Queued') } },
+      errors: [ENDPOINT_NOT_FOUND, disabled('send a test event'), TEST_LIMIT],
+      handler: async (ctx, { params }) => success(await sendTestEvent(deps, ctx.access, params.id)),
+    }),
+    route({
+      method: 'POST',
+      url: '/organizations/:orgId/webhooks/:id/rotate-secret',
+      auth: manage,
+      aliases: [flat('/webhooks/:id/rotate-secret', 'rotateWebhookSecretFlat')],
+      operationId: 'rotateWebhookSecret',
       tags,
-      security,
-      operationId: id('rotateWebhookSecret'),
-      summary: `New signing secret, the old one signing too during an optional grace (webhooks:manage)${alias}`,
-      description: `${MANAGE} Every delivery sent from now on, retries of older events included, is signed with the new secret; with \`graceSeconds\`, until then also with the old one (a second \`v1\`, after the new one's), so a receiver verifies with either. Without a body, or \`graceSeconds: 0\`, the old secret stops at once. Rotating during a grace makes the current secret the old one, with the new grace (docs/api.md#webhook-signatures).${note}`,
-      params: Params,
-      body: ref(RotateSecretBody),
-      // The body may be left out: the document says so (openapi.ts), and a missing one is {}.
-      ...OPTIONAL_BODY,
-      response: { 200: ref(EndpointSecretResponse, 'The endpoint with its new secret'), ...errors(BAD_GRACE, ...manageErrors, ENDPOINT_NOT_FOUND) },
-    },
-    preValidation: async (req) => {
-      if (req.body === undefined) req.body = {};
-    },
-    handler: async (req) => success(await rotateSecret(deps, await scope(req, 'webhooks:manage'), req.params.id, req.body.graceSeconds ?? 0)),
-  });
-  app.post(`${one}/recover`, {
-    schema: {
+      summary: 'New signing secret, the old one signing too during an optional grace (webhooks:manage)',
+      description: `${MANAGE} Every delivery sent from now on, retries of older events included, is signed with the new secret; with \`graceSeconds\`, until then also with the old one (a second \`v1\`, after the new one's), so a receiver verifies with either. Without a body, or \`graceSeconds: 0\`, the old secret stops at once. Rotating during a grace makes the current secret the old one, with the new grace (docs/api.md#webhook-signatures).`,
+      schema: { params: OrgHookParams, body: ref(RotateSecretBody), response: { 200: ref(EndpointSecretResponse, 'The endpoint with its new secret') } },
+      // The body may be left out: the document says so, and a missing one is {}.
+      optionalBody: true,
+      errors: [BAD_GRACE, ENDPOINT_NOT_FOUND],
+      handler: async (ctx, { params, body }) => success(await rotateSecret(deps, ctx.access, params.id, body.graceSeconds ?? 0)),
+    }),
+    route({
+      method: 'POST',
+      url: '/organizations/:orgId/webhooks/:id/recover',
+      auth: manage,
+      aliases: [flat('/webhooks/:id/recover', 'recoverWebhookDeliveriesFlat')],
+      operationId: 'recoverWebhookDeliveries',
       tags,
-      security,
-      operationId: id('recoverWebhookDeliveries'),
-      summary: `Queue again the failed deliveries since a time (webhooks:manage)${alias}`,
-      description: `${MANAGE} Every \`failed\` delivery of the endpoint created at or after \`since\` goes back to \`pending\`, due now, under the same delivery id: one more attempt each, as a manual retry makes (docs/api.md#deliveries). Answers how many were queued; \`since\` in the future answers 400, a paused endpoint 409.${note}`,
-      params: Params,
-      body: ref(RecoverBody),
-      response: { 202: ref(RecoverResponse, 'Queued'), ...errors(FUTURE, ...manageErrors, ENDPOINT_NOT_FOUND, disabled('recover deliveries')) },
-    },
-    handler: async (req, reply) => reply.status(202).send(success(await recoverDeliveries(deps, await scope(req, 'webhooks:manage'), req.params.id, new Date(req.body.since)))),
-  });
+      summary: 'Queue again the failed deliveries since a time (webhooks:manage)',
+      description: `${MANAGE} Every \`failed\` delivery of the endpoint created at or after \`since\` goes back to \`pending\`, due now, under the same delivery id: one more attempt each, as a manual retry makes (docs/api.md#deliveries). Answers how many were queued; \`since\` in the future answers 400, a paused endpoint 409.`,
+      schema: { params: OrgHookParams, body: ref(RecoverBody), response: { 202: ref(RecoverResponse, 'Queued') } },
+      errors: [FUTURE, ENDPOINT_NOT_FOUND, disabled('recover deliveries')],
+      handler: async (ctx, { params, body }) => success(await recoverDeliveries(deps, ctx.access, params.id, new Date(body.since))),
+    }),
+  ];
 }

@@ -1,11 +1,9 @@
 // POST /organizations/{orgId}/events: the adopting product publishes its own event types to its
 // customers' endpoints (docs/api.md#publishing-your-own-events).
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Infra } from '../../infra.js';
-import { orgAccess } from '../../http/access.js';
-import { errors, orgAccessErrors } from '../../http/errors-doc.js';
-import { Body, named, ok, OrgParams, orgSecurity, ref } from '../../http/schemas.js';
+import { route } from '../../http/route.js';
+import { Body, named, ok, OrgParams, ref } from '../../http/schemas.js';
 import { publishEvent } from './publish.js';
 
 const EXAMPLE = { type: 'order.shipped', data: { orderId: 'ord_1042', carrier: 'UPS' } };
@@ -37,35 +35,33 @@ const Headers = Type.Object({
   ),
 });
 
-export const publishRoutes: FastifyPluginAsyncTypebox<{ deps: Infra }> = async (app, { deps }) => {
-  const authorize = orgAccess(deps);
-  app.post('/organizations/:orgId/events', {
-    schema: {
-      tags: ['Webhooks'],
-      security: orgSecurity('events:publish'),
+export function publishRoutes(deps: Infra) {
+  return [
+    route({
+      method: 'POST',
+      url: '/organizations/:orgId/events',
+      auth: { org: 'orgId', permission: 'events:publish' },
       operationId: 'publishEvent',
+      tags: ['Webhooks'],
       summary: 'Publish an event of your own to the endpoints subscribed to it (events:publish)',
       description:
         'Owners and admins, or an API key with write:events. `type` is a custom `a.b` name, not one of the service’s own types; the event is delivered, signed, ' +
         'to every active endpoint of the organization subscribed to it or to every event. With `Idempotency-Key`, a repeat within 24 h answers the first answer ' +
         '(with `Idempotent-Replayed: true`) and records nothing; the same key with another `type` or `data` answers 409.',
-      params: OrgParams,
-      headers: Headers,
-      body: ref(PublishEventBody),
-      response: {
-        201: ref(PublishEventResponse, 'Recorded, and its deliveries queued'),
-        ...errors(
-          { code: 'VALIDATION_ERROR', name: 'serviceType', message: 'Invalid request body', details: 'type: "project.created" is an event type of the service; publish your own types, like "order.shipped"' },
-          ...orgAccessErrors('events:publish'),
-          { code: 'CONFLICT', name: 'idempotencyKeyReused', message: 'This Idempotency-Key was used for another request', details: 'It was first sent with another type or data; send a new key for a new event' },
-        ),
+      schema: { params: OrgParams, headers: Headers, body: ref(PublishEventBody), response: { 201: ref(PublishEventResponse, 'Recorded, and its deliveries queued') } },
+      errors: [
+        { code: 'VALIDATION_ERROR', name: 'serviceType', message: 'Invalid request body', details: 'type: "project.created" is an event type of the service; publish your own types, like "order.shipped"' },
+        { code: 'CONFLICT', name: 'idempotencyKeyReused', message: 'This Idempotency-Key was used for another request', details: 'It was first sent with another type or data; send a new key for a new event' },
+      ],
+      handler: async (ctx, { body }) => {
+        // The headers schema let through one string at most.
+        const key = ctx.request.headers['idempotency-key'] as string | undefined;
+        const answer = await publishEvent(deps, ctx.access, body, key);
+        // A replay answers the first answer: its status and body, marked as replayed.
+        if (answer.replayed) ctx.reply.header('idempotent-replayed', 'true');
+        ctx.reply.status(answer.status);
+        return answer.body;
       },
-    },
-    handler: async (req, reply) => {
-      const access = await authorize(req, req.params.orgId, 'events:publish');
-      const answer = await publishEvent(deps, access, req.body, req.headers['idempotency-key']);
-      if (answer.replayed) reply.header('idempotent-replayed', 'true');
-      return reply.status(answer.status as 201).send(answer.body);
-    },
-  });
-};
+    }),
+  ];
+}

@@ -65,6 +65,16 @@ async function load(tx: Tx | Infra['db'], access: OrgAccess, id: string) {
   return e;
 }
 
+/** The organization of an endpoint, for the flat `/webhooks/{id}` paths; 404 when there is none (or it is deleted). */
+export async function organizationOfEndpoint(deps: Infra, id: string): Promise<string> {
+  const [e] = await deps.db
+    .select({ org: webhookEndpoints.organizationId })
+    .from(webhookEndpoints)
+    .where(and(eq(webhookEndpoints.id, id), isNull(webhookEndpoints.deletedAt)));
+  if (!e) throw notFound('Webhook endpoint not found');
+  return e.org;
+}
+
 export async function listEndpoints(deps: Infra, access: OrgAccess) {
   const rows = await deps.db
     .select()
