@@ -3,8 +3,14 @@
 // document shows them. http/mount.ts registers it; the security tests are generated from it.
 import type { Infra } from './infra.js';
 import type { Route } from './http/route.js';
+// The features are imported in the order of their names, which is the order their named schemas
+// register in (the document's components); the table lists them in the order the document shows.
+import { apiKeyRoutes } from './modules/api-keys/routes.js';
+import { auditRoutes } from './modules/audit/routes.js';
+import { billingRoutes } from './modules/billing/routes.js';
+import { organizationRoutes } from './modules/organizations/routes.js';
 import { projectRoutes } from './modules/projects/routes.js';
 
 export function routes(deps: Infra): Route[] {
-  return [...projectRoutes(deps)];
+  return [...organizationRoutes(deps), ...projectRoutes(deps), ...apiKeyRoutes(deps), ...auditRoutes(deps), ...billingRoutes(deps)];
 }

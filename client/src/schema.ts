@@ -1110,6 +1110,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/organizations/{orgId}/billing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Plan, status, subscription and this month’s API usage (members; scope read:billing)
+         * @description Any member, or an API key with read:billing. In `plan.limits`, null means unlimited (docs/api.md#plans-and-limits).
+         */
+        get: operations["getBilling"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organizations/{orgId}/billing/checkout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a checkout for a plan price (billing:manage); URLs must be on APP_ORIGIN; 409 while a subscription is live (change it in the portal)
+         * @description Owners and admins (billing:manage); no API-key scope reaches it. Answers a hosted payment page to send the user to; the plan changes when the provider confirms the payment. An unknown price or a URL off APP_ORIGIN answers 400.
+         */
+        post: operations["createCheckout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organizations/{orgId}/billing/portal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A customer-portal session (billing:manage); return_url must be on APP_ORIGIN
+         * @description Owners and admins (billing:manage); no API-key scope reaches it. Answers the provider's customer-portal URL, where plans are changed and payment details kept.
+         */
+        get: operations["createBillingPortalSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organizations/{orgId}/billing/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel the subscription at the end of the period (billing:manage)
+         * @description Owners and admins (billing:manage); no API-key scope reaches it. The plan stays until `data.cancelAt`; sends billing.canceled at once. No paid subscription: 409. `data.success` is deprecated: read the envelope's `success` (docs/api.md#billing-routes).
+         */
+        post: operations["cancelSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/billing/webhook": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Inbound Stripe events (for Stripe, not for clients)
+         * @description Verified with Stripe-Signature against the raw body and applied once per event id, in the order of their `created` time; 400 for a bad signature or an event of an unexpected shape; types not acted on are acknowledged. 404 unless Stripe is the provider and STRIPE_WEBHOOK_SECRET is set (docs/api.md#stripe-events).
+         */
+        post: operations["receiveStripeEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/organizations/{orgId}/events": {
         parameters: {
             query?: never;
@@ -1470,106 +1570,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/organizations/{orgId}/billing": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Plan, status, subscription and this month’s API usage (members; scope read:billing)
-         * @description Any member, or an API key with read:billing. In `plan.limits`, null means unlimited (docs/api.md#plans-and-limits).
-         */
-        get: operations["getBilling"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/organizations/{orgId}/billing/checkout": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Start a checkout for a plan price (billing:manage); URLs must be on APP_ORIGIN; 409 while a subscription is live (change it in the portal)
-         * @description Owners and admins (billing:manage); no API-key scope reaches it. Answers a hosted payment page to send the user to; the plan changes when the provider confirms the payment. An unknown price or a URL off APP_ORIGIN answers 400.
-         */
-        post: operations["createCheckout"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/organizations/{orgId}/billing/portal": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * A customer-portal session (billing:manage); return_url must be on APP_ORIGIN
-         * @description Owners and admins (billing:manage); no API-key scope reaches it. Answers the provider's customer-portal URL, where plans are changed and payment details kept.
-         */
-        get: operations["createBillingPortalSession"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/organizations/{orgId}/billing/cancel": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Cancel the subscription at the end of the period (billing:manage)
-         * @description Owners and admins (billing:manage); no API-key scope reaches it. The plan stays until `data.cancelAt`; sends billing.canceled at once. No paid subscription: 409. `data.success` is deprecated: read the envelope's `success` (docs/api.md#billing-routes).
-         */
-        post: operations["cancelSubscription"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/billing/webhook": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Inbound Stripe events (for Stripe, not for clients)
-         * @description Verified with Stripe-Signature against the raw body and applied once per event id, in the order of their `created` time; 400 for a bad signature or an event of an unexpected shape; types not acted on are acknowledged. 404 unless Stripe is the provider and STRIPE_WEBHOOK_SECRET is set (docs/api.md#stripe-events).
-         */
-        post: operations["receiveStripeEvent"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1842,273 +1842,6 @@ export interface components {
             page: number;
             pageSize: number;
             hasMore: boolean;
-        };
-        /**
-         * @example {
-         *       "email": "ada@example.com",
-         *       "password": "Analytical-Engine-1",
-         *       "fullName": "Ada Lovelace"
-         *     }
-         */
-        RegisterRequest: {
-            /**
-             * Format: email
-             * @description Compared case-insensitively
-             */
-            email: string;
-            /** @description Checked against the password policy (docs/api.md#password-policy) */
-            password: string;
-            fullName?: string;
-        };
-        /**
-         * @example {
-         *       "userId": "usr_01jq3bn9zs0a7awy2w2vc6bte1"
-         *     }
-         */
-        RegisterResponse: {
-            userId: string;
-        };
-        /**
-         * @example {
-         *       "email": "ada@example.com",
-         *       "password": "Analytical-Engine-1"
-         *     }
-         */
-        LoginRequest: {
-            /**
-             * Format: email
-             * @description Compared case-insensitively
-             */
-            email: string;
-            password: string;
-            /** @description A TOTP code or an unused backup code, when two-factor is enabled */
-            twoFactorCode?: string;
-        };
-        /** @description The person a sign-in answers for */
-        SignedInUser: {
-            id: string;
-            email: string;
-            fullName: string | null;
-            emailVerified: string | null;
-            twoFactorEnabled: boolean;
-        };
-        /**
-         * @example {
-         *       "accessToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ1c2VySWQiOiJ1c3JfMDFqcTNibjl6czBhN2F3eTJ3MnZjNmJ0ZTEifQ.c2lnbmF0dXJl",
-         *       "refreshToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9uSWQiOiJzZXNfMDFqcTNicDJhN3I1eHE5ZGRmMGtqdDhnMGMifQ.c2lnbmF0dXJl",
-         *       "expiresIn": 900
-         *     }
-         */
-        TokenPair: {
-            /** @description Send as Authorization: Bearer <accessToken>; valid 15 minutes */
-            accessToken: string;
-            /** @description Single use: POST /auth/refresh answers a new pair; valid 7 days. Absent in cookie mode (`X-Session-Mode: cookie`): it is in the HttpOnly `tenantry_refresh` cookie (docs/api.md#cookie-mode) */
-            refreshToken?: string;
-            /** @description Access token lifetime in seconds */
-            expiresIn: number;
-        };
-        /**
-         * @description What every sign-in method answers (docs/api.md#sign-in-with-email-and-password)
-         * @example {
-         *       "accessToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ1c2VySWQiOiJ1c3JfMDFqcTNibjl6czBhN2F3eTJ3MnZjNmJ0ZTEifQ.c2lnbmF0dXJl",
-         *       "refreshToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9uSWQiOiJzZXNfMDFqcTNicDJhN3I1eHE5ZGRmMGtqdDhnMGMifQ.c2lnbmF0dXJl",
-         *       "expiresIn": 900,
-         *       "user": {
-         *         "id": "usr_01jq3bn9zs0a7awy2w2vc6bte1",
-         *         "email": "ada@example.com",
-         *         "fullName": "Ada Lovelace",
-         *         "emailVerified": "2026-03-01T12:00:00.000Z",
-         *         "twoFactorEnabled": false
-         *       }
-         *     }
-         */
-        LoginResponse: {
-            /** @description Send as Authorization: Bearer <accessToken>; valid 15 minutes */
-            accessToken: string;
-            /** @description Single use: POST /auth/refresh answers a new pair; valid 7 days. Absent in cookie mode (`X-Session-Mode: cookie`): it is in the HttpOnly `tenantry_refresh` cookie (docs/api.md#cookie-mode) */
-            refreshToken?: string;
-            /** @description Access token lifetime in seconds */
-            expiresIn: number;
-            user: components["schemas"]["SignedInUser"];
-        };
-        /**
-         * @example {
-         *       "refreshToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9uSWQiOiJzZXNfMDFqcTNicDJhN3I1eHE5ZGRmMGtqdDhnMGMifQ.c2lnbmF0dXJl"
-         *     }
-         * @example {}
-         */
-        RefreshRequest: {
-            /** @description Left out in cookie mode (`X-Session-Mode: cookie`): the `tenantry_refresh` cookie is used instead (docs/api.md#cookie-mode) */
-            refreshToken?: string;
-        };
-        /**
-         * @description Needed only without an access token: the refresh token of the session to end, or none in cookie mode
-         * @example {}
-         * @example {
-         *       "refreshToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9uSWQiOiJzZXNfMDFqcTNicDJhN3I1eHE5ZGRmMGtqdDhnMGMifQ.c2lnbmF0dXJl"
-         *     }
-         */
-        LogoutRequest: {
-            /** @description Left out in cookie mode (`X-Session-Mode: cookie`): the `tenantry_refresh` cookie is used instead (docs/api.md#cookie-mode) */
-            refreshToken?: string;
-        };
-        /** @description A single-use token from a mailed link (docs/api.md#mailed-links) */
-        TokenRequest: {
-            /** @description The token of the mailed link */
-            token: string;
-        };
-        /**
-         * @example {
-         *       "email": "ada@example.com"
-         *     }
-         */
-        EmailRequest: {
-            /**
-             * Format: email
-             * @description Compared case-insensitively
-             */
-            email: string;
-        };
-        PasswordResetRequest: {
-            token: string;
-            newPassword: string;
-        };
-        /**
-         * @example {
-         *       "password": "Analytical-Engine-1"
-         *     }
-         */
-        TwoFactorSetupRequest: {
-            password: string;
-            /** @description A current TOTP or backup code: required while two-factor is enabled */
-            code?: string;
-        };
-        /**
-         * @example {
-         *       "secret": "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
-         *       "otpauthUrl": "otpauth://totp/Tenantry:ada%40example.com?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=Tenantry&algorithm=SHA1&digits=6&period=30",
-         *       "qrCode": "otpauth://totp/Tenantry:ada%40example.com?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=Tenantry&algorithm=SHA1&digits=6&period=30",
-         *       "backupCodes": [
-         *         "7f3kq-2m9xd",
-         *         "h4c8w-p0z6t",
-         *         "q2n5r-v8k1m",
-         *         "b6t9e-x3w7c",
-         *         "d1m4z-k8q2h",
-         *         "r5v0p-c7n3w",
-         *         "w9k2t-m4x8b",
-         *         "e3z6q-h1r5v",
-         *         "n8c1w-t6k9d",
-         *         "x4p7m-z2e0q"
-         *       ]
-         *     }
-         */
-        TwoFactorSetupResponse: {
-            /** @description Base32 TOTP secret */
-            secret: string;
-            /** @description otpauth:// URI to render as a QR code (issuer Tenantry) */
-            otpauthUrl: string;
-            /**
-             * @deprecated
-             * @description The same otpauth:// URI as otpauthUrl, under its former name: use otpauthUrl
-             */
-            qrCode: string;
-            backupCodes: string[];
-        };
-        /**
-         * @example {
-         *       "code": "492039"
-         *     }
-         */
-        TwoFactorVerifyRequest: {
-            code: string;
-        };
-        /**
-         * @example {
-         *       "password": "Analytical-Engine-1",
-         *       "code": "492039"
-         *     }
-         */
-        TwoFactorDisableRequest: {
-            password: string;
-            /** @description A 6-digit TOTP code or a backup code (xxxxx-xxxxx) */
-            code: string;
-        };
-        /**
-         * @example {
-         *       "twoFactorEnabled": true
-         *     }
-         */
-        TwoFactorState: {
-            twoFactorEnabled: boolean;
-        };
-        TwoFactorLoginRequest: {
-            twoFactorToken: string;
-            /** @description A 6-digit TOTP code or a backup code (xxxxx-xxxxx) */
-            code: string;
-        };
-        MagicLinkVerifyRequest: {
-            token: string;
-            /** @description A 6-digit TOTP code or a backup code (xxxxx-xxxxx) */
-            twoFactorCode?: string;
-        };
-        /**
-         * @example {
-         *       "code": "pX7vQ2mN9kR4tY8wB3cF6hJ1sL5dG0aZeU7iO2yT4qW",
-         *       "codeVerifier": "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
-         *     }
-         */
-        SocialSignInExchangeRequest: {
-            /** @description The one-time code from the hand-off’s #code=… */
-            code: string;
-            /** @description The verifier of the codeChallenge the flow was started with: required then, refused otherwise. */
-            codeVerifier?: string;
-        };
-        /**
-         * @example {
-         *       "currentPassword": "Analytical-Engine-1",
-         *       "newPassword": "Difference-Engine-2"
-         *     }
-         */
-        ChangePasswordRequest: {
-            currentPassword: string;
-            newPassword: string;
-        };
-        /**
-         * @example {
-         *       "newEmail": "ada.king@example.com",
-         *       "password": "Analytical-Engine-1"
-         *     }
-         */
-        EmailChangeRequest: {
-            /**
-             * Format: email
-             * @description Compared case-insensitively
-             */
-            newEmail: string;
-            password: string;
-        };
-        ConfirmEmailChangeRequest: {
-            token: string;
-        };
-        /**
-         * @example {
-         *       "password": "Analytical-Engine-1"
-         *     }
-         */
-        DeleteAccountRequest: {
-            /** @description The account’s password */
-            password?: string;
-            /** @description For an account without a password: a TOTP or backup code */
-            twoFactorCode?: string;
-        };
-        /**
-         * @example {
-         *       "deleted": true
-         *     }
-         */
-        AccountDeleted: {
-            /** @enum {boolean} */
-            deleted: true;
         };
         /**
          * @description docs/api.md#billing-routes
@@ -2557,6 +2290,344 @@ export interface components {
             token: string;
         };
         /**
+         * @description docs/api.md#projects
+         * @example {
+         *       "id": "prj_01jq3c4e6y8w2s0m9k7h5f3d1b",
+         *       "organizationId": "org_01jq3bz8n6m4k2j0h8g6f4d2c0",
+         *       "name": "Website",
+         *       "description": "The marketing site",
+         *       "createdBy": "usr_01jq3bn9zs0a7awy2w2vc6bte1",
+         *       "createdAt": "2026-03-01T12:10:00.000Z",
+         *       "updatedAt": "2026-03-01T12:10:00.000Z"
+         *     }
+         */
+        Project: {
+            id: string;
+            organizationId: string;
+            name: string;
+            description: string | null;
+            /** @description The user's id, or the API key's id when a key created it */
+            createdBy: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        /**
+         * @description A page of projects, newest first
+         * @example {
+         *       "data": [
+         *         {
+         *           "id": "prj_01jq3c4e6y8w2s0m9k7h5f3d1b",
+         *           "organizationId": "org_01jq3bz8n6m4k2j0h8g6f4d2c0",
+         *           "name": "Website",
+         *           "description": "The marketing site",
+         *           "createdBy": "usr_01jq3bn9zs0a7awy2w2vc6bte1",
+         *           "createdAt": "2026-03-01T12:10:00.000Z",
+         *           "updatedAt": "2026-03-01T12:10:00.000Z"
+         *         }
+         *       ],
+         *       "total": 1,
+         *       "page": 1,
+         *       "pageSize": 20,
+         *       "hasMore": false
+         *     }
+         */
+        ProjectList: {
+            data: components["schemas"]["Project"][];
+            total: number;
+            page: number;
+            pageSize: number;
+            hasMore: boolean;
+        };
+        /**
+         * @example {
+         *       "name": "Website",
+         *       "description": "The marketing site"
+         *     }
+         */
+        CreateProjectRequest: {
+            /** @description Not blank */
+            name: string;
+            description?: string | null;
+        };
+        /**
+         * @example {
+         *       "description": null
+         *     }
+         */
+        UpdateProjectRequest: {
+            name?: string;
+            description?: string | null;
+        };
+        /**
+         * @example {
+         *       "email": "ada@example.com",
+         *       "password": "Analytical-Engine-1",
+         *       "fullName": "Ada Lovelace"
+         *     }
+         */
+        RegisterRequest: {
+            /**
+             * Format: email
+             * @description Compared case-insensitively
+             */
+            email: string;
+            /** @description Checked against the password policy (docs/api.md#password-policy) */
+            password: string;
+            fullName?: string;
+        };
+        /**
+         * @example {
+         *       "userId": "usr_01jq3bn9zs0a7awy2w2vc6bte1"
+         *     }
+         */
+        RegisterResponse: {
+            userId: string;
+        };
+        /**
+         * @example {
+         *       "email": "ada@example.com",
+         *       "password": "Analytical-Engine-1"
+         *     }
+         */
+        LoginRequest: {
+            /**
+             * Format: email
+             * @description Compared case-insensitively
+             */
+            email: string;
+            password: string;
+            /** @description A TOTP code or an unused backup code, when two-factor is enabled */
+            twoFactorCode?: string;
+        };
+        /** @description The person a sign-in answers for */
+        SignedInUser: {
+            id: string;
+            email: string;
+            fullName: string | null;
+            emailVerified: string | null;
+            twoFactorEnabled: boolean;
+        };
+        /**
+         * @example {
+         *       "accessToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ1c2VySWQiOiJ1c3JfMDFqcTNibjl6czBhN2F3eTJ3MnZjNmJ0ZTEifQ.c2lnbmF0dXJl",
+         *       "refreshToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9uSWQiOiJzZXNfMDFqcTNicDJhN3I1eHE5ZGRmMGtqdDhnMGMifQ.c2lnbmF0dXJl",
+         *       "expiresIn": 900
+         *     }
+         */
+        TokenPair: {
+            /** @description Send as Authorization: Bearer <accessToken>; valid 15 minutes */
+            accessToken: string;
+            /** @description Single use: POST /auth/refresh answers a new pair; valid 7 days. Absent in cookie mode (`X-Session-Mode: cookie`): it is in the HttpOnly `tenantry_refresh` cookie (docs/api.md#cookie-mode) */
+            refreshToken?: string;
+            /** @description Access token lifetime in seconds */
+            expiresIn: number;
+        };
+        /**
+         * @description What every sign-in method answers (docs/api.md#sign-in-with-email-and-password)
+         * @example {
+         *       "accessToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ1c2VySWQiOiJ1c3JfMDFqcTNibjl6czBhN2F3eTJ3MnZjNmJ0ZTEifQ.c2lnbmF0dXJl",
+         *       "refreshToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9uSWQiOiJzZXNfMDFqcTNicDJhN3I1eHE5ZGRmMGtqdDhnMGMifQ.c2lnbmF0dXJl",
+         *       "expiresIn": 900,
+         *       "user": {
+         *         "id": "usr_01jq3bn9zs0a7awy2w2vc6bte1",
+         *         "email": "ada@example.com",
+         *         "fullName": "Ada Lovelace",
+         *         "emailVerified": "2026-03-01T12:00:00.000Z",
+         *         "twoFactorEnabled": false
+         *       }
+         *     }
+         */
+        LoginResponse: {
+            /** @description Send as Authorization: Bearer <accessToken>; valid 15 minutes */
+            accessToken: string;
+            /** @description Single use: POST /auth/refresh answers a new pair; valid 7 days. Absent in cookie mode (`X-Session-Mode: cookie`): it is in the HttpOnly `tenantry_refresh` cookie (docs/api.md#cookie-mode) */
+            refreshToken?: string;
+            /** @description Access token lifetime in seconds */
+            expiresIn: number;
+            user: components["schemas"]["SignedInUser"];
+        };
+        /**
+         * @example {
+         *       "refreshToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9uSWQiOiJzZXNfMDFqcTNicDJhN3I1eHE5ZGRmMGtqdDhnMGMifQ.c2lnbmF0dXJl"
+         *     }
+         * @example {}
+         */
+        RefreshRequest: {
+            /** @description Left out in cookie mode (`X-Session-Mode: cookie`): the `tenantry_refresh` cookie is used instead (docs/api.md#cookie-mode) */
+            refreshToken?: string;
+        };
+        /**
+         * @description Needed only without an access token: the refresh token of the session to end, or none in cookie mode
+         * @example {}
+         * @example {
+         *       "refreshToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9uSWQiOiJzZXNfMDFqcTNicDJhN3I1eHE5ZGRmMGtqdDhnMGMifQ.c2lnbmF0dXJl"
+         *     }
+         */
+        LogoutRequest: {
+            /** @description Left out in cookie mode (`X-Session-Mode: cookie`): the `tenantry_refresh` cookie is used instead (docs/api.md#cookie-mode) */
+            refreshToken?: string;
+        };
+        /** @description A single-use token from a mailed link (docs/api.md#mailed-links) */
+        TokenRequest: {
+            /** @description The token of the mailed link */
+            token: string;
+        };
+        /**
+         * @example {
+         *       "email": "ada@example.com"
+         *     }
+         */
+        EmailRequest: {
+            /**
+             * Format: email
+             * @description Compared case-insensitively
+             */
+            email: string;
+        };
+        PasswordResetRequest: {
+            token: string;
+            newPassword: string;
+        };
+        /**
+         * @example {
+         *       "password": "Analytical-Engine-1"
+         *     }
+         */
+        TwoFactorSetupRequest: {
+            password: string;
+            /** @description A current TOTP or backup code: required while two-factor is enabled */
+            code?: string;
+        };
+        /**
+         * @example {
+         *       "secret": "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
+         *       "otpauthUrl": "otpauth://totp/Tenantry:ada%40example.com?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=Tenantry&algorithm=SHA1&digits=6&period=30",
+         *       "qrCode": "otpauth://totp/Tenantry:ada%40example.com?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=Tenantry&algorithm=SHA1&digits=6&period=30",
+         *       "backupCodes": [
+         *         "7f3kq-2m9xd",
+         *         "h4c8w-p0z6t",
+         *         "q2n5r-v8k1m",
+         *         "b6t9e-x3w7c",
+         *         "d1m4z-k8q2h",
+         *         "r5v0p-c7n3w",
+         *         "w9k2t-m4x8b",
+         *         "e3z6q-h1r5v",
+         *         "n8c1w-t6k9d",
+         *         "x4p7m-z2e0q"
+         *       ]
+         *     }
+         */
+        TwoFactorSetupResponse: {
+            /** @description Base32 TOTP secret */
+            secret: string;
+            /** @description otpauth:// URI to render as a QR code (issuer Tenantry) */
+            otpauthUrl: string;
+            /**
+             * @deprecated
+             * @description The same otpauth:// URI as otpauthUrl, under its former name: use otpauthUrl
+             */
+            qrCode: string;
+            backupCodes: string[];
+        };
+        /**
+         * @example {
+         *       "code": "492039"
+         *     }
+         */
+        TwoFactorVerifyRequest: {
+            code: string;
+        };
+        /**
+         * @example {
+         *       "password": "Analytical-Engine-1",
+         *       "code": "492039"
+         *     }
+         */
+        TwoFactorDisableRequest: {
+            password: string;
+            /** @description A 6-digit TOTP code or a backup code (xxxxx-xxxxx) */
+            code: string;
+        };
+        /**
+         * @example {
+         *       "twoFactorEnabled": true
+         *     }
+         */
+        TwoFactorState: {
+            twoFactorEnabled: boolean;
+        };
+        TwoFactorLoginRequest: {
+            twoFactorToken: string;
+            /** @description A 6-digit TOTP code or a backup code (xxxxx-xxxxx) */
+            code: string;
+        };
+        MagicLinkVerifyRequest: {
+            token: string;
+            /** @description A 6-digit TOTP code or a backup code (xxxxx-xxxxx) */
+            twoFactorCode?: string;
+        };
+        /**
+         * @example {
+         *       "code": "pX7vQ2mN9kR4tY8wB3cF6hJ1sL5dG0aZeU7iO2yT4qW",
+         *       "codeVerifier": "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
+         *     }
+         */
+        SocialSignInExchangeRequest: {
+            /** @description The one-time code from the hand-off’s #code=… */
+            code: string;
+            /** @description The verifier of the codeChallenge the flow was started with: required then, refused otherwise. */
+            codeVerifier?: string;
+        };
+        /**
+         * @example {
+         *       "currentPassword": "Analytical-Engine-1",
+         *       "newPassword": "Difference-Engine-2"
+         *     }
+         */
+        ChangePasswordRequest: {
+            currentPassword: string;
+            newPassword: string;
+        };
+        /**
+         * @example {
+         *       "newEmail": "ada.king@example.com",
+         *       "password": "Analytical-Engine-1"
+         *     }
+         */
+        EmailChangeRequest: {
+            /**
+             * Format: email
+             * @description Compared case-insensitively
+             */
+            newEmail: string;
+            password: string;
+        };
+        ConfirmEmailChangeRequest: {
+            token: string;
+        };
+        /**
+         * @example {
+         *       "password": "Analytical-Engine-1"
+         *     }
+         */
+        DeleteAccountRequest: {
+            /** @description The account’s password */
+            password?: string;
+            /** @description For an account without a password: a TOTP or backup code */
+            twoFactorCode?: string;
+        };
+        /**
+         * @example {
+         *       "deleted": true
+         *     }
+         */
+        AccountDeleted: {
+            /** @enum {boolean} */
+            deleted: true;
+        };
+        /**
          * @description A passkey of the signed-in user; its key material is never answered (docs/api.md#passkeys)
          * @example {
          *       "id": "pk_01jq3bn9zs0a7awy2w2vc6bte1",
@@ -2672,77 +2743,6 @@ export interface components {
             } & {
                 [key: string]: unknown;
             };
-        };
-        /**
-         * @description docs/api.md#projects
-         * @example {
-         *       "id": "prj_01jq3c4e6y8w2s0m9k7h5f3d1b",
-         *       "organizationId": "org_01jq3bz8n6m4k2j0h8g6f4d2c0",
-         *       "name": "Website",
-         *       "description": "The marketing site",
-         *       "createdBy": "usr_01jq3bn9zs0a7awy2w2vc6bte1",
-         *       "createdAt": "2026-03-01T12:10:00.000Z",
-         *       "updatedAt": "2026-03-01T12:10:00.000Z"
-         *     }
-         */
-        Project: {
-            id: string;
-            organizationId: string;
-            name: string;
-            description: string | null;
-            /** @description The user's id, or the API key's id when a key created it */
-            createdBy: string;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-        };
-        /**
-         * @description A page of projects, newest first
-         * @example {
-         *       "data": [
-         *         {
-         *           "id": "prj_01jq3c4e6y8w2s0m9k7h5f3d1b",
-         *           "organizationId": "org_01jq3bz8n6m4k2j0h8g6f4d2c0",
-         *           "name": "Website",
-         *           "description": "The marketing site",
-         *           "createdBy": "usr_01jq3bn9zs0a7awy2w2vc6bte1",
-         *           "createdAt": "2026-03-01T12:10:00.000Z",
-         *           "updatedAt": "2026-03-01T12:10:00.000Z"
-         *         }
-         *       ],
-         *       "total": 1,
-         *       "page": 1,
-         *       "pageSize": 20,
-         *       "hasMore": false
-         *     }
-         */
-        ProjectList: {
-            data: components["schemas"]["Project"][];
-            total: number;
-            page: number;
-            pageSize: number;
-            hasMore: boolean;
-        };
-        /**
-         * @example {
-         *       "name": "Website",
-         *       "description": "The marketing site"
-         *     }
-         */
-        CreateProjectRequest: {
-            /** @description Not blank */
-            name: string;
-            description?: string | null;
-        };
-        /**
-         * @example {
-         *       "description": null
-         *     }
-         */
-        UpdateProjectRequest: {
-            name?: string;
-            description?: string | null;
         };
         UserPreferences: {
             /** @enum {unknown} */
@@ -6353,6 +6353,226 @@ export interface operations {
             503: components["responses"]["503_SERVICE_UNAVAILABLE"];
         };
     };
+    getBilling: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization (`org_…`) */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The billing state */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BillingResponse"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            /** @description Not allowed: AUTHORIZATION_ERROR */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            404: components["responses"]["404_organizationNotFound"];
+            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    createCheckout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization (`org_…`) */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CheckoutRequest"];
+            };
+        };
+        responses: {
+            /** @description The checkout session */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckoutResponse"];
+                };
+            };
+            /** @description Invalid request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_missingPermission.missing-permission-billing-manage_apiKeyRefused"];
+            404: components["responses"]["404_organizationNotFound"];
+            /** @description Conflicts with the current state: CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            502: components["responses"]["502_PAYMENT_PROVIDER_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    createBillingPortalSession: {
+        parameters: {
+            query: {
+                /** @description On the origin of APP_ORIGIN */
+                return_url: string;
+            };
+            header?: never;
+            path: {
+                /** @description The organization (`org_…`) */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The portal session */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PortalResponse"];
+                };
+            };
+            /** @description Invalid request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_missingPermission.missing-permission-billing-manage_apiKeyRefused"];
+            404: components["responses"]["404_organizationNotFound"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            502: components["responses"]["502_PAYMENT_PROVIDER_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    cancelSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization (`org_…`) */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cancellation scheduled */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CancelSubscriptionResponse"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_missingPermission.missing-permission-billing-manage_apiKeyRefused"];
+            404: components["responses"]["404_organizationNotFound"];
+            /** @description Conflicts with the current state: CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            502: components["responses"]["502_PAYMENT_PROVIDER_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    receiveStripeEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Received */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StripeEventReceipt"];
+                };
+            };
+            /** @description Invalid request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found: NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            502: components["responses"]["502_PAYMENT_PROVIDER_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
     publishEvent: {
         parameters: {
             query?: never;
@@ -7149,226 +7369,6 @@ export interface operations {
             415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
             429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
             500: components["responses"]["500_INTERNAL_ERROR"];
-            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
-        };
-    };
-    getBilling: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The organization (`org_…`) */
-                orgId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The billing state */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["BillingResponse"];
-                };
-            };
-            400: components["responses"]["400_VALIDATION_ERROR"];
-            401: components["responses"]["401_AUTHENTICATION_ERROR"];
-            /** @description Not allowed: AUTHORIZATION_ERROR */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            404: components["responses"]["404_organizationNotFound"];
-            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
-            500: components["responses"]["500_INTERNAL_ERROR"];
-            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
-        };
-    };
-    createCheckout: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The organization (`org_…`) */
-                orgId: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CheckoutRequest"];
-            };
-        };
-        responses: {
-            /** @description The checkout session */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CheckoutResponse"];
-                };
-            };
-            /** @description Invalid request: VALIDATION_ERROR */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            401: components["responses"]["401_AUTHENTICATION_ERROR"];
-            403: components["responses"]["403_missingPermission.missing-permission-billing-manage_apiKeyRefused"];
-            404: components["responses"]["404_organizationNotFound"];
-            /** @description Conflicts with the current state: CONFLICT */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
-            500: components["responses"]["500_INTERNAL_ERROR"];
-            502: components["responses"]["502_PAYMENT_PROVIDER_ERROR"];
-            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
-        };
-    };
-    createBillingPortalSession: {
-        parameters: {
-            query: {
-                /** @description On the origin of APP_ORIGIN */
-                return_url: string;
-            };
-            header?: never;
-            path: {
-                /** @description The organization (`org_…`) */
-                orgId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The portal session */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PortalResponse"];
-                };
-            };
-            /** @description Invalid request: VALIDATION_ERROR */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            401: components["responses"]["401_AUTHENTICATION_ERROR"];
-            403: components["responses"]["403_missingPermission.missing-permission-billing-manage_apiKeyRefused"];
-            404: components["responses"]["404_organizationNotFound"];
-            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
-            500: components["responses"]["500_INTERNAL_ERROR"];
-            502: components["responses"]["502_PAYMENT_PROVIDER_ERROR"];
-            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
-        };
-    };
-    cancelSubscription: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The organization (`org_…`) */
-                orgId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Cancellation scheduled */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CancelSubscriptionResponse"];
-                };
-            };
-            400: components["responses"]["400_VALIDATION_ERROR"];
-            401: components["responses"]["401_AUTHENTICATION_ERROR"];
-            403: components["responses"]["403_missingPermission.missing-permission-billing-manage_apiKeyRefused"];
-            404: components["responses"]["404_organizationNotFound"];
-            /** @description Conflicts with the current state: CONFLICT */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
-            500: components["responses"]["500_INTERNAL_ERROR"];
-            502: components["responses"]["502_PAYMENT_PROVIDER_ERROR"];
-            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
-        };
-    };
-    receiveStripeEvent: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Received */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["StripeEventReceipt"];
-                };
-            };
-            /** @description Invalid request: VALIDATION_ERROR */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Not found: NOT_FOUND */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
-            500: components["responses"]["500_INTERNAL_ERROR"];
-            502: components["responses"]["502_PAYMENT_PROVIDER_ERROR"];
             503: components["responses"]["503_SERVICE_UNAVAILABLE"];
         };
     };

@@ -17,14 +17,21 @@ export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /**
  * Where an organization route finds its organization: a path parameter's name, or a lookup from the
- * path's other parameters (the flat webhook paths find it from the endpoint; 404 when there is none).
+ * path's other parameters (the flat webhook paths find it from the endpoint; 404 when there is none)
+ * or from the body, already validated (the flat API-key path names it in the body).
  */
-export type OrgLocator = string | ((params: Record<string, string>) => Promise<string>);
+export type OrgLocator = string | ((params: Record<string, string>, body: unknown) => Promise<string>);
 
 /** An organization route: the caller needs `permission` there (a role's, or a key's through its scopes). */
 export interface OrgGuard {
   org: OrgLocator;
   permission: Permission;
+  /**
+   * The guard's refusals as the document shows them, where the default (`orgAccessErrors`: an
+   * unknown organization, a role lacking the permission) would mislead: a permission every member
+   * holds is refused only to a non-member.
+   */
+  errors?: ErrorSpec[];
 }
 
 /**
@@ -45,6 +52,8 @@ export interface RouteSchemas {
   querystring?: TSchema;
   body?: TSchema;
   headers?: TSchema;
+  /** The media types of the answers, where they are not JSON (an HTML page). */
+  produces?: string[];
   /** The success answers; the error answers come from `errors` and the guard. */
   response: Record<number, TSchema>;
 }
@@ -100,6 +109,11 @@ export interface Route<G extends Guard = Guard, S extends RouteSchemas = RouteSc
   errors?: ErrorSpec[];
   /** A missing body is `{}` (a bodiless POST), and the document says the body is optional. */
   optionalBody?: boolean;
+  /**
+   * Content types this route alone parses its own way, from the body as text, in place of the app's
+   * parser of that type (the inbound Stripe route keeps the raw body its signature covers).
+   */
+  parsers?: Record<string, (body: string) => unknown>;
   /**
    * The answer: a value of a success schema, sent with the first success status (set
    * `ctx.reply.status` for another), or the reply itself once the handler has sent it.
