@@ -17,14 +17,10 @@ import { createSerializerCompiler } from './http/serialization.js';
 import { createValidatorCompiler, jsonNestingExceeds, jsonTooDeep, MAX_JSON_DEPTH } from './http/validation.js';
 import { registerMetrics } from './http/metrics.js';
 import { CSP_APP, isWebPath, registerWebApp, WEB_DIST } from './http/web.js';
-import { apiKeyRoutes } from './modules/api-keys/routes.js';
-import { auditRoutes } from './modules/audit/routes.js';
+import { routes } from './routes.js';
 import { authRoutes } from './modules/auth/routes.js';
 import { authSignInPort } from './modules/auth/sign-in-port.js';
-import { billingRoutes } from './modules/billing/routes.js';
-import { organizationRoutes } from './modules/organizations/routes.js';
 import { passkeyRoutes } from './modules/passkeys/routes.js';
-import { routes } from './routes.js';
 import { mountRoutes } from './http/mount.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
@@ -183,11 +179,7 @@ export async function buildApp(deps: Infra, options: AppOptions = {}): Promise<F
       // The route table.
       await api.register(authRoutes, { deps });
       await api.register(passkeyRoutes, { deps, signIn: authSignInPort(deps) });
-      await api.register(organizationRoutes, { deps });
-      mountRoutes(api, deps, routes(deps));
-      await api.register(apiKeyRoutes, { deps });
-      await api.register(auditRoutes, { deps });
-      await api.register(billingRoutes, { deps });
+      await mountRoutes(api, deps, routes(deps));
     },
     { prefix: '/api/v1' },
   );

@@ -3,10 +3,24 @@
 // document shows them. http/mount.ts registers it; the security tests are generated from it.
 import type { Infra } from './infra.js';
 import type { Route } from './http/route.js';
+// The features are imported in the order of their names, which is the order their named schemas
+// register in (the document's components); the table lists them in the order the document shows.
+import { apiKeyRoutes } from './modules/api-keys/routes.js';
+import { auditRoutes } from './modules/audit/routes.js';
+import { billingRoutes } from './modules/billing/routes.js';
+import { organizationRoutes } from './modules/organizations/routes.js';
 import { projectRoutes } from './modules/projects/routes.js';
 import { userRoutes } from './modules/users/routes.js';
 import { webhookRoutes } from './modules/webhooks/routes.js';
 
 export function routes(deps: Infra): Route[] {
-  return [...userRoutes(deps), ...projectRoutes(deps), ...webhookRoutes(deps)];
+  return [
+    ...userRoutes(deps),
+    ...organizationRoutes(deps),
+    ...projectRoutes(deps),
+    ...apiKeyRoutes(deps),
+    ...auditRoutes(deps),
+    ...webhookRoutes(deps),
+    ...billingRoutes(deps),
+  ];
 }

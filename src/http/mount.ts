@@ -51,7 +51,7 @@ function callerOf(deps: Infra, guard: Guard, locator: OrgLocator | undefined): C
 function toFastify(deps: Infra, r: Route, alias?: Alias): RouteOptions {
   const guard = r.auth;
   const { response, ...schemas } = r.schema;
-  const guardErrors = isOrgGuard(guard) ? orgAccessErrors(guard.permission) : [];
+  const guardErrors = isOrgGuard(guard) ? (guard.errors ?? orgAccessErrors(guard.permission)) : [];
   const status = firstSuccess(response);
   const caller = callerOf(deps, guard, alias?.org);
   const handler = r.handler as unknown as (ctx: Record<string, unknown>, input: Record<string, unknown>) => Promise<unknown>;
@@ -80,11 +80,32 @@ function toFastify(deps: Infra, r: Route, alias?: Alias): RouteOptions {
   };
 }
 
-/** Every route of the table that is switched on, with its aliases. */
-export function mountRoutes(app: FastifyInstance, deps: Infra, table: Route[]): void {
+/**
+ * A route with parsers of its own: a content type parser belongs to a Fastify instance, so the route
+ * gets a plugin of its own, where the parsers apply to it alone (encapsulation).
+ */
+async function withParsers(app: FastifyInstance, parsers: NonNullable<Route['parsers']>, options: RouteOptions[]): Promise<void> {
+  await app.register(async (own) => {
+    for (const [type, parse] of Object.entries(parsers)) {
+      if (own.hasContentTypeParser(type)) own.removeContentTypeParser(type);
+      own.addContentTypeParser(type, { parseAs: 'string' }, (_request, body, done) => {
+        try {
+          done(null, parse(body as string));
+        } catch (err) {
+          done(err as Error, undefined);
+        }
+      });
+    }
+    for (const o of options) own.route(o);
+  });
+}
+
+/** Every route of the table that is switched on, with its aliases, in the table's order. */
+export async function mountRoutes(app: FastifyInstance, deps: Infra, table: Route[]): Promise<void> {
   for (const r of table) {
     if (r.enabled && !r.enabled(deps.config)) continue;
-    app.route(toFastify(deps, r));
-    for (const alias of r.aliases ?? []) app.route(toFastify(deps, r, alias));
+    const options = [toFastify(deps, r), ...(r.aliases ?? []).map((alias) => toFastify(deps, r, alias))];
+    if (r.parsers) await withParsers(app, r.parsers, options);
+    else for (const o of options) app.route(o);
   }
 }

@@ -26,6 +26,12 @@ export type OrgLocator = string | ((params: Record<string, string>, request: Fas
 export interface OrgGuard {
   org: OrgLocator;
   permission: Permission;
+  /**
+   * The guard's refusals as the document shows them, where the default (`orgAccessErrors`: an
+   * unknown organization, a role lacking the permission) would mislead: a permission every member
+   * holds is refused only to a non-member.
+   */
+  errors?: ErrorSpec[];
 }
 
 /**
@@ -46,6 +52,8 @@ export interface RouteSchemas {
   querystring?: TSchema;
   body?: TSchema;
   headers?: TSchema;
+  /** The media types of the answers, where they are not JSON (an HTML page). */
+  produces?: string[];
   /** The success answers; the error answers come from `errors` and the guard. */
   response: Record<number, TSchema>;
 }
@@ -103,6 +111,11 @@ export interface Route<G extends Guard = Guard, S extends RouteSchemas = RouteSc
   errors?: ErrorSpec[];
   /** A missing body is `{}` (a bodiless POST), and the document says the body is optional. */
   optionalBody?: boolean;
+  /**
+   * Content types this route alone parses its own way, from the body as text, in place of the app's
+   * parser of that type (the inbound Stripe route keeps the raw body its signature covers).
+   */
+  parsers?: Record<string, (body: string) => unknown>;
   /**
    * The answer: a value of a success schema, sent with the first success status (set
    * `ctx.reply.status` for another), or the reply itself once the handler has sent it.

@@ -1,11 +1,11 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+// The audit log of an organization (docs/api.md#audit-log): owners and admins, or a key with
+// read:audit-logs.
 import { Type } from 'typebox';
 import type { Infra } from '../../infra.js';
-import { errors, orgAccessErrors } from '../../http/errors-doc.js';
-import { named, Nullable, OrgParams, orgSecurity, ref, Timestamp } from '../../http/schemas.js';
+import { route } from '../../http/route.js';
+import { named, Nullable, OrgParams, ref, Timestamp } from '../../http/schemas.js';
 import { PageFields } from '../../platform/pagination.js';
 import { listAuditLogs } from './list.service.js';
-import { orgAccess } from '../../http/access.js';
 
 const ENTRY = {
   id: 'aud_01jq3c8m0p2r4t6v8x0z2b4d6f',
@@ -54,25 +54,23 @@ const AuditQuery = Type.Object({
   to: Type.Optional(Type.String({ format: 'date-time', description: 'Inclusive' })),
 });
 
-export const auditRoutes: FastifyPluginAsyncTypebox<{ deps: Infra }> = async (app, { deps }) => {
-  const authorize = orgAccess(deps);
-  app.get('/organizations/:orgId/audit-logs', {
-    schema: {
-      tags: ['Audit log'],
-      security: orgSecurity('audit-logs:read'),
+export function auditRoutes(deps: Infra) {
+  return [
+    route({
+      method: 'GET',
+      url: '/organizations/:orgId/audit-logs',
+      auth: { org: 'orgId', permission: 'audit-logs:read' },
       operationId: 'listAuditLogs',
+      tags: ['Audit log'],
       summary: 'Audit log, newest first (audit-logs:read; scope read:audit-logs)',
       description:
         'Owners and admins, or an API key with read:audit-logs. Holds every request made with a key of the organization (refused ones included) and every change a person made in it; filter by actor, action (exact) and time (docs/api.md#audit-log).',
-      params: OrgParams,
-      querystring: AuditQuery,
-      response: { 200: ref(AuditLogList, 'A page of entries'), ...errors(...orgAccessErrors('audit-logs:read')) },
-    },
-    // The body comes from PostgreSQL as JSON text (list.service.ts): sent as is, not re-serialized.
-    handler: async (req, reply) => {
-      const access = await authorize(req, req.params.orgId, 'audit-logs:read');
-      const body = await listAuditLogs(deps, access, { ...req.query, page: req.query.page ?? 1, pageSize: req.query.pageSize ?? 20 });
-      return reply.type('application/json; charset=utf-8').send(body as never);
-    },
-  });
-};
+      schema: { params: OrgParams, querystring: AuditQuery, response: { 200: ref(AuditLogList, 'A page of entries') } },
+      // The body comes from PostgreSQL as JSON text (list.service.ts): sent as is, not re-serialized.
+      handler: async (ctx, { query }) => {
+        const body = await listAuditLogs(deps, ctx.access, { ...query, page: query.page ?? 1, pageSize: query.pageSize ?? 20 });
+        return ctx.reply.type('application/json; charset=utf-8').send(body as never);
+      },
+    }),
+  ];
+}
