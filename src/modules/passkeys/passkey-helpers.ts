@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, expect } from 'vitest';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { bearer } from '../../../test/auth-helpers.js';
-import { type CeremonyOptions, SoftAuthenticator } from '../../../test/webauthn.js';
+import { type AuthenticatorForm, type CeremonyOptions, SoftAuthenticator } from '../../../test/webauthn.js';
 
 export let t: TestApp;
 
@@ -37,8 +37,8 @@ export async function registrationOptions(accessToken: string) {
 }
 
 /** A passkey registered for the account over HTTP (201 checked). */
-export async function registerPasskey(accessToken: string, opts: CeremonyOptions & { name?: string } = {}) {
-  const authenticator = new SoftAuthenticator();
+export async function registerPasskey(accessToken: string, opts: CeremonyOptions & { name?: string; form?: AuthenticatorForm } = {}) {
+  const authenticator = new SoftAuthenticator(undefined, opts.form);
   const options = await registrationOptions(accessToken);
   const res = await post('/auth/passkeys/registration/verify', { response: authenticator.create(options, opts), ...(opts.name ? { name: opts.name } : {}) }, accessToken);
   expect(res.statusCode, res.body).toBe(201);
