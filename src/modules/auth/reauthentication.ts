@@ -16,7 +16,7 @@ import { assertNotLocked, needsSecondFactor, releaseCheck, reservedCheck } from 
 const REQUIRED = { reauthenticationRequired: true };
 
 /** The proof an account can give: its password, else a two-factor code, else none (sign in again). */
-export function proofOf(deps: Infra, user: UserRow): 'password' | 'twoFactorCode' | null {
+function proofOf(deps: Infra, user: UserRow): 'password' | 'twoFactorCode' | null {
   if (user.passwordHash) return 'password';
   return needsSecondFactor(deps, user) ? 'twoFactorCode' : null;
 }
