@@ -29,6 +29,7 @@ describe('defaults', () => {
     expect(c.apiKey).toEqual({ prefix: 'svc', mode: 'live' });
     expect(c.auth.requireEmailVerification).toBe(true);
     expect(c.auth.refreshReuseGraceS).toBe(10);
+    expect(c.auth.reauthWindowS).toBe(600);
     expect(c.auth.maxSessions).toBe(5);
     expect(c.auth.accessTtlS).toBe(15 * 60);
     expect(c.auth.refreshTtlS).toBe(7 * 24 * 3600);
@@ -83,6 +84,7 @@ describe('defaults', () => {
       API_KEY_MODE: 'test',
       AUTH_REQUIRE_EMAIL_VERIFICATION: 'false',
       AUTH_MAX_SESSIONS: '2',
+      AUTH_REAUTH_WINDOW_S: '0',
       RATE_LIMIT_AUTH_PER_MIN: '1',
       RATE_LIMIT_USER_PER_MIN: '2',
       RATE_LIMIT_ANON_PER_MIN: '3',
@@ -104,6 +106,7 @@ describe('defaults', () => {
     expect(c.apiKey).toEqual({ prefix: 'acme', mode: 'test' });
     expect(c.auth.requireEmailVerification).toBe(false);
     expect(c.auth.maxSessions).toBe(2);
+    expect(c.auth.reauthWindowS).toBe(0);
     expect(c.rateLimit).toEqual({ authPerMin: 1, userPerMin: 2, anonPerMin: 3, keyDefaultPerMin: 4 });
     expect(c.logLevel).toBe('warn');
   });
@@ -156,6 +159,8 @@ describe('invalid values name their variable', () => {
     ['AUTH_MAX_SESSIONS', '0'],
     ['AUTH_MAX_SESSIONS', 'five'],
     ['AUTH_REFRESH_REUSE_GRACE_S', '-5'],
+    ['AUTH_REAUTH_WINDOW_S', '-1'],
+    ['AUTH_REAUTH_WINDOW_S', '86401'],
     ['RATE_LIMIT_AUTH_PER_MIN', '0'],
     ['RATE_LIMIT_USER_PER_MIN', '1e3'],
     ['RATE_LIMIT_ANON_PER_MIN', 'many'],

@@ -167,6 +167,7 @@ export function loadConfig(env: Env = process.env, defaults: { logLevel?: string
       requireEmailVerification: bool(env, 'AUTH_REQUIRE_EMAIL_VERIFICATION', true),
       refreshReuseGraceS: int(env, 'AUTH_REFRESH_REUSE_GRACE_S', 10, 0, 3600),
       maxSessions: int(env, 'AUTH_MAX_SESSIONS', 5, 1, 1000),
+      reauthWindowS: int(env, 'AUTH_REAUTH_WINDOW_S', 600, 0, 86_400),
       accessTtlS: 15 * 60,
       refreshTtlS: 7 * 24 * 60 * 60,
       passwordPolicy,

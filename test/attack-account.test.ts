@@ -22,7 +22,8 @@ async function askChange(accessToken: string, newEmail: string) {
   expect(res.statusCode, res.body).toBe(202);
   return t.mail.tokenFrom(newEmail, /Confirm your new email/i, '/confirm-email');
 }
-const confirm = (token: string) => req('POST', '/auth/confirm-email-change', { token });
+// Confirming needs the Bearer of the account that asked (docs/api.md#email-change).
+const confirm = (token: string, accessToken?: string) => req('POST', '/auth/confirm-email-change', { token }, accessToken);
 
 describe('email change', () => {
   it("to an address that is someone else's: 409 (also in another case)", async () => {
@@ -35,8 +36,8 @@ describe('email change', () => {
   it('token replay: the second confirm is 400', async () => {
     const a = await signedInUser(t, 'ecR');
     const token = await askChange(a.accessToken, uniqueEmail('ecR-new'));
-    expect((await confirm(token)).statusCode).toBe(200);
-    expect((await confirm(token)).statusCode).toBe(400);
+    expect((await confirm(token, a.accessToken)).statusCode).toBe(200);
+    expect((await confirm(token, a.accessToken)).statusCode).toBe(400);
   });
 
   it('an address registered by its owner between request and confirm: 409, and the owner keeps it', async () => {
@@ -44,7 +45,7 @@ describe('email change', () => {
     const victimEmail = uniqueEmail('ecVictim');
     const token = await askChange(attacker.accessToken, victimEmail);
     const victim = await registerUser(t, victimEmail);
-    expect((await confirm(token)).statusCode).toBe(409);
+    expect((await confirm(token, attacker.accessToken)).statusCode).toBe(409);
     const rows = await queryRows<{ id: string }>(t, sql`select id from users where lower(email) = ${victimEmail.toLowerCase()}`);
     expect(rows.map((r) => r.id)).toEqual([victim.userId]);
   });
@@ -54,8 +55,10 @@ describe('email change', () => {
     const newEmail = uniqueEmail('ecDel-new');
     const token = await askChange(a.accessToken, newEmail);
     expect((await req('DELETE', '/users/me', { password: PASSWORD }, a.accessToken)).statusCode).toBe(200);
-    const res = await confirm(token);
-    expect(res.statusCode).toBe(400);
+    // The deleted account's session is gone with it; the address was never taken.
+    expect((await confirm(token, a.accessToken)).statusCode).toBe(401);
+    expect((await confirm(token)).statusCode).toBe(401);
+    expect(await queryRows(t, sql`select id from users where lower(email) = ${newEmail.toLowerCase()}`)).toEqual([]);
   });
 
   it('a password reset (the owner recovering from a leaked password) voids a pending email change asked with the old password', async () => {
@@ -68,8 +71,11 @@ describe('email change', () => {
     expect((await req('POST', '/auth/password/forgot', { email: victim.email })).statusCode).toBe(200);
     const resetToken = await t.mail.tokenFrom(victim.email, /Reset your password/, '/reset-password');
     expect((await req('POST', '/auth/password/reset', { token: resetToken, newPassword: 'Brand-New-Pass-77' })).statusCode).toBe(200);
-    // The attacker's link from their own mailbox must no longer take the account.
-    const res = await confirm(token);
+    // The attacker's link from their own mailbox must no longer take the account: the attacker's
+    // session ended with the reset, and the link died with it, even for the owner signed in again.
+    expect((await confirm(token, attacker.accessToken)).statusCode).toBe(401);
+    const owner = await login(t, victim.email, 'Brand-New-Pass-77');
+    const res = await confirm(token, owner.accessToken);
     expect(res.statusCode, res.body).toBe(400);
     const [row] = await queryRows<{ email: string }>(t, sql`select email from users where id = ${victim.userId}`);
     expect(row!.email.toLowerCase()).toBe(victim.email.toLowerCase());
@@ -82,7 +88,8 @@ describe('email change', () => {
     const token = await askChange(attacker.accessToken, attackerEmail);
     const chg = await t.request({ method: 'PUT', url: '/api/v1/users/me/password', headers: bearer(victim.accessToken), payload: { currentPassword: PASSWORD, newPassword: 'Brand-New-Pass-78' } });
     expect(chg.statusCode, chg.body).toBe(200);
-    const res = await confirm(token);
+    // The owner's session (the one that changed the password) stays; the link is dead for it too.
+    const res = await confirm(token, victim.accessToken);
     expect(res.statusCode, res.body).toBe(400);
   });
 });

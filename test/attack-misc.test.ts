@@ -30,7 +30,9 @@ describe('email change probes', () => {
     const token = await t.mail.tokenFrom(newEmail, /Confirm your new email/i, '/confirm-email');
     await t.deps.db.execute(sql`update users set is_active = false where id = ${a.userId}`);
     await t.deps.users.changed(a.userId);
-    expect((await t.request({ method: 'POST', url: '/api/v1/auth/confirm-email-change', payload: { token } })).statusCode).toBe(400);
+    // Its session answers 401 (a deactivated account's every request does); without one, 401 too.
+    expect((await t.request({ method: 'POST', url: '/api/v1/auth/confirm-email-change', headers: bearer(a.accessToken), payload: { token } })).statusCode).toBe(401);
+    expect((await t.request({ method: 'POST', url: '/api/v1/auth/confirm-email-change', payload: { token } })).statusCode).toBe(401);
     const [row] = await queryRows<{ email: string }>(t, sql`select email from users where id = ${a.userId}`);
     expect(row!.email).toBe(a.email);
   });
@@ -42,6 +44,6 @@ describe('email change probes', () => {
     await t.request({ method: 'POST', url: '/api/v1/users/me/email', headers: bearer(a.accessToken), payload: { newEmail: first, password: PASSWORD } });
     const t1 = await t.mail.tokenFrom(first, /Confirm your new email/i, '/confirm-email');
     await t.request({ method: 'POST', url: '/api/v1/users/me/email', headers: bearer(a.accessToken), payload: { newEmail: second, password: PASSWORD } });
-    expect((await t.request({ method: 'POST', url: '/api/v1/auth/confirm-email-change', payload: { token: t1 } })).statusCode).toBe(400);
+    expect((await t.request({ method: 'POST', url: '/api/v1/auth/confirm-email-change', headers: bearer(a.accessToken), payload: { token: t1 } })).statusCode).toBe(400);
   });
 });

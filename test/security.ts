@@ -39,6 +39,10 @@ const HOOK_URL = 'https://example.com/security-table';
 export const protectedRoutes: ProtectedRoute[] = [
   // auth
   { method: 'POST', url: '/api/v1/auth/logout', okStatus: 200 },
+  // No proof once authenticated: 400, nothing counted toward the lockout.
+  { method: 'POST', url: '/api/v1/auth/reauthenticate', payload: {}, okStatus: 400 },
+  // A token that is no email-change link's: 400 once authenticated.
+  { method: 'POST', url: '/api/v1/auth/confirm-email-change', payload: { token: 'not-a-live-token' }, okStatus: 400 },
   // two-factor. verify and disable come before setup: until the setup control has run the account has
   // no pending secret, so '000000' cannot happen to be a right code (400 either way), and two-factor is
   // never enabled for the account whose sign-ins the table needs. setup leaves only a pending secret.

@@ -59,8 +59,17 @@ interface RequestOptionsJSON {
   rpId?: string;
 }
 
+/** The form of what an authenticator makes: its credential ids' length and the transports it reports. */
+export interface AuthenticatorForm {
+  /** Bytes of the credential id (default 16). */
+  idBytes?: number;
+  /** What the browser reports at registration (default ['internal']). */
+  transports?: string[];
+}
+
 export class SoftAuthenticator {
-  readonly credentialId = randomBytes(16);
+  readonly credentialId: Buffer;
+  private readonly transports: string[];
   private readonly privateKey: KeyObject;
   private readonly publicKey: KeyObject;
   /** The counter of the last assertion (0 after registration, then 1, 2, …). */
@@ -68,7 +77,12 @@ export class SoftAuthenticator {
   /** The user handle (options.user.id) of the registration, for discoverable assertions. */
   userHandle: string | null = null;
 
-  constructor(private readonly defaultOrigin = 'http://app.test') {
+  constructor(
+    private readonly defaultOrigin = 'http://app.test',
+    form: AuthenticatorForm = {},
+  ) {
+    this.credentialId = randomBytes(form.idBytes ?? 16);
+    this.transports = form.transports ?? ['internal'];
     const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     this.privateKey = privateKey;
     this.publicKey = publicKey;
@@ -118,7 +132,7 @@ export class SoftAuthenticator {
       response: {
         clientDataJSON: b64u(this.clientData('webauthn.create', options.challenge, opts.origin ?? this.defaultOrigin)),
         attestationObject: b64u(attestationObject),
-        transports: ['internal'],
+        transports: this.transports,
       },
       clientExtensionResults: {},
       authenticatorAttachment: 'platform',

@@ -342,6 +342,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/auth/reauthenticate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Prove the person behind this session again
+         * @description With the password, or for an account without one a two-factor code. The session then counts as freshly signed in for `AUTH_REAUTH_WINDOW_S` seconds (600 by default), as it does after its sign-in: steps that need a recent proof (adding a passkey) take no password meanwhile. A refresh of the session never counts. A wrong password or code answers 401 with `reauthenticationRequired` and counts toward the sign-in lockout (423 once locked); an account with neither a password nor two-factor answers 401: it signs in again instead (docs/api.md#re-authentication).
+         */
+        post: operations["reauthenticate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/confirm-email-change": {
         parameters: {
             query?: never;
@@ -352,8 +372,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Confirm an email change with the token from the mail
-         * @description The account moves to the address the link was mailed to, which counts as verified; a notice goes to the old address. Sessions stay; sign-in and reset links still pending are voided. An address registered meanwhile answers 409 (docs/api.md#email-change).
+         * Confirm an email change with the token from the mail, signed in to the account that asked
+         * @description Needs the access token of the account that asked for the change: without one 401, with another account’s 403 (the token stays usable). The account moves to the address the link was mailed to, which counts as verified; a notice goes to the old address. Sessions stay; sign-in and reset links still pending are voided. An address registered meanwhile answers 409 (docs/api.md#email-change).
          */
         post: operations["confirmEmailChange"];
         delete?: never;
@@ -481,7 +501,7 @@ export interface paths {
         put?: never;
         /**
          * Start registering a passkey for the signed-in user
-         * @description Answers PublicKeyCredentialCreationOptionsJSON for `navigator.credentials.create()`: the rp id is the host of APP_ORIGIN, the user’s passkeys are excluded, no attestation is asked. Its challenge is single use and lives 5 minutes (docs/api.md#passkeys).
+         * @description Answers PublicKeyCredentialCreationOptionsJSON for `navigator.credentials.create()`: the rp id is the host of APP_ORIGIN, the user’s passkeys are excluded, no attestation is asked. Its challenge is single use and lives 5 minutes. A new passkey signs in on its own (as both factors with user verification), so it needs a recent proof of the person: `password` in the body (for an account without one, `twoFactorCode`), unless this session signed in, or re-authenticated with POST /auth/reauthenticate, within `AUTH_REAUTH_WINDOW_S` seconds (a refresh does not count). Otherwise 401 with `reauthenticationRequired: true`; a wrong password or code counts toward the sign-in lockout (docs/api.md#passkeys).
          */
         post: operations["passkeyRegistrationOptions"];
         delete?: never;
@@ -1606,6 +1626,20 @@ export interface components {
             requiresTwoFactor?: boolean;
             /** @description Social sign-in only: send it with the code to `POST /auth/two-factor/login` */
             twoFactorToken?: string;
+        };
+        /** @description The error envelope of the routes that need a recent re-authentication (docs/api.md#re-authentication) */
+        ReauthErrorResponse: {
+            /** @enum {boolean} */
+            success: false;
+            error: {
+                code: components["schemas"]["ErrorCode"];
+                /** @description A short sentence for people */
+                message: string;
+                /** @description Possibly empty; for validation errors, the field and the problem (`field.path: problem`) */
+                details: string;
+            };
+            /** @description The step needs a recent proof of the person: send `password` (or `twoFactorCode`, as `details` names) with it, or first `POST /auth/reauthenticate` */
+            reauthenticationRequired?: boolean;
         };
         /**
          * @description A confirmation for people
@@ -3228,6 +3262,32 @@ export interface components {
         };
         /**
          * @example {
+         *       "password": "Analytical-Engine-1"
+         *     }
+         */
+        ReauthenticateRequest: {
+            /** @description The account’s password */
+            password?: string;
+            /** @description For an account without a password: a TOTP or backup code */
+            twoFactorCode?: string;
+        };
+        /**
+         * @example {
+         *       "authenticatedAt": "2026-03-01T12:00:00.000Z",
+         *       "expiresAt": "2026-03-01T12:10:00.000Z"
+         *     }
+         */
+        Reauthentication: {
+            /** Format: date-time */
+            authenticatedAt: string;
+            /**
+             * Format: date-time
+             * @description Until then (AUTH_REAUTH_WINDOW_S later) the session counts as freshly signed in
+             */
+            expiresAt: string;
+        };
+        /**
+         * @example {
          *       "deleted": true
          *     }
          */
@@ -3286,6 +3346,19 @@ export interface components {
             };
         } & {
             [key: string]: unknown;
+        };
+        /**
+         * @description A proof of the person, or no body at all within AUTH_REAUTH_WINDOW_S of the session’s sign-in (docs/api.md#passkeys)
+         * @example {
+         *       "password": "Analytical-Engine-1"
+         *     }
+         * @example {}
+         */
+        PasskeyRegistrationOptionsRequest: {
+            /** @description The account’s password: needed unless this session signed in or re-authenticated recently */
+            password?: string;
+            /** @description For an account without a password: a TOTP or backup code, instead */
+            twoFactorCode?: string;
         };
         PasskeyRegistrationRequest: {
             /** @description The RegistrationResponseJSON of navigator.credentials.create() */
@@ -3499,6 +3572,15 @@ export interface components {
         };
         /** @description Invalid request: VALIDATION_ERROR */
         "400_VALIDATION_ERROR.invalid-request-body-graceseconds-must-be-604800": {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description Invalid request: VALIDATION_ERROR */
+        "400_VALIDATION_ERROR.invalid-request-body-password-is-required": {
             headers: {
                 [name: string]: unknown;
             };
@@ -4535,6 +4617,48 @@ export interface operations {
             503: components["responses"]["503_SERVICE_UNAVAILABLE"];
         };
     };
+    reauthenticate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReauthenticateRequest"];
+            };
+        };
+        responses: {
+            /** @description The session counts as freshly signed in until expiresAt */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Reauthentication"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR.invalid-request-body-password-is-required"];
+            /** @description No credential, or one that is invalid, expired or revoked: AUTHENTICATION_ERROR */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReauthErrorResponse"];
+                };
+            };
+            403: components["responses"]["403_apiKeyRefused"];
+            404: components["responses"]["404_NOT_FOUND.user-not-found"];
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            423: components["responses"]["423_ACCOUNT_LOCKED"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
     confirmEmailChange: {
         parameters: {
             query?: never;
@@ -4558,6 +4682,16 @@ export interface operations {
                 };
             };
             400: components["responses"]["400_VALIDATION_ERROR.invalid-or-expired-token"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            /** @description Not allowed: AUTHORIZATION_ERROR */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             409: components["responses"]["409_CONFLICT"];
             413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
@@ -4615,15 +4749,7 @@ export interface operations {
                     "application/json": components["schemas"]["AccountDeleted"];
                 };
             };
-            /** @description Invalid request: VALIDATION_ERROR */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
+            400: components["responses"]["400_VALIDATION_ERROR.invalid-request-body-password-is-required"];
             /** @description No credential, or one that is invalid, expired or revoked: AUTHENTICATION_ERROR */
             401: {
                 headers: {
@@ -4831,7 +4957,11 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PasskeyRegistrationOptionsRequest"];
+            };
+        };
         responses: {
             /** @description The creation options */
             200: {
@@ -4842,12 +4972,29 @@ export interface operations {
                     "application/json": components["schemas"]["PasskeyCreationOptions"];
                 };
             };
-            400: components["responses"]["400_VALIDATION_ERROR"];
-            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            /** @description Invalid request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No credential, or one that is invalid, expired or revoked: AUTHENTICATION_ERROR */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReauthErrorResponse"];
+                };
+            };
             403: components["responses"]["403_apiKeyRefused"];
             404: components["responses"]["404_userNotFound"];
             413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            423: components["responses"]["423_ACCOUNT_LOCKED"];
             429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
             500: components["responses"]["500_INTERNAL_ERROR"];
             503: components["responses"]["503_SERVICE_UNAVAILABLE"];

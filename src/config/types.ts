@@ -67,6 +67,8 @@ export interface Config {
     requireEmailVerification: boolean;
     refreshReuseGraceS: number;
     maxSessions: number;
+    /** How long a session's sign-in (or re-authentication) counts as fresh proof (AUTH_REAUTH_WINDOW_S). */
+    reauthWindowS: number;
     accessTtlS: number;
     refreshTtlS: number;
     passwordPolicy: PasswordPolicy;

@@ -12,7 +12,7 @@ export interface ErrorExample {
   details?: string;
   /** The example's key in the document: the code unless a route shows several of one code. */
   name?: string;
-  /** Top-level fields beside `error` (sign-in routes: requiresTwoFactor, twoFactorToken). */
+  /** Top-level fields beside `error` (sign-in routes: requiresTwoFactor, twoFactorToken; re-authentication: reauthenticationRequired). */
   extra?: Record<string, unknown>;
 }
 
@@ -107,7 +107,7 @@ export function addError(response: Record<string, unknown>, spec: ErrorSpec, onl
     summary: `${ex.code}: ${ex.message}`,
     value: { success: false, error: { code: ex.code, message: ex.message, details: ex.details ?? '' }, ...ex.extra },
   };
-  if (ex.extra) media.schema = Type.Ref('SignInErrorResponse');
+  if (ex.extra) media.schema = Type.Ref('reauthenticationRequired' in ex.extra ? 'ReauthErrorResponse' : 'SignInErrorResponse');
   const codes = [...new Set([...shown, ex.code])];
   (entry as ErrorResponseEntry).description = `${STATUS_TEXT[Number(status)] ?? 'Error'}: ${codes.join(', ')}`;
 }

@@ -53,6 +53,17 @@ export const SignInErrorResponse = named(
   { description: 'The error envelope of the sign-in routes, which may ask for a second factor (docs/api.md#two-factor-authentication)' },
 );
 
+export const ReauthErrorResponse = named(
+  'ReauthErrorResponse',
+  Type.Object({
+    ...errorFields,
+    reauthenticationRequired: Type.Optional(
+      Type.Boolean({ description: 'The step needs a recent proof of the person: send `password` (or `twoFactorCode`, as `details` names) with it, or first `POST /auth/reauthenticate`' }),
+    ),
+  }),
+  { description: 'The error envelope of the routes that need a recent re-authentication (docs/api.md#re-authentication)' },
+);
+
 /** A request body that refuses unknown fields (docs/api.md#requests). */
 export const Body = <T extends TProperties>(props: T, description?: string) =>
   Type.Object(props, { additionalProperties: false, ...(description ? { description } : {}) });

@@ -4,12 +4,13 @@
 // id, so this file serves the app on http://localhost:<port> (a secure context), not on 127.0.0.1 as
 // app.ts does.
 import net from 'node:net';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { FakeClock } from '../../src/lib/clock.js';
-import { createTestApp, json, type TestApp } from '../../test/harness.js';
+import { createTestApp, json, queryRows, type TestApp } from '../../test/harness.js';
 import { CHROMIUM } from './app.js';
-import { apiLogin, shown, signedInAs, signInWithPassword, verifiedAccount } from './flows.js';
+import { apiLogin, PASSWORD, shown, signedInAs, signInWithPassword, verifiedAccount } from './flows.js';
 
 /** The wall clock: a browser's cookies and pages live in real time. */
 class WallClock extends FakeClock {
@@ -125,5 +126,34 @@ describe('passkeys in the browser', () => {
     await signOut(page);
     await page.getByRole('button', { name: 'Sign in with a passkey', exact: true }).click();
     await shown(page.getByRole('alert').filter({ hasText: 'Invalid passkey' }));
+  });
+
+  it('a session that signed in a while ago confirms the password before adding a passkey; a wrong one is said at the field and counted once', async () => {
+    const email = await verifiedAccount(t, 'passkey-reauth');
+    const { page, credentials } = await personWithAuthenticator();
+    await signInWithPassword(page, email);
+    // The clock here is the wall clock: the session's sign-in is moved eleven minutes back (the
+    // window is ten), as if the person had signed in then.
+    await t.deps.db.execute(sql`update sessions set authenticated_at = authenticated_at - interval '11 minutes' where user_id = (select id from users where email = ${email})`);
+    await page.goto('/account');
+    const section = page.getByRole('region', { name: 'Passkeys' });
+    await section.getByRole('button', { name: 'Add a passkey', exact: true }).click();
+    const password = await shown(section.getByLabel('Your password', { exact: true }));
+    await shown(section.getByText('confirm your password to add a passkey'));
+    expect(await credentials()).toBe(0);
+
+    await password.fill('Wrong-Password-1');
+    await section.getByRole('button', { name: 'Add a passkey', exact: true }).click();
+    await shown(section.getByText('Password is incorrect'));
+    const [row] = await queryRows<{ n: number }>(t, sql`select failed_login_attempts as n from users where email = ${email}`);
+    expect(row!.n).toBe(1);
+    expect(await credentials()).toBe(0);
+
+    await section.getByLabel('Your password', { exact: true }).fill(PASSWORD);
+    await section.getByRole('button', { name: 'Add a passkey', exact: true }).click();
+    await shown(section.getByText('Passkey “Passkey” added'));
+    expect(await credentials()).toBe(1);
+    expect((await passkeysOf(email)).map((p) => p.name)).toEqual(['Passkey']);
+    await section.getByLabel('Your password', { exact: true }).waitFor({ state: 'detached' });
   });
 });

@@ -20,6 +20,10 @@ export const sessions = pgTable(
     lastUsedAt: ts('last_used_at').notNull(),
     expiresAt: ts('expires_at').notNull(),
     createdAt: ts('created_at').notNull(),
+    // When the session last proved its person: its sign-in, or a later POST /auth/reauthenticate.
+    // A refresh never moves it, so a stolen refresh token cannot make a session look freshly proven
+    // (docs/api.md#re-authentication).
+    authenticatedAt: ts('authenticated_at').notNull(),
     revokedAt: ts('revoked_at'),
     revokedReason: text('revoked_reason'),
   },

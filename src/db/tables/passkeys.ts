@@ -37,6 +37,9 @@ export const webauthnChallenges = pgTable(
     userId: text('user_id').references(() => users.id, { onDelete: 'cascade' }),
     challenge: text('challenge').notNull(),
     kind: text('kind').$type<'registration' | 'authentication'>().notNull(),
+    // Authentication asked for with an email: only a passkey of userId answers it, and none when
+    // userId is null (the address is unknown or deactivated: its options were a decoy).
+    byEmail: boolean('by_email').notNull().default(false),
     expiresAt: ts('expires_at').notNull(),
     usedAt: ts('used_at'),
     createdAt: ts('created_at').notNull(),

@@ -10,47 +10,27 @@ import { apiKeys } from '../../db/tables/api-keys.js';
 import { subscriptions } from '../../db/tables/billing.js';
 import { auditLogs } from '../../db/tables/audit.js';
 import { invitations, memberships, organizations } from '../../db/tables/organizations.js';
-import { users, type UserRow } from '../../db/tables/users.js';
+import { users } from '../../db/tables/users.js';
 import { transaction } from '../../db/transaction.js';
 import type { Infra } from '../../infra.js';
-import { AppError, authenticationError, notFound, validationError } from '../../lib/errors.js';
+import { AppError, notFound, validationError } from '../../lib/errors.js';
 import { auditChange } from '../../platform/audit/record.js';
 import type { UserActor } from '../../platform/identity/actor.js';
 import { revokeKeysOfCreator } from '../../platform/member-keys.js';
 import { recordEvent } from '../../platform/outbox.js';
 import { callProvider, ENDED_STATUSES } from '../../platform/subscriptions.js';
 import type { OrgAccess, RequestContext } from '../../platform/tenancy.js';
-import { consumeSecondFactor, invalidSecondFactor } from './second-factor.js';
-import { assertNotLocked, needsSecondFactor, releaseCheck, reservedCheck } from './sign-in.js';
+import { proveIdentity } from './reauthentication.js';
 
 export const ownsSharedOrganization = (slug: string) =>
   new AppError(409, 'CONFLICT', 'You own an organization that has other members', `Transfer the ownership of ${slug}, or remove its other members, first`);
 
 /**
- * The proof a deletion needs: the password, or for an account without one a two-factor code. A wrong
- * one answers 401 and counts toward the sign-in lockout.
+ * A deletion always needs its proof (proveIdentity: the password, or for an account without one a
+ * two-factor code; a wrong one counts toward the lockout), however recently the session signed in.
+ * An account with neither sets a password through a reset first.
  */
-async function proveIdentity(deps: Infra, user: UserRow, input: { password?: string; twoFactorCode?: string }) {
-  assertNotLocked(deps, user);
-  let check: () => Promise<boolean>;
-  let wrong: () => AppError;
-  if (user.passwordHash) {
-    if (input.password === undefined) throw validationError('Invalid request body', 'password: is required');
-    const hash = user.passwordHash;
-    check = () => deps.passwords.verify(hash, input.password!);
-    wrong = () => authenticationError('Password is incorrect');
-  } else {
-    if (!needsSecondFactor(deps, user)) {
-      throw validationError('This account has neither a password nor two-factor', 'password: set one with a password reset first, then delete the account');
-    }
-    if (input.twoFactorCode === undefined) throw validationError('Invalid request body', 'twoFactorCode: is required for an account without a password');
-    check = () => consumeSecondFactor(deps, user.id, input.twoFactorCode!);
-    wrong = invalidSecondFactor;
-  }
-  const reservation = await reservedCheck(deps, user.id, check);
-  if (!reservation) throw wrong();
-  await releaseCheck(deps, reservation);
-}
+const noProof = () => validationError('This account has neither a password nor two-factor', 'password: set one with a password reset first, then delete the account');
 
 /**
  * The person's memberships with their organization's member count, those rows and their
@@ -86,7 +66,7 @@ async function cancelSubscription(deps: Infra, tx: Tx, organizationId: string) {
 export async function deleteAccount(deps: Infra, actor: UserActor, input: { password?: string; twoFactorCode?: string }, request: RequestContext): Promise<void> {
   const user = await deps.users.row(actor.userId);
   if (!user || !user.isActive) throw notFound('User not found');
-  await proveIdentity(deps, user, input);
+  await proveIdentity(deps, user, input, noProof);
   // A quick refusal before anything is canceled at the provider; the transaction checks again.
   const quick = await deps.db
     .select({ slug: organizations.slug })

@@ -5,11 +5,12 @@ import { Type } from 'typebox';
 import type { Infra } from '../../infra.js';
 import { requestContext, requireUser } from '../../http/access.js';
 import { errors, type ErrorExample } from '../../http/errors-doc.js';
-import { Body, bearerAuth, Message, named, ref } from '../../http/schemas.js';
+import { Body, bearerAuth, Message, named, ref, Timestamp } from '../../http/schemas.js';
 import { sessionCookies } from '../../http/session-cookie.js';
 import { deleteAccount } from './account-deletion.service.js';
 import { confirmEmailChange, requestEmailChange } from './email-change.service.js';
-import { INVALID_SECOND_FACTOR, INVALID_TOKEN, LOCKED, open, USER_NOT_FOUND } from './route-options.js';
+import { reauthenticate } from './reauthentication.js';
+import { INVALID_SECOND_FACTOR, INVALID_TOKEN, LOCKED, signedIn, USER_NOT_FOUND } from './route-options.js';
 import { Email, Password, Token, TwoFactorCode } from './schemas.js';
 
 const EmailChangeBody = named('EmailChangeRequest', Body({ newEmail: Email, password: Password }), {
@@ -24,9 +25,35 @@ const DeleteAccountBody = named(
   }),
   { examples: [{ password: 'Analytical-Engine-1' }] },
 );
+const ReauthenticateBody = named(
+  'ReauthenticateRequest',
+  Body({
+    password: Type.Optional({ ...Password, description: 'The account’s password' }),
+    twoFactorCode: Type.Optional({ ...TwoFactorCode, description: 'For an account without a password: a TOTP or backup code' }),
+  }),
+  { examples: [{ password: 'Analytical-Engine-1' }] },
+);
+const Reauthenticated = named(
+  'Reauthentication',
+  Type.Object({
+    authenticatedAt: Timestamp,
+    expiresAt: { ...Timestamp, description: 'Until then (AUTH_REAUTH_WINDOW_S later) the session counts as freshly signed in' },
+  }),
+  { examples: [{ authenticatedAt: '2026-03-01T12:00:00.000Z', expiresAt: '2026-03-01T12:10:00.000Z' }] },
+);
 const Deleted = named('AccountDeleted', Type.Object({ deleted: Type.Literal(true) }), { examples: [{ deleted: true }] });
 
 const WRONG_PASSWORD: ErrorExample = { code: 'AUTHENTICATION_ERROR', name: 'wrongPassword', message: 'Password is incorrect' };
+const REQUIRED = { reauthenticationRequired: true };
+const WRONG_PROOF: ErrorExample = { ...WRONG_PASSWORD, extra: REQUIRED };
+const WRONG_CODE: ErrorExample = { ...INVALID_SECOND_FACTOR, extra: REQUIRED };
+const CANNOT_PROVE: ErrorExample = {
+  code: 'AUTHENTICATION_ERROR',
+  name: 'signInAgain',
+  message: 'Re-authentication required',
+  details: 'This account has no password or two-factor code to confirm with: sign in again, and do this within 600 seconds',
+  extra: REQUIRED,
+};
 const TAKEN: ErrorExample = { code: 'CONFLICT', message: 'An account with this email already exists', details: 'newEmail: is already registered' };
 
 export const accountRoutes: FastifyPluginAsyncTypebox<{ deps: Infra }> = async (app, { deps }) => {
@@ -59,19 +86,45 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ deps: Infra }> = async (
     },
   });
 
+  app.post('/auth/reauthenticate', {
+    config: signedIn,
+    schema: {
+      tags: ['Sessions'],
+      security: bearerAuth,
+      operationId: 'reauthenticate',
+      summary: 'Prove the person behind this session again',
+      description:
+        'With the password, or for an account without one a two-factor code. The session then counts as freshly signed in for `AUTH_REAUTH_WINDOW_S` seconds (600 by default), as it does after its sign-in: steps that need a recent proof (adding a passkey) take no password meanwhile. A refresh of the session never counts. A wrong password or code answers 401 with `reauthenticationRequired` and counts toward the sign-in lockout (423 once locked); an account with neither a password nor two-factor answers 401: it signs in again instead (docs/api.md#re-authentication).',
+      body: ref(ReauthenticateBody),
+      response: {
+        200: ref(Reauthenticated, 'The session counts as freshly signed in until expiresAt'),
+        ...errors(WRONG_PROOF, WRONG_CODE, CANNOT_PROVE, { code: 'VALIDATION_ERROR', message: 'Invalid request body', details: 'password: is required' }, USER_NOT_FOUND, LOCKED),
+      },
+    },
+    handler: async (req) => reauthenticate(deps, requireUser(req), req.body),
+  });
+
   app.post('/auth/confirm-email-change', {
-    config: open,
+    config: signedIn,
     schema: {
       tags,
+      security: bearerAuth,
       operationId: 'confirmEmailChange',
-      summary: 'Confirm an email change with the token from the mail',
+      summary: 'Confirm an email change with the token from the mail, signed in to the account that asked',
       description:
-        'The account moves to the address the link was mailed to, which counts as verified; a notice goes to the old address. Sessions stay; sign-in and reset links still pending are voided. An address registered meanwhile answers 409 (docs/api.md#email-change).',
+        'Needs the access token of the account that asked for the change: without one 401, with another account’s 403 (the token stays usable). The account moves to the address the link was mailed to, which counts as verified; a notice goes to the old address. Sessions stay; sign-in and reset links still pending are voided. An address registered meanwhile answers 409 (docs/api.md#email-change).',
       body: ref(ConfirmEmailChangeBody),
-      response: { 200: ref(Message, 'The address is changed'), ...errors(INVALID_TOKEN, TAKEN) },
+      response: {
+        200: ref(Message, 'The address is changed'),
+        ...errors(
+          INVALID_TOKEN,
+          { code: 'AUTHORIZATION_ERROR', message: 'This link is for another account', details: 'Sign in to the account that asked for the change, then confirm' },
+          TAKEN,
+        ),
+      },
     },
     handler: async (req) => {
-      await confirmEmailChange(deps, req.body.token);
+      await confirmEmailChange(deps, requireUser(req), req.body.token);
       return { message: 'Email address changed' };
     },
   });

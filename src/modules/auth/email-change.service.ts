@@ -6,7 +6,7 @@ import { isUniqueViolation } from '../../db/client.js';
 import { users } from '../../db/tables/users.js';
 import { transaction } from '../../db/transaction.js';
 import type { Infra } from '../../infra.js';
-import { authenticationError, conflict, notFound, validationError } from '../../lib/errors.js';
+import { authenticationError, authorizationError, conflict, notFound, validationError } from '../../lib/errors.js';
 import { sha256 } from '../../lib/secrets.js';
 import type { UserActor } from '../../platform/identity/actor.js';
 import { sendLater } from '../../providers/mail/mailer.js';
@@ -45,16 +45,23 @@ export async function requestEmailChange(deps: Infra, actor: UserActor, input: {
 }
 
 /**
- * The link's token moves the account to the address it was sent to, now verified. Used, expired,
- * unknown, or issued before another change of the address: 400. An address registered meanwhile:
- * 409, and the token stays unused.
+ * The link's token moves the account to the address it was sent to, now verified, when the caller is
+ * the account that asked. Used, expired, unknown, or issued before another change of the address:
+ * 400. Another account: 403. An address registered meanwhile: 409. A refusal leaves the token unused.
+ *
+ * Why the account's own session: the mail goes to an address that nobody has shown to be the
+ * requester's. Whoever opens it, the owner of that address included, must not move an account they
+ * cannot sign in to onto it: an attacker's account (with its social link) would become the victim's
+ * address, which the victim's password reset and social sign-in would then lead into.
  */
-export async function confirmEmailChange(deps: Infra, token: string): Promise<void> {
+export async function confirmEmailChange(deps: Infra, actor: UserActor, token: string): Promise<void> {
   let previous: string;
   let next: string;
   try {
     [previous, next] = await transaction(deps.db, async (tx, afterCommit) => {
       const row = await consumeEmailToken(deps, tx, token, 'change_email');
+      // Thrown inside the transaction: the token's consumption rolls back with it.
+      if (row.userId !== actor.userId) throw authorizationError('This link is for another account', 'Sign in to the account that asked for the change, then confirm');
       const [user] = await tx.select().from(users).where(eq(users.id, row.userId)).for('update');
       if (!user || !user.isActive || row.binding !== addressBinding(user.email)) throw invalidToken();
       const now = deps.clock.now();

@@ -17,7 +17,8 @@ const NOTICE = /The email address of your account has changed/;
 
 const requestChange = (accessToken: string, newEmail: string, password = PASSWORD) =>
   t.request({ method: 'POST', url: '/api/v1/users/me/email', headers: bearer(accessToken), payload: { newEmail, password } });
-const confirm = (token: string) => t.request({ method: 'POST', url: '/api/v1/auth/confirm-email-change', payload: { token } });
+const confirm = (token: string, accessToken?: string) =>
+  t.request({ method: 'POST', url: '/api/v1/auth/confirm-email-change', payload: { token }, headers: accessToken ? bearer(accessToken) : {} });
 
 /** Asks for the change (202 checked) and reads the token of the mail to the new address. */
 async function changeToken(accessToken: string, newEmail: string) {
@@ -33,7 +34,7 @@ describe('email change', () => {
     const token = await changeToken(user.accessToken, newEmail);
     // Nothing has changed yet.
     expect(json(await getMe(t, user.accessToken)).email).toBe(user.email);
-    const res = await confirm(token);
+    const res = await confirm(token, user.accessToken);
     expect(res.statusCode, res.body).toBe(200);
     const me = json(await getMe(t, user.accessToken));
     expect(me.email).toBe(newEmail);
@@ -50,18 +51,19 @@ describe('email change', () => {
   it('refuses a replayed token (400)', async () => {
     const user = await signedInUser(t, 'chg-replay');
     const token = await changeToken(user.accessToken, uniqueEmail('chg-replay-new'));
-    expect((await confirm(token)).statusCode).toBe(200);
-    expectError(await confirm(token), 400, 'VALIDATION_ERROR');
+    expect((await confirm(token, user.accessToken)).statusCode).toBe(200);
+    expectError(await confirm(token, user.accessToken), 400, 'VALIDATION_ERROR');
   });
 
   it('refuses an expired token (24 hours, app clock) and an unknown one (400)', async () => {
     const user = await signedInUser(t, 'chg-expired');
     const token = await changeToken(user.accessToken, uniqueEmail('chg-expired-new'));
     t.clock.advance(24 * 60 * 60 * 1000);
-    expectError(await confirm(token), 400, 'VALIDATION_ERROR');
-    expectError(await confirm('x'.repeat(43)), 400, 'VALIDATION_ERROR');
-    // (The access token has expired meanwhile: a new sign-in reads the account.)
-    expect((await login(t, user.email)).user.email).toBe(user.email);
+    // (The access token has expired meanwhile: a new sign-in confirms.)
+    const again = await login(t, user.email);
+    expectError(await confirm(token, again.accessToken), 400, 'VALIDATION_ERROR');
+    expectError(await confirm('x'.repeat(43), again.accessToken), 400, 'VALIDATION_ERROR');
+    expect(json(await getMe(t, again.accessToken)).email).toBe(user.email);
   });
 
   it('a newer request voids the earlier link', async () => {
@@ -69,8 +71,8 @@ describe('email change', () => {
     const first = await changeToken(user.accessToken, uniqueEmail('chg-first'));
     const secondEmail = uniqueEmail('chg-second');
     const second = await changeToken(user.accessToken, secondEmail);
-    expectError(await confirm(first), 400, 'VALIDATION_ERROR');
-    expect((await confirm(second)).statusCode).toBe(200);
+    expectError(await confirm(first, user.accessToken), 400, 'VALIDATION_ERROR');
+    expect((await confirm(second, user.accessToken)).statusCode).toBe(200);
     expect(json(await getMe(t, user.accessToken)).email).toBe(secondEmail);
   });
 
@@ -84,7 +86,7 @@ describe('email change', () => {
       payload: { currentPassword: PASSWORD, newPassword: 'Another-Horse-7' },
     });
     expect(changed.statusCode, changed.body).toBe(200);
-    expectError(await confirm(token), 400, 'VALIDATION_ERROR');
+    expectError(await confirm(token, user.accessToken), 400, 'VALIDATION_ERROR');
     expect(json(await getMe(t, user.accessToken)).email).toBe(user.email);
   });
 
@@ -102,7 +104,24 @@ describe('email change', () => {
     const newEmail = uniqueEmail('chg-race-new');
     const token = await changeToken(user.accessToken, newEmail);
     await registerUser(t, newEmail);
-    expectError(await confirm(token), 409, 'CONFLICT');
+    expectError(await confirm(token, user.accessToken), 409, 'CONFLICT');
     expect(json(await getMe(t, user.accessToken)).email).toBe(user.email);
+  });
+
+  it('is confirmed only by the account that asked: 401 without a token, 403 with another account’s, and the link stays usable', async () => {
+    const user = await signedInUser(t, 'chg-owner');
+    const other = await signedInUser(t, 'chg-other');
+    const newEmail = uniqueEmail('chg-owner-new');
+    const token = await changeToken(user.accessToken, newEmail);
+    const anonymous = expectError(await confirm(token), 401, 'AUTHENTICATION_ERROR');
+    expect(anonymous.message).toBe('Authentication required');
+    const foreign = expectError(await confirm(token, other.accessToken), 403, 'AUTHORIZATION_ERROR');
+    expect(foreign.message).toBe('This link is for another account');
+    // Nothing moved, nobody was told, and the owner's link still works.
+    expect(json(await getMe(t, user.accessToken)).email).toBe(user.email);
+    expect(json(await getMe(t, other.accessToken)).email).toBe(other.email);
+    expect(t.mail.mails.filter((m) => m.to.includes(user.email) && NOTICE.test(m.subject))).toEqual([]);
+    expect((await confirm(token, user.accessToken)).statusCode).toBe(200);
+    expect(json(await getMe(t, user.accessToken)).email).toBe(newEmail);
   });
 });

@@ -3,6 +3,7 @@
 // as every sign-in method here (sign-in.ts, two-factor-login.service.ts).
 import type { Infra } from '../../infra.js';
 import type { SignInPort } from '../../platform/identity/sign-in-port.js';
+import { requireRecentAuthentication } from './reauthentication.js';
 import { LoginResponse } from './schemas.js';
 import { assertCanSignIn, assertNotLocked, needsSecondFactor, startSession } from './sign-in.js';
 import { startTwoFactorChallenge } from './two-factor-login.service.js';
@@ -18,5 +19,6 @@ export function authSignInPort(deps: Infra): SignInPort {
       if (!secondFactorProven && needsSecondFactor(deps, user)) throw await startTwoFactorChallenge(deps, user);
       return startSession(deps, user, client, null);
     },
+    requireRecentAuthentication: (actor, proof) => requireRecentAuthentication(deps, actor, proof),
   };
 }

@@ -19,6 +19,7 @@ import {
   PasskeyList,
   PasskeyParams,
   RegistrationBody,
+  RegistrationOptionsBody,
   RenameBody,
 } from './schemas.js';
 import * as passkeys from './service.js';
@@ -41,6 +42,23 @@ const TWO_FACTOR_REQUIRED: ErrorExample = {
   extra: { requiresTwoFactor: true, twoFactorToken: 'k3J9x0bQ2mV7tY1cR8wN4pL6zH5dF0aS' },
 };
 const LOCKED: ErrorExample = { code: 'ACCOUNT_LOCKED', message: 'Account is temporarily locked after too many failed sign-in attempts', details: 'Try again in 900 seconds' };
+const REQUIRED = { reauthenticationRequired: true };
+const REAUTH_REQUIRED: ErrorExample = {
+  code: 'AUTHENTICATION_ERROR',
+  name: 'reauthenticationRequired',
+  message: 'Re-authentication required',
+  details: 'password: confirm your password (in this request, or first with POST /auth/reauthenticate)',
+  extra: REQUIRED,
+};
+const WRONG_PASSWORD: ErrorExample = { code: 'AUTHENTICATION_ERROR', name: 'wrongPassword', message: 'Password is incorrect', extra: REQUIRED };
+const WRONG_CODE: ErrorExample = {
+  code: 'AUTHENTICATION_ERROR',
+  name: 'invalidTwoFactorCode',
+  message: 'Invalid two-factor code',
+  details: 'The code does not match the authenticator or an unused backup code',
+  extra: REQUIRED,
+};
+const PROOF_MISSING: ErrorExample = { code: 'VALIDATION_ERROR', message: 'Invalid request body', details: 'twoFactorCode: is required for an account without a password' };
 const COOKIE_MODE =
   'With `X-Session-Mode: cookie` (the web app) the refresh token is set in the HttpOnly `tenantry_refresh` cookie and left out of the body (docs/api.md#cookie-mode).';
 
@@ -55,10 +73,20 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<{ deps: Infra; signIn: Sig
       operationId: 'passkeyRegistrationOptions',
       summary: 'Start registering a passkey for the signed-in user',
       description:
-        'Answers PublicKeyCredentialCreationOptionsJSON for `navigator.credentials.create()`: the rp id is the host of APP_ORIGIN, the user’s passkeys are excluded, no attestation is asked. Its challenge is single use and lives 5 minutes (docs/api.md#passkeys).',
-      response: { 200: ref(CreationOptions, 'The creation options'), ...errors(USER_NOT_FOUND) },
+        'Answers PublicKeyCredentialCreationOptionsJSON for `navigator.credentials.create()`: the rp id is the host of APP_ORIGIN, the user’s passkeys are excluded, no attestation is asked. Its challenge is single use and lives 5 minutes. A new passkey signs in on its own (as both factors with user verification), so it needs a recent proof of the person: `password` in the body (for an account without one, `twoFactorCode`), unless this session signed in, or re-authenticated with POST /auth/reauthenticate, within `AUTH_REAUTH_WINDOW_S` seconds (a refresh does not count). Otherwise 401 with `reauthenticationRequired: true`; a wrong password or code counts toward the sign-in lockout (docs/api.md#passkeys).',
+      body: ref(RegistrationOptionsBody),
+      ...OPTIONAL_BODY,
+      response: { 200: ref(CreationOptions, 'The creation options'), ...errors(REAUTH_REQUIRED, WRONG_PASSWORD, WRONG_CODE, PROOF_MISSING, USER_NOT_FOUND, LOCKED) },
     },
-    handler: async (req) => passkeys.registrationOptions(deps, requireUser(req)),
+    // A bodiless POST sends no proof: the session's sign-in must be recent.
+    preValidation: async (req: { body: unknown }) => {
+      if (req.body === undefined) req.body = {};
+    },
+    handler: async (req) => {
+      const actor = requireUser(req);
+      await signIn.requireRecentAuthentication(actor, req.body);
+      return passkeys.registrationOptions(deps, actor);
+    },
   });
 
   app.post('/auth/passkeys/registration/verify', {

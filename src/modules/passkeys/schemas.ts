@@ -41,6 +41,15 @@ export const CreationOptions = named(
   { description: 'PublicKeyCredentialCreationOptionsJSON, for navigator.credentials.create() (docs/api.md#passkeys)' },
 );
 
+export const RegistrationOptionsBody = named(
+  'PasskeyRegistrationOptionsRequest',
+  Body({
+    password: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'The account’s password: needed unless this session signed in or re-authenticated recently' })),
+    twoFactorCode: Type.Optional(Type.String({ minLength: 6, maxLength: 32, description: 'For an account without a password: a TOTP or backup code, instead' })),
+  }),
+  { description: 'A proof of the person, or no body at all within AUTH_REAUTH_WINDOW_S of the session’s sign-in (docs/api.md#passkeys)', examples: [{ password: 'Analytical-Engine-1' }, {}] },
+);
+
 export const RegistrationBody = named(
   'PasskeyRegistrationRequest',
   Body({

@@ -12,7 +12,7 @@ import {
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
-import { and, asc, eq, gt, inArray, isNull, lte, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, isNull, lte, sql } from 'drizzle-orm';
 import { isUniqueViolation } from '../../db/client.js';
 import { passkeys, webauthnChallenges, type PasskeyRow } from '../../db/tables/passkeys.js';
 import { users } from '../../db/tables/users.js';
@@ -43,10 +43,10 @@ const passkeysOf = (deps: Infra, userId: string) => deps.db.select().from(passke
 // ceremonies without a job of its own.
 const SWEEP = 20;
 
-async function saveChallenge(deps: Infra, userId: string | null, challenge: string, kind: 'registration' | 'authentication') {
+async function saveChallenge(deps: Infra, userId: string | null, challenge: string, kind: 'registration' | 'authentication', byEmail = false) {
   const now = deps.clock.now();
   const id = newId('chl', now.getTime());
-  await deps.db.insert(webauthnChallenges).values({ id, userId, challenge, kind, expiresAt: new Date(now.getTime() + CHALLENGE_TTL_MS), createdAt: now });
+  await deps.db.insert(webauthnChallenges).values({ id, userId, challenge, kind, byEmail, expiresAt: new Date(now.getTime() + CHALLENGE_TTL_MS), createdAt: now });
   const expired = deps.db.select({ id: webauthnChallenges.id }).from(webauthnChallenges).where(lte(webauthnChallenges.expiresAt, now)).limit(SWEEP);
   await deps.db.delete(webauthnChallenges).where(inArray(webauthnChallenges.id, expired));
   return id;
@@ -172,30 +172,59 @@ export async function deletePasskey(deps: Infra, actor: UserActor, id: string) {
 
 // ---- sign-in ----------------------------------------------------------------------------------
 
+// Decoys take the form real entries take here: the credential id length and transports most common
+// among the latest passkeys registered (one indexed read, the same for every instance), so a decoy
+// looks like the entry of a typical account. Before any passkey exists: a 16-byte id and the
+// transports browsers report for a platform passkey.
+const FORM_SAMPLE = 1000;
+const FIRST_FORM = { bytes: 16, transports: ['hybrid', 'internal'] as AuthenticatorTransport[] };
+
+async function decoyForm(deps: Infra) {
+  const recent = await deps.db.select({ credentialId: passkeys.credentialId, transports: passkeys.transports }).from(passkeys).orderBy(desc(passkeys.id)).limit(FORM_SAMPLE);
+  const counts = new Map<string, { n: number; bytes: number; transports: AuthenticatorTransport[] }>();
+  for (const r of recent) {
+    const bytes = Buffer.from(r.credentialId, 'base64url').length;
+    const key = `${bytes}:${r.transports.join(',')}`;
+    const seen = counts.get(key) ?? { n: 0, bytes, transports: r.transports as AuthenticatorTransport[] };
+    seen.n++;
+    counts.set(key, seen);
+  }
+  // The most common form; of equally common ones the first by key, so every ask picks the same.
+  const [best] = [...counts.entries()].sort(([ka, a], [kb, b]) => b.n - a.n || (ka < kb ? -1 : 1));
+  return best ? best[1] : FIRST_FORM;
+}
+
 /**
- * A stand-in for an address without passkeys (unknown, inactive, or none registered): one credential
- * id derived from the address under ENCRYPTION_KEY, the same at every ask, so its answer looks like
- * that of an account with one passkey. No authenticator holds it.
+ * A stand-in for an address without passkeys (unknown, deactivated, or none registered): one
+ * credential id derived from the address under ENCRYPTION_KEY, the same at every ask, in the form of
+ * a real entry (decoyForm), so its answer looks like that of an account with one passkey. No
+ * authenticator holds it.
  */
-function decoyCredential(deps: Infra, email: string) {
-  const id = createHmac('sha256', deps.config.encryptionKey).update(`tenantry passkey decoy v1:${email}`).digest().subarray(0, 16);
-  return { id: id.toString('base64url'), transports: ['internal', 'hybrid'] as AuthenticatorTransport[] };
+async function decoyCredential(deps: Infra, email: string) {
+  const form = await decoyForm(deps);
+  const blocks: Buffer[] = [];
+  for (let i = 0; blocks.length * 32 < form.bytes; i++) {
+    blocks.push(createHmac('sha256', deps.config.encryptionKey).update(`tenantry passkey decoy v2:${i}:${email}`).digest());
+  }
+  return { id: Buffer.concat(blocks).subarray(0, form.bytes).toString('base64url'), transports: [...form.transports] };
 }
 
 /**
  * With an email: that account's passkeys as allowCredentials, or a decoy for an address without any
- * (decoyCredential), so the answer does not tell which addresses have passkeys. Without: none, for a
- * discoverable passkey.
+ * (decoyCredential), so the answer does not tell which addresses have passkeys; the challenge then
+ * takes only that account's passkeys, and none for an address that is unknown or deactivated.
+ * Without: none, for a discoverable passkey.
  */
 export async function authenticationOptions(deps: Infra, input: { email?: string }) {
   const { rpId } = relyingParty(deps);
   let userId: string | null = null;
   let allow: PasskeyRow[] = [];
-  if (input.email !== undefined) {
+  const byEmail = input.email !== undefined;
+  if (byEmail) {
     const [user] = await deps.db
       .select({ id: users.id, isActive: users.isActive })
       .from(users)
-      .where(sql`lower(${users.email}) = ${input.email.trim().toLowerCase()}`)
+      .where(sql`lower(${users.email}) = ${input.email!.trim().toLowerCase()}`)
       .limit(1);
     if (user?.isActive) {
       userId = user.id;
@@ -203,9 +232,9 @@ export async function authenticationOptions(deps: Infra, input: { email?: string
     }
   }
   const allowCredentials = allow.map((p) => ({ id: p.credentialId, transports: transportsOf(p) }));
-  if (input.email !== undefined && allowCredentials.length === 0) allowCredentials.push(decoyCredential(deps, input.email.trim().toLowerCase()));
+  if (byEmail && allowCredentials.length === 0) allowCredentials.push(await decoyCredential(deps, input.email!.trim().toLowerCase()));
   const options = await generateAuthenticationOptions({ rpID: rpId, timeout: CHALLENGE_TTL_MS, userVerification: 'preferred', allowCredentials });
-  const challengeId = await saveChallenge(deps, userId, options.challenge, 'authentication');
+  const challengeId = await saveChallenge(deps, userId, options.challenge, 'authentication', byEmail);
   return { challengeId, options };
 }
 
@@ -222,8 +251,10 @@ export async function authenticationVerify(deps: Infra, signIn: SignInPort, inpu
   const challenge = await spendChallenge(deps, and(eq(webauthnChallenges.id, input.challengeId), eq(webauthnChallenges.kind, 'authentication')));
   if (!challenge) throw refused();
   const [passkey] = await deps.db.select().from(passkeys).where(eq(passkeys.credentialId, input.response.id));
-  // A challenge asked for with an email is only good for that account's passkeys.
-  if (!passkey || (challenge.userId !== null && challenge.userId !== passkey.userId)) throw refused();
+  // A challenge asked for with an email is only good for that account's passkeys: for an unknown or
+  // deactivated address (userId null) it is good for none, so no passkey tells such an address from
+  // an active one by being accepted.
+  if (!passkey || ((challenge.byEmail || challenge.userId !== null) && challenge.userId !== passkey.userId)) throw refused();
   const [user] = await deps.db.select().from(users).where(eq(users.id, passkey.userId));
   if (!user || !user.isActive) throw refused();
   const { origin, rpId } = relyingParty(deps);

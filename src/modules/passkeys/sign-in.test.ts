@@ -20,6 +20,20 @@ async function withPasskey(label: string) {
   return { user, authenticator, passkey };
 }
 
+/** The shape of an answer: its fields in order, each string as its length, `type` and `transports` as they are. */
+function shapeOf(value: unknown, key = ''): unknown {
+  if (typeof value === 'string') return key === 'type' ? value : `string(${value.length})`;
+  if (Array.isArray(value)) return key === 'transports' ? value : value.map((v) => shapeOf(v));
+  if (value && typeof value === 'object') return Object.entries(value).map(([k, v]) => [k, shapeOf(v, k)]);
+  return typeof value;
+}
+
+/** As the admin command disable-user leaves an account: inactive, its cached row dropped. */
+async function deactivate(userId: string) {
+  await t.deps.db.execute(sql`update users set is_active = false where id = ${userId}`);
+  await t.deps.users.changed(userId);
+}
+
 function expectSignedIn(res: Awaited<ReturnType<typeof post>>, userId: string) {
   expect(res.statusCode, res.body).toBe(200);
   const body = json(res);
@@ -38,26 +52,41 @@ describe('signing in', () => {
     expect(await listPasskeys(user.accessToken)).toEqual([{ ...passkey, lastUsedAt: t.clock.now().toISOString() }]);
   });
 
-  it('by email: that account’s passkeys as allowCredentials; an address without any gets a stable decoy', async () => {
+  it('by email: that account’s passkeys as allowCredentials; an address without any gets a stable decoy of the same shape', async () => {
     const { user, authenticator } = await withPasskey('pk-email');
-    const { options } = await authenticationOptions(user.email.toUpperCase());
-    expect(options.allowCredentials?.map((c) => c.id)).toEqual([authenticator.id]);
+    const real = await authenticationOptions(user.email.toUpperCase());
+    expect(real.options.allowCredentials?.map((c) => c.id)).toEqual([authenticator.id]);
     expectSignedIn(await signInWith(authenticator, { email: user.email }), user.userId);
-    // Unknown, or known without a passkey: one credential id of the same form, the same every time.
+    // Unknown, deactivated, or known without a passkey: one entry of the real one's form (its fields
+    // in its order, an id of its length, its transports), the same every time.
+    const deactivated = await withPasskey('pk-email-deact');
+    await deactivate(deactivated.user.userId);
     const unknown = await authenticationOptions('nobody-here@example.com');
-    const without = await authenticationOptions((await signedInUser(t, 'pk-none')).email);
-    for (const o of [unknown, without]) {
-      expect(Object.keys(o)).toEqual(['challengeId', 'options']);
-      expect(o.options.allowCredentials).toEqual([{ id: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/), type: 'public-key', transports: ['internal', 'hybrid'] }]);
+    const decoys = [unknown, await authenticationOptions(deactivated.user.email), await authenticationOptions((await signedInUser(t, 'pk-none')).email)];
+    for (const o of decoys) {
+      expect(JSON.stringify(shapeOf(o))).toBe(JSON.stringify(shapeOf(real)));
+      expect(o.options.allowCredentials![0]!.id).not.toBe(authenticator.id);
+      expect(o.options.allowCredentials![0]!.id).not.toBe(deactivated.authenticator.id);
     }
     expect((await authenticationOptions('NOBODY-here@example.com')).options.allowCredentials).toEqual(unknown.options.allowCredentials);
-    expect(without.options.allowCredentials).not.toEqual(unknown.options.allowCredentials);
+    expect(new Set(decoys.map((o) => o.options.allowCredentials![0]!.id)).size).toBe(3);
   });
 
-  it("refuses, with an email's challenge, another account's passkey (401)", async () => {
-    const a = await withPasskey('pk-email-a');
-    const b = await withPasskey('pk-email-b');
-    expectError(await signInWith(b.authenticator, { email: a.user.email }), 401, 'AUTHENTICATION_ERROR');
+  it("an email's challenge takes only that account's passkeys: any other gets 401, whether the address is unknown, deactivated or active", async () => {
+    const stranger = await withPasskey('pk-stranger');
+    const target = await withPasskey('pk-target');
+    const gone = await withPasskey('pk-gone');
+    await deactivate(gone.user.userId);
+    const bare = await signedInUser(t, 'pk-bare');
+    const sessionsOf = async (userId: string) => (await queryRows(t, sql`select id from sessions where user_id = ${userId}`)).length;
+    const before = await sessionsOf(stranger.user.userId);
+    for (const email of ['nobody-at-all@example.com', gone.user.email, target.user.email, bare.email]) {
+      expectError(await signInWith(stranger.authenticator, { email }), 401, 'AUTHENTICATION_ERROR');
+    }
+    expect(await sessionsOf(stranger.user.userId)).toBe(before);
+    // The stranger's passkey itself is fine: with its own address, or discoverable, it signs in.
+    expectSignedIn(await signInWith(stranger.authenticator, { email: stranger.user.email }), stranger.user.userId);
+    expectSignedIn(await signInWith(stranger.authenticator), stranger.user.userId);
   });
 
   it('answers in cookie mode as login does: the refresh token in the cookie, not the body', async () => {

@@ -140,6 +140,29 @@ export function createSessionStore(db: Db, config: Config, clock: Clock, shared:
       await markRevoked(rows.map((r) => r.id as string));
     },
 
+    /**
+     * When the live session last proved its person (its sign-in or a re-authentication; a refresh
+     * is neither), or null when it is not the user's or no longer active.
+     */
+    async authenticatedAt(sessionId: string, userId: string): Promise<Date | null> {
+      const [row] = await db
+        .select({ at: sessions.authenticatedAt })
+        .from(sessions)
+        .where(and(eq(sessions.id, sessionId), eq(sessions.userId, userId), isNull(sessions.revokedAt)));
+      return row?.at ?? null;
+    },
+
+    /** The session proved its person again, now. Answers the time, or null when it is no longer active. */
+    async reauthenticated(sessionId: string, userId: string): Promise<Date | null> {
+      const now = clock.now();
+      const [row] = await db
+        .update(sessions)
+        .set({ authenticatedAt: now })
+        .where(and(eq(sessions.id, sessionId), eq(sessions.userId, userId), isNull(sessions.revokedAt)))
+        .returning({ id: sessions.id });
+      return row ? now : null;
+    },
+
     /** Revokes the given sessions (already scoped by the caller) and makes their tokens fail at once. */
     async revoke(tx: Tx | Db, ids: string[], reason: RevokeReason): Promise<string[]> {
       if (ids.length === 0) return [];

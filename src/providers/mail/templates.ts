@@ -55,10 +55,10 @@ export const emailChangeMail = (to: string, link: string) =>
   build(
     to,
     'Confirm your new email address',
-    'Someone signed in to a Tenantry account asked to move it to this email address. If it was you, confirm the address.',
+    'Someone signed in to a Tenantry account asked to move it to this email address. If it was you, open the link, signed in to that account, and confirm.',
     'Confirm email address',
     link,
-    'This link expires in 24 hours and works once. If it was not you, ignore this message: nothing changes.',
+    'This link expires in 24 hours and works once, and only for the account that asked. If it was not you, ignore this message: nothing changes.',
   );
 
 export const emailChangedMail = (to: string, newEmail: string, link: string) =>

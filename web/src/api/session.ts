@@ -89,6 +89,20 @@ function refreshNow(used: string | null): Promise<boolean> {
   return refreshing;
 }
 
+/**
+ * A 401 with `reauthenticationRequired` is about the password or code the call sent (or did not
+ * send), not about the token: it is answered as it is, never refreshed and sent again (sending a
+ * wrong password twice would count it twice toward the lockout).
+ */
+async function asksForProof(response: Response): Promise<boolean> {
+  try {
+    const body = (await response.clone().json()) as { reauthenticationRequired?: unknown };
+    return body.reauthenticationRequired === true;
+  } catch {
+    return false;
+  }
+}
+
 async function sessionFetch(request: Request): Promise<Response> {
   if (PUBLIC_AUTH.test(new URL(request.url).pathname) || request.headers.has('authorization')) return fetch(request);
   if (refreshing) await refreshing;
@@ -97,7 +111,7 @@ async function sessionFetch(request: Request): Promise<Response> {
   const retry = request.clone();
   request.headers.set('authorization', `Bearer ${token}`);
   const first = await fetch(request);
-  if (first.status !== 401) return first;
+  if (first.status !== 401 || (await asksForProof(first))) return first;
   if (!(await refreshNow(token)) || !access) return first;
   await first.body?.cancel();
   retry.headers.set('authorization', `Bearer ${access}`);

@@ -1,54 +1,79 @@
-// /confirm-email: where the link of an email change lands (mailed to the new address). The token
-// moves the account to that address; a signed-in session reloads the person to show it.
-import { useEffect, useState } from 'react';
-import { toProblem, type Problem } from '../../api/errors';
+// /confirm-email: where the link of an email change lands (mailed to the new address). Opening it
+// changes nothing: the change is confirmed by a click, signed in to the account that asked for it
+// (the API refuses any other caller). Whoever owns the new address may open a link someone else
+// asked for; confirming on load would move a stranger's account onto their address.
+import { useState } from 'react';
+import { toProblem } from '../../api/errors';
 import { useSession } from '../../api/hooks';
-import { once } from '../../api/once';
-import { publicApi, reloadMe } from '../../api/session';
-import { Alert, Notice } from '../../ui/form';
+import { api, reloadMe } from '../../api/session';
+import { Alert, Notice, useSubmit } from '../../ui/form';
 import { Link, useLocation } from '../../router';
 import { AuthCard } from './shared';
 
 export function ConfirmEmail() {
-  const token = useLocation().query.get('token');
+  const { query, path } = useLocation();
+  // Read once: the page keeps the token even if the address bar changes.
+  const [token] = useState(() => query.get('token'));
   const session = useSession();
-  const [result, setResult] = useState<'changed' | Problem | null>(token ? null : { code: 'VALIDATION_ERROR', message: 'This link has no token. Open the link from the mail again.', fields: {} });
-  useEffect(() => {
-    if (!token) return;
-    let live = true;
-    once(`confirm-email:${token}`, async () => {
-      const { error } = await publicApi.POST('/api/v1/auth/confirm-email-change', { body: { token } });
-      return error ? toProblem(error) : ('changed' as const);
-    }).then(
-      (r) => {
-        if (!live) return;
-        setResult(r);
-        if (r === 'changed') void reloadMe();
-      },
-      (err: unknown) => live && setResult(toProblem(err)),
+  const [changed, setChanged] = useState(false);
+  const { busy, problem, run } = useSubmit();
+  const here = `${path}?token=${encodeURIComponent(token ?? '')}`;
+
+  const confirm = () =>
+    run(async () => {
+      const { error } = await api.POST('/api/v1/auth/confirm-email-change', { body: { token: token ?? '' } });
+      if (error) return toProblem(error);
+      setChanged(true);
+      void reloadMe();
+      return null;
+    });
+
+  if (!token) {
+    return (
+      <AuthCard title="Confirm your new email">
+        <Alert>This link has no token. Open the link from the mail again.</Alert>
+      </AuthCard>
     );
-    return () => {
-      live = false;
-    };
-  }, [token]);
-  const home = session.status === 'signed-in' ? '/account' : '/sign-in';
+  }
+  if (changed) {
+    return (
+      <AuthCard title="Confirm your new email">
+        <Notice>Email address changed</Notice>
+        <p>
+          <Link to="/account">Back to your account</Link>
+        </p>
+      </AuthCard>
+    );
+  }
   return (
     <AuthCard title="Confirm your new email">
-      {result === null ? <p role="status">Confirming…</p> : null}
-      {result === 'changed' ? (
+      {problem ? (
+        <Alert>
+          {problem.message ?? Object.values(problem.fields).join(' ')}
+          {problem.code === 'VALIDATION_ERROR' ? ' The link may have expired or been used already.' : null}
+        </Alert>
+      ) : null}
+      {session.status === 'loading' ? <p role="status">Loading…</p> : null}
+      {session.status === 'signed-out' ? (
         <>
-          <Notice>Email address changed</Notice>
           <p>
-            <Link to={home}>{session.status === 'signed-in' ? 'Back to your account' : 'Sign in'}</Link>
+            Someone asked to move a Tenantry account to this email address. To confirm, <Link to={`/sign-in?next=${encodeURIComponent(here)}`}>sign in</Link>{' '}
+            to the account that asked, then confirm here.
           </p>
+          <p>If you did not ask for this, ignore the mail: nothing changes.</p>
         </>
       ) : null}
-      {result !== null && result !== 'changed' ? (
+      {session.status === 'signed-in' ? (
         <>
-          <Alert>{result.message ?? 'This link cannot be used.'} The link may have expired or been used already.</Alert>
           <p>
-            <Link to={home}>{session.status === 'signed-in' ? 'Back to your account' : 'Go to sign in'}</Link>
+            You are signed in as <strong>{session.user.email}</strong>. Confirm to move this account to the address the link was mailed to. Only
+            the account that asked for the change can confirm it.
           </p>
+          <div className="actions">
+            <button type="button" className="primary" onClick={() => void confirm()} disabled={busy}>
+              Confirm new email address
+            </button>
+          </div>
         </>
       ) : null}
     </AuthCard>

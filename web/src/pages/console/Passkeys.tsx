@@ -59,23 +59,55 @@ function Row({ passkey, busy, rename, remove }: { passkey: Passkey; busy: boolea
   );
 }
 
+/** What the API asks to re-prove the person with before a new passkey (docs/api.md#re-authentication). */
+type ProofKind = 'password' | 'twoFactorCode' | 'signIn';
+
+interface ReauthAnswer {
+  reauthenticationRequired?: boolean;
+  error?: { details?: string };
+}
+
+/** The proof a 401 with reauthenticationRequired names (its details start with the field), if it names one. */
+function proofNamed(answer: ReauthAnswer): ProofKind | null {
+  const details = answer.error?.details ?? '';
+  if (details.startsWith('password:')) return 'password';
+  if (details.startsWith('twoFactorCode:')) return 'twoFactorCode';
+  if (/sign in again/i.test(details)) return 'signIn';
+  return null;
+}
+
 export function Passkeys() {
   const list = useLoad('passkeys', () => api.GET('/api/v1/users/me/passkeys'));
   const [name, setName] = useState('');
   const [added, setAdded] = useState<string | null>(null);
+  // Set once the API asked for a proof: a session that signed in a while ago confirms the password
+  // (or a two-factor code) before a new passkey, which could otherwise outlive a stolen session.
+  const [proofKind, setProofKind] = useState<ProofKind | null>(null);
+  const [proof, setProof] = useState('');
   const { busy, problem, setProblem, run } = useSubmit();
 
   const add = () =>
     run(async () => {
       setAdded(null);
-      const start = await api.POST('/api/v1/auth/passkeys/registration/options');
-      if (!start.data) return toProblem(start.error);
+      const sent = proofKind === 'password' && proof ? { password: proof } : proofKind === 'twoFactorCode' && proof.trim() ? { twoFactorCode: proof.trim() } : null;
+      const start = await api.POST('/api/v1/auth/passkeys/registration/options', sent ? { body: sent } : {});
+      if (!start.data) {
+        const answer = (start.error ?? {}) as ReauthAnswer;
+        if (answer.reauthenticationRequired !== true) return toProblem(start.error, { ACCOUNT_LOCKED: 'proof' });
+        const kind = proofNamed(answer) ?? proofKind ?? 'password';
+        setProofKind(kind);
+        setProof('');
+        // Asked for the first time: the field and its hint say it. A wrong proof: said at the field.
+        return sent && kind !== 'signIn' ? toProblem(start.error, { AUTHENTICATION_ERROR: 'proof' }) : null;
+      }
       let response;
       try {
         response = await startRegistration({ optionsJSON: start.data as unknown as PublicKeyCredentialCreationOptionsJSON });
       } catch (err) {
         return ceremonyProblem(err);
       }
+      setProofKind(null);
+      setProof('');
       const body = { response: { ...response, response: { ...response.response } }, ...(name.trim() ? { name: name.trim() } : {}) };
       const { data, error } = await api.POST('/api/v1/auth/passkeys/registration/verify', { body });
       if (!data) return toProblem(error);
@@ -140,11 +172,37 @@ export function Passkeys() {
           void add();
         }}
         problem={problem}
-        fields={['name']}
+        fields={['name', 'proof']}
         label="Add a passkey"
       >
         {added ? <Notice>Passkey “{added}” added</Notice> : null}
         <Field label="Name of the new passkey (optional)" value={name} onChange={setName} maxLength={100} error={problem?.fields.name} />
+        {proofKind === 'password' ? (
+          <Field
+            label="Your password"
+            type="password"
+            autoComplete="current-password"
+            value={proof}
+            onChange={setProof}
+            required
+            autoFocus
+            hint="You signed in a while ago: confirm your password to add a passkey."
+            error={problem?.fields.proof}
+          />
+        ) : null}
+        {proofKind === 'twoFactorCode' ? (
+          <Field
+            label="Two-factor code"
+            autoComplete="one-time-code"
+            value={proof}
+            onChange={setProof}
+            required
+            autoFocus
+            hint="You signed in a while ago: confirm with a code from your authenticator app, or a backup code, to add a passkey."
+            error={problem?.fields.proof}
+          />
+        ) : null}
+        {proofKind === 'signIn' ? <Alert>You signed in a while ago, and your account has no password to confirm with: sign out and sign in again, then add the passkey.</Alert> : null}
         <div className="actions">
           <Submit busy={busy}>Add a passkey</Submit>
         </div>
