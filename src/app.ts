@@ -14,6 +14,7 @@ import { errors } from './http/errors-doc.js';
 import { documentRoute, swaggerOptions } from './http/openapi.js';
 import { components, named, publicRoute, ref } from './http/schemas.js';
 import { createSerializerCompiler } from './http/serialization.js';
+import { serializeRequest } from './http/request-log.js';
 import { createValidatorCompiler, jsonHasNul, jsonHasNulError, jsonNestingExceeds, jsonTooDeep, MAX_JSON_DEPTH } from './http/validation.js';
 import { registerMetrics } from './http/metrics.js';
 import { CSP_APP, isWebPath, registerWebApp, WEB_DIST } from './http/web.js';
@@ -76,7 +77,8 @@ export interface AppOptions {
 export async function buildApp(deps: Infra, options: AppOptions = {}): Promise<FastifyInstance> {
   const secure = securityHeaders(deps.config.publicApiUrl.startsWith('https:'));
   const app = Fastify({
-    loggerInstance: deps.logger as FastifyBaseLogger,
+    // Request log lines never carry a mailed token or a provider's code from the URL (request-log.ts).
+    loggerInstance: deps.logger.child({}, { serializers: { req: serializeRequest } }) as FastifyBaseLogger,
     // A number means "trust that many hops". Fastify 5 treats a bare number as trusting nothing,
     // so it becomes proxy-addr's function form: address i (0 = the socket peer) is a trusted hop.
     trustProxy: typeof deps.config.trustProxy === 'number' ? trustHops(deps.config.trustProxy) : deps.config.trustProxy,

@@ -6,11 +6,11 @@ import { useSession } from '../../api/hooks';
 import { once } from '../../api/once';
 import { publicApi, reloadMe } from '../../api/session';
 import { Alert, Notice } from '../../ui/form';
-import { Link, useLocation } from '../../router';
+import { Link, useMailedToken } from '../../router';
 import { AuthCard } from './shared';
 
 export function ConfirmEmail() {
-  const token = useLocation().query.get('token');
+  const token = useMailedToken();
   const session = useSession();
   const [result, setResult] = useState<'changed' | Problem | null>(token ? null : { code: 'VALIDATION_ERROR', message: 'This link has no token. Open the link from the mail again.', fields: {} });
   useEffect(() => {
