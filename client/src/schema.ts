@@ -2023,16 +2023,16 @@ export interface components {
          *       "otpauthUrl": "otpauth://totp/Tenantry:ada%40example.com?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=Tenantry&algorithm=SHA1&digits=6&period=30",
          *       "qrCode": "otpauth://totp/Tenantry:ada%40example.com?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=Tenantry&algorithm=SHA1&digits=6&period=30",
          *       "backupCodes": [
-         *         "7f3kq-2m9xd",
-         *         "h4c8w-p0z6t",
-         *         "q2n5r-v8k1m",
-         *         "b6t9e-x3w7c",
-         *         "d1m4z-k8q2h",
-         *         "r5v0p-c7n3w",
-         *         "w9k2t-m4x8b",
-         *         "e3z6q-h1r5v",
-         *         "n8c1w-t6k9d",
-         *         "x4p7m-z2e0q"
+         *         "3f9a0c1e",
+         *         "b72d4e95",
+         *         "0c8e61fa",
+         *         "e4a19b3d",
+         *         "5d06c2b8",
+         *         "9a3ef710",
+         *         "71bc58d2",
+         *         "c6e2049f",
+         *         "28fd3a6b",
+         *         "f0471e5c"
          *       ]
          *     }
          */
@@ -2064,7 +2064,7 @@ export interface components {
          */
         TwoFactorDisableRequest: {
             password: string;
-            /** @description A 6-digit TOTP code or a backup code (xxxxx-xxxxx) */
+            /** @description A 6-digit TOTP code or a backup code (8 hexadecimal characters, any case) */
             code: string;
         };
         /**
@@ -2077,12 +2077,12 @@ export interface components {
         };
         TwoFactorLoginRequest: {
             twoFactorToken: string;
-            /** @description A 6-digit TOTP code or a backup code (xxxxx-xxxxx) */
+            /** @description A 6-digit TOTP code or a backup code (8 hexadecimal characters, any case) */
             code: string;
         };
         MagicLinkVerifyRequest: {
             token: string;
-            /** @description A 6-digit TOTP code or a backup code (xxxxx-xxxxx) */
+            /** @description A 6-digit TOTP code or a backup code (8 hexadecimal characters, any case) */
             twoFactorCode?: string;
         };
         /**
