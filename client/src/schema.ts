@@ -922,7 +922,7 @@ export interface paths {
         post?: never;
         /**
          * Delete an organization and its data, ending its subscription (owner)
-         * @description Ends a live subscription at the payment provider first (if that fails: 502, nothing is deleted), then removes the organization with its members, invitations, projects, API keys, webhooks and audit log. No event is sent.
+         * @description Once decided (the caller still its owner), ends a live subscription at the payment provider (if that fails: 502, nothing is deleted), then removes the organization with its members, invitations, projects, API keys, webhooks and audit log. No event is sent.
          */
         delete: operations["deleteOrganization"];
         options?: never;
@@ -1141,7 +1141,7 @@ export interface paths {
         put?: never;
         /**
          * Publish an event of your own to the endpoints subscribed to it (events:publish)
-         * @description Owners and admins, or an API key with write:events. `type` is a custom `a.b` name, not one of the service’s own types; the event is delivered, signed, to every active endpoint of the organization subscribed to it or to every event. With `Idempotency-Key`, a repeat within 24 h answers the first answer (with `Idempotent-Replayed: true`) and records nothing; the same key with another `type` or `data` answers 409.
+         * @description Owners and admins, or an API key with write:events. `type` is a custom `a.b` name, not one of the service’s own types; the event is delivered, signed, to every active endpoint of the organization subscribed to it or to every event. With `Idempotency-Key`, a repeat within 24 h answers the first answer (with `Idempotent-Replayed: true`) and records nothing; the same key with another `type` or `data` answers 409. Every publish counts against the organization’s monthly apiRequests quota, with an access token as with an API key (429 QUOTA_EXCEEDED past it).
          */
         post: operations["publishEvent"];
         delete?: never;

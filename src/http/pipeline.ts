@@ -9,7 +9,8 @@
 //   3. guard          preParsing   the route's `auth`: 401 without a live session or a usable key;
 //                                  sets request.actor
 //   4. quota          preParsing   an API-key request counts against its organization's monthly
-//                                  quota (402 past it)
+//                                  quota (429 QUOTA_EXCEEDED past it; a person's publish of an event
+//                                  counts in its route, once its access is known)
 //   5. handler                     body validated by the route's schema; organization routes ask
 //                                  for access (access.ts, platform/tenancy.ts)
 //   6. request audit  onSend       every request made with a known API key, refused ones included,

@@ -4,7 +4,6 @@ import { orgAccess, requestContext, requireUser } from '../../http/access.js';
 import { errors, orgAccessErrors, type ErrorExample } from '../../http/errors-doc.js';
 import { bearerAuth as security, Message, OrgParams, ref } from '../../http/schemas.js';
 import { PageQuery } from '../../platform/pagination.js';
-import { cancelForDeletion } from '../../platform/subscriptions.js';
 import { CreateOrgBody, OrgSummaryList, Organization, PatchOrgBody, TransferBody, TransferResponse } from './schemas.js';
 import { invitationRoutes, memberRoutes } from './members.routes.js';
 import * as orgs from './service.js';
@@ -81,7 +80,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{ deps: Infra }> = as
       operationId: 'deleteOrganization',
       summary: 'Delete an organization and its data, ending its subscription (owner)',
       description:
-        'Ends a live subscription at the payment provider first (if that fails: 502, nothing is deleted), then removes the organization with its members, invitations, projects, API keys, webhooks and audit log. No event is sent.',
+        'Once decided (the caller still its owner), ends a live subscription at the payment provider (if that fails: 502, nothing is deleted), then removes the organization with its members, invitations, projects, API keys, webhooks and audit log. No event is sent.',
       params: OrgParams,
       response: {
         200: ref(Message, 'Deleted'),
@@ -90,8 +89,6 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{ deps: Infra }> = as
     },
     handler: async (req) => {
       const access = await authorize(req, req.params.orgId, 'org:delete');
-      // The subscription ends at the provider first; if that fails (502) nothing is deleted.
-      await cancelForDeletion(deps, access.organizationId);
       await orgs.deleteOrganization(deps, access);
       return { message: 'Organization deleted' };
     },

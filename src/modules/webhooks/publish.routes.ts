@@ -48,7 +48,8 @@ export const publishRoutes: FastifyPluginAsyncTypebox<{ deps: Infra }> = async (
       description:
         'Owners and admins, or an API key with write:events. `type` is a custom `a.b` name, not one of the service’s own types; the event is delivered, signed, ' +
         'to every active endpoint of the organization subscribed to it or to every event. With `Idempotency-Key`, a repeat within 24 h answers the first answer ' +
-        '(with `Idempotent-Replayed: true`) and records nothing; the same key with another `type` or `data` answers 409.',
+        '(with `Idempotent-Replayed: true`) and records nothing; the same key with another `type` or `data` answers 409. Every publish counts against the ' +
+        'organization’s monthly apiRequests quota, with an access token as with an API key (429 QUOTA_EXCEEDED past it).',
       params: OrgParams,
       headers: Headers,
       body: ref(PublishEventBody),
@@ -63,6 +64,10 @@ export const publishRoutes: FastifyPluginAsyncTypebox<{ deps: Infra }> = async (
     },
     handler: async (req, reply) => {
       const access = await authorize(req, req.params.orgId, 'events:publish');
+      // What a publish stores counts against the monthly quota, whoever sends it: an API key's request
+      // was counted by the pipeline already; a person's is counted here, once their access is known
+      // (a caller refused above takes nothing from the organization's quota).
+      if (access.actor.type === 'user') await deps.quota.take(access.organizationId);
       const answer = await publishEvent(deps, access, req.body, req.headers['idempotency-key']);
       if (answer.replayed) reply.header('idempotent-replayed', 'true');
       return reply.status(answer.status as 201).send(answer.body);
