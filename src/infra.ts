@@ -14,6 +14,7 @@ import { createPasswordHasher, type HashCost, type PasswordHasher } from './plat
 import { createSessionStore, type SessionStore } from './platform/identity/sessions.js';
 import { createTokenService, type TokenService } from './platform/identity/tokens.js';
 import { createUserCache, type UserCache } from './platform/identity/user-cache.js';
+import { type CheckWaits, createCheckWaits } from './platform/identity/check-waits.js';
 import { createSharedState, type SharedState } from './platform/cache/shared-state.js';
 import type { PaymentProvider } from './providers/payments/provider.js';
 import { createStripeProvider } from './providers/payments/stripe.js';
@@ -37,6 +38,8 @@ export interface Infra {
   users: UserCache;
   tokens: TokenService;
   passwords: PasswordHasher;
+  /** Checks of a secret waiting for a place in their account's lockout budget (modules/auth/sign-in.ts). */
+  checkWaits: CheckWaits;
   authorizeOrg: AuthorizeOrg;
   apiKeys: KeyStore;
   audit: AuditWriter;
@@ -102,6 +105,7 @@ export async function createInfra(config: Config, overrides: InfraOverrides = {}
   const redisPrefix = overrides.redisPrefix ?? 'tenantry:';
   const shared = createSharedState(redis, redisPrefix, logger);
   const mailer = overrides.mailer ?? createMailer(config, logger);
+  const checkWaits = createCheckWaits(redis, redisPrefix, logger);
   const sessions = createSessionStore(dbHandle.db, config, clock, shared);
   const audit = createAuditWriter(dbHandle.db, logger);
   // BILLING_PROVIDER (config.ts): production gets the test checkout only when BILLING_PROVIDER=test asks for it.
@@ -124,6 +128,7 @@ export async function createInfra(config: Config, overrides: InfraOverrides = {}
     users: createUserCache(dbHandle.db, shared),
     tokens: createTokenService(config, clock),
     passwords: createPasswordHasher(config.auth.hashConcurrency, config.auth.hashQueueLimit, overrides.hashCost),
+    checkWaits,
     authorizeOrg: createAuthorizer(dbHandle.db),
     apiKeys: createKeyStore(dbHandle.db, config, clock, shared),
     audit,
@@ -134,6 +139,7 @@ export async function createInfra(config: Config, overrides: InfraOverrides = {}
       await audit.close();
       await sessions.close().catch((err: Error) => logger.warn({ err: { message: err.message } }, 'flushing session touches failed'));
       await mailer.close();
+      await checkWaits.close();
       if (redis) await redis.quit().catch(() => redis!.disconnect());
       await dbHandle.close();
     },

@@ -1,0 +1,139 @@
+// Checks of an account's secrets waiting for a place in its lockout budget (modules/auth/sign-in.ts).
+// The database decides who gets a place; this only says when it is worth asking again.
+//
+// A check that finds every place taken takes a ticket and waits until one of:
+// - a check of the same account ended in this process, or, with Redis, in any process (every end
+//   is published on the `checks` channel): the ending check says how many places are free, and that many tickets are
+//   woken, oldest first (all of them once the account is locked, so they answer 423 at once);
+// - its own poll interval passed (the safety net: a place freed by a process that died, a lock that
+//   expired, a lost message, or instances without Redis).
+//
+// With Redis every wake goes through the channel, this process's own included, so the waiting checks
+// of every instance hear of a free place at the same moment: waking the local ones first would let a
+// busy instance keep an account's places to itself while another's checks time out.
+//
+// A ticket is taken before the check asks the database, so a place freed between that question and
+// the wait is not missed: the ticket is already woken when it starts waiting.
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+
+export interface CheckTicket {
+  /** Resolves when woken, or after `ms`. */
+  wait(ms: number): Promise<void>;
+  /** The check got its place (or gave up): the ticket leaves the queue; a wake it held goes to the next. */
+  leave(): void;
+}
+
+export interface CheckWaits {
+  ticket(userId: string): CheckTicket;
+  /** `places` (Infinity: every one) checks of the account may now get a place. */
+  freed(userId: string, places: number): void;
+  /** Tickets in this process that are waiting now (GET /metrics). */
+  waiting(): number;
+  close(): Promise<void>;
+}
+
+interface Entry {
+  woken: boolean;
+  resolve: (() => void) | null;
+}
+
+export function createCheckWaits(redis: Redis | null, channelPrefix: string, logger: Logger): CheckWaits {
+  const queues = new Map<string, Entry[]>();
+  let waiting = 0;
+  const channel = `${channelPrefix}checks`;
+  let subscriber: Redis | null = null;
+  let subscribing: Promise<void> | null = null;
+  let listening = false;
+  let closed = false;
+
+  function wakeLocal(userId: string, places: number) {
+    const queue = queues.get(userId);
+    if (!queue) return;
+    let n = places;
+    for (const e of queue) {
+      if (n <= 0) break;
+      if (e.woken) continue;
+      e.woken = true;
+      e.resolve?.();
+      n--;
+    }
+  }
+
+  // Subscribed at the first wait: a process whose checks never wait (a worker, a quiet API) keeps no
+  // second connection. Until then, and if Redis fails, the polls stand in.
+  function subscribe() {
+    if (!redis || closed || subscribing) return;
+    const sub = redis.duplicate({ lazyConnect: true });
+    sub.on('error', (err) => logger.warn({ err: { message: err.message } }, 'redis error (sign-in checks channel)'));
+    sub.on('message', (_channel: string, message: string) => {
+      const [userId, places] = message.split(' ');
+      if (userId) wakeLocal(userId, places === 'all' ? Infinity : Number(places));
+    });
+    subscriber = sub;
+    subscribing = sub
+      .connect()
+      .then(() => sub.subscribe(channel))
+      .then(() => {
+        listening = true;
+      })
+      .catch((err: Error) => logger.warn({ err: { message: err.message } }, 'sign-in checks channel unavailable; waiting checks poll'));
+  }
+
+  return {
+    ticket(userId) {
+      const entry: Entry = { woken: false, resolve: null };
+      let queue = queues.get(userId);
+      if (!queue) queues.set(userId, (queue = []));
+      queue.push(entry);
+      return {
+        async wait(ms) {
+          subscribe();
+          if (!entry.woken) {
+            waiting++;
+            let timer: NodeJS.Timeout | undefined;
+            await new Promise<void>((resolve) => {
+              entry.resolve = resolve;
+              timer = setTimeout(resolve, ms);
+            });
+            clearTimeout(timer);
+            entry.resolve = null;
+            waiting--;
+          }
+          // Woken or not, the next question to the database is this ticket's; it may be woken again.
+          entry.woken = false;
+        },
+        leave() {
+          const q = queues.get(userId);
+          if (!q) return;
+          const i = q.indexOf(entry);
+          if (i !== -1) q.splice(i, 1);
+          if (q.length === 0) queues.delete(userId);
+          else if (entry.woken) wakeLocal(userId, 1);
+        },
+      };
+    },
+    freed(userId, places) {
+      if (places <= 0) return;
+      if (!redis) {
+        wakeLocal(userId, places);
+        return;
+      }
+      // Every instance hears it, whether or not this one has checks waiting: another's may. Once this
+      // process listens, its own tickets hear it through the channel like everyone else's.
+      if (!listening) wakeLocal(userId, places);
+      redis.publish(channel, `${userId} ${places === Infinity ? 'all' : places}`).catch((err: Error) => {
+        logger.warn({ err: { message: err.message } }, 'sign-in checks channel: publish failed; waiting checks poll');
+        if (listening) wakeLocal(userId, places);
+      });
+    },
+    waiting: () => waiting,
+    async close() {
+      closed = true;
+      if (subscriber) {
+        await subscribing;
+        subscriber.disconnect();
+      }
+    },
+  };
+}
