@@ -125,17 +125,21 @@ async function tryReserve(deps: Infra, userId: string): Promise<'reserved' | 'bu
  * waited for have failed: 423 with the rest of the lock in Retry-After.
  */
 export async function reserveCheck(deps: Infra, userId: string): Promise<Reservation> {
-  // Taken before the first question, so a place freed between the answer and the wait is not missed.
-  const ticket = deps.checkWaits.ticket(userId);
+  // In this process's line before the first question, so a place freed between the answer and the
+  // wait is not missed, and a new check does not jump a crowd of checks already waiting.
+  const ticket = deps.checkWaits.ticket(userId, MAX_FAILED_CHECKS);
   try {
     const deadline = deps.clock.now().getTime() + CHECK_WAIT_MS;
+    let ask = ticket.front;
     for (let poll = FIRST_POLL_MS; ; poll = Math.min(poll * 2, MAX_POLL_MS)) {
-      const outcome = await tryReserve(deps, userId);
-      if (outcome === 'reserved') return { userId };
-      if (outcome instanceof Date) throw lockedUntilError(outcome, deps.clock.now());
+      if (ask) {
+        const outcome = await tryReserve(deps, userId);
+        if (outcome === 'reserved') return { userId };
+        if (outcome instanceof Date) throw lockedUntilError(outcome, deps.clock.now());
+      }
       if (deps.clock.now().getTime() >= deadline) throw checksBusy();
       // Jittered, so the checks of a burst do not all ask at the same instant.
-      await ticket.wait(poll * (0.5 + Math.random()));
+      ask = await ticket.wait(poll * (0.5 + Math.random()));
     }
   } finally {
     ticket.leave();

@@ -1,31 +1,42 @@
 // Checks of an account's secrets waiting for a place in its lockout budget (modules/auth/sign-in.ts).
-// The database decides who gets a place; this only says when it is worth asking again.
+// The database decides who gets a place; this only decides when a check asks it again, and in which
+// order the checks of one process ask.
 //
-// A check that finds every place taken takes a ticket and waits until one of:
-// - a check of the same account ended in this process, or, with Redis, in any process (every end
-//   is published on the `checks` channel): the ending check says how many places are free, and that many tickets are
-//   woken, oldest first (all of them once the account is locked, so they answer 423 at once);
-// - its own poll interval passed (the safety net: a place freed by a process that died, a lock that
-//   expired, a lost message, or instances without Redis).
+// Every check takes a ticket before asking, and the tickets of one account form a line in this
+// process. A new check asks the database at once only when it is among the first `front` of the line
+// (front = the budget: it does not jump a crowd of checks already waiting). A check that found every
+// place taken waits until:
+// - woken: a check of the same account ended, in this process or, with Redis, in any process (every
+//   end is published on the `checks` channel), and said how many places are free; that many tickets
+//   are woken, oldest first (all of them once the account is locked, so they answer 423 at once);
+// - or its poll interval passed. The first `front` tickets of the line (front = the budget) then ask
+//   the database anyway: the safety net for a place freed by a process that died, a lock that
+//   expired, a lost message, or instances without Redis. The others only look at their deadline.
 //
 // With Redis every wake goes through the channel, this process's own included, so the waiting checks
 // of every instance hear of a free place at the same moment: waking the local ones first would let a
 // busy instance keep an account's places to itself while another's checks time out.
 //
-// A ticket is taken before the check asks the database, so a place freed between that question and
-// the wait is not missed: the ticket is already woken when it starts waiting.
+// A ticket is in the line before its check asks the database, so a place freed between that question
+// and the wait is not missed: the ticket is already woken when it starts waiting.
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 
 export interface CheckTicket {
-  /** Resolves when woken, or after `ms`. */
-  wait(ms: number): Promise<void>;
-  /** The check got its place (or gave up): the ticket leaves the queue; a wake it held goes to the next. */
+  /** The ticket is among the first `front` of this process's line: the check may ask at once. */
+  readonly front: boolean;
+  /**
+   * Waits until woken or `ms` passed. True when the check should ask the database now: it was woken,
+   * or it is among the first `front` of the line.
+   */
+  wait(ms: number): Promise<boolean>;
+  /** The check got its place (or gave up): the ticket leaves the line; a wake it held goes to the next. */
   leave(): void;
 }
 
 export interface CheckWaits {
-  ticket(userId: string): CheckTicket;
+  /** A place in the account's line; `front`: how many of the line's first tickets ask on their own. */
+  ticket(userId: string, front: number): CheckTicket;
   /** `places` (Infinity: every one) checks of the account may now get a place. */
   freed(userId: string, places: number): void;
   /** Tickets in this process that are waiting now (GET /metrics). */
@@ -39,7 +50,7 @@ interface Entry {
 }
 
 export function createCheckWaits(redis: Redis | null, channelPrefix: string, logger: Logger): CheckWaits {
-  const queues = new Map<string, Entry[]>();
+  const lines = new Map<string, Entry[]>();
   let waiting = 0;
   const channel = `${channelPrefix}checks`;
   let subscriber: Redis | null = null;
@@ -48,10 +59,10 @@ export function createCheckWaits(redis: Redis | null, channelPrefix: string, log
   let closed = false;
 
   function wakeLocal(userId: string, places: number) {
-    const queue = queues.get(userId);
-    if (!queue) return;
+    const line = lines.get(userId);
+    if (!line) return;
     let n = places;
-    for (const e of queue) {
+    for (const e of line) {
       if (n <= 0) break;
       if (e.woken) continue;
       e.woken = true;
@@ -81,12 +92,13 @@ export function createCheckWaits(redis: Redis | null, channelPrefix: string, log
   }
 
   return {
-    ticket(userId) {
+    ticket(userId, front) {
       const entry: Entry = { woken: false, resolve: null };
-      let queue = queues.get(userId);
-      if (!queue) queues.set(userId, (queue = []));
-      queue.push(entry);
+      let line = lines.get(userId);
+      if (!line) lines.set(userId, (line = []));
+      line.push(entry);
       return {
+        front: line.length <= front,
         async wait(ms) {
           subscribe();
           if (!entry.woken) {
@@ -100,15 +112,17 @@ export function createCheckWaits(redis: Redis | null, channelPrefix: string, log
             entry.resolve = null;
             waiting--;
           }
-          // Woken or not, the next question to the database is this ticket's; it may be woken again.
+          const woken = entry.woken;
+          // The question it asks now is this wake's; a later end wakes it again.
           entry.woken = false;
+          return woken || (lines.get(userId)?.indexOf(entry) ?? 0) < front;
         },
         leave() {
-          const q = queues.get(userId);
-          if (!q) return;
-          const i = q.indexOf(entry);
-          if (i !== -1) q.splice(i, 1);
-          if (q.length === 0) queues.delete(userId);
+          const l = lines.get(userId);
+          if (!l) return;
+          const i = l.indexOf(entry);
+          if (i !== -1) l.splice(i, 1);
+          if (l.length === 0) lines.delete(userId);
           else if (entry.woken) wakeLocal(userId, 1);
         },
       };
