@@ -21,6 +21,7 @@ import { createStripeProvider } from './providers/payments/stripe.js';
 import { createTestProvider } from './providers/payments/test-provider.js';
 import { createMailer, type Mailer } from './providers/mail/mailer.js';
 import { createServiceMetrics, type ServiceMetrics } from './platform/metrics.js';
+import { createMailCap, type MailCap } from './platform/mail-cap.js';
 
 export interface Infra {
   config: Config;
@@ -32,6 +33,8 @@ export interface Infra {
   /** Prefix of every Redis key and channel (tests give each file its own). */
   redisPrefix: string;
   mailer: Mailer;
+  /** At most 5 mails of one kind to one address an hour (platform/mail-cap.ts): send through sendCapped. */
+  mailCap: MailCap;
   shared: SharedState;
   sessions: SessionStore;
   /** GET /users/me reads through it; writes to a user's row call `changed` after the commit. */
@@ -123,6 +126,7 @@ export async function createInfra(config: Config, overrides: InfraOverrides = {}
     redis,
     redisPrefix,
     mailer,
+    mailCap: createMailCap(redis, redisPrefix, clock, logger),
     shared,
     sessions,
     users: createUserCache(dbHandle.db, shared),
