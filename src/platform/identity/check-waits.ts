@@ -9,9 +9,10 @@
 // - woken: a check of the same account ended, in this process or, with Redis, in any process (every
 //   end is published on the `checks` channel), and said how many places are free; that many tickets
 //   are woken, oldest first (all of them once the account is locked, so they answer 423 at once);
-// - or its poll interval passed. The first `front` tickets of the line (front = the budget) then ask
-//   the database anyway: the safety net for a place freed by a process that died, a lock that
-//   expired, a lost message, or instances without Redis. The others only look at their deadline.
+// - or its poll interval passed. The first ticket of the line then asks the database anyway: the
+//   safety net for a place freed by a process that died, a lock that expired, a lost message, or
+//   instances without Redis. The others only look at their deadline (a crowd of checks polling would
+//   cost the database more than the sign-ins, and would take places out of turn).
 //
 // With Redis every wake goes through the channel, this process's own included, so the waiting checks
 // of every instance hear of a free place at the same moment: waking the local ones first would let a
@@ -27,7 +28,7 @@ export interface CheckTicket {
   readonly front: boolean;
   /**
    * Waits until woken or `ms` passed. True when the check should ask the database now: it was woken,
-   * or it is among the first `front` of the line.
+   * or it is first in the line.
    */
   wait(ms: number): Promise<boolean>;
   /** The check got its place (or gave up): the ticket leaves the line; a wake it held goes to the next. */
@@ -35,7 +36,7 @@ export interface CheckTicket {
 }
 
 export interface CheckWaits {
-  /** A place in the account's line; `front`: how many of the line's first tickets ask on their own. */
+  /** A place in the account's line; `front`: how many of the line's first tickets may ask at once. */
   ticket(userId: string, front: number): CheckTicket;
   /** `places` (Infinity: every one) checks of the account may now get a place. */
   freed(userId: string, places: number): void;
@@ -115,7 +116,7 @@ export function createCheckWaits(redis: Redis | null, channelPrefix: string, log
           const woken = entry.woken;
           // The question it asks now is this wake's; a later end wakes it again.
           entry.woken = false;
-          return woken || (lines.get(userId)?.indexOf(entry) ?? 0) < front;
+          return woken || lines.get(userId)?.[0] === entry;
         },
         leave() {
           const l = lines.get(userId);
