@@ -123,6 +123,7 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
         await deps.close();
       } else {
         await deps.sessions.close();
+        await deps.checkWaits.close();
         if (deps.redis) deps.redis.disconnect();
       }
       await mail.close();
