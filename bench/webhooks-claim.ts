@@ -42,10 +42,15 @@ export async function claimCost(ctx: BenchContext, database: DatabaseChoice): Pr
   const rows: Row[] = [];
   const figures: Array<{ size: number; cap: Explained; idle: Explained; room: Explained }> = [];
   try {
-    // A few due rows of other organizations, behind the backlog in due order.
+    // A few due rows of other organizations, behind the backlog in due order (each delivery's event first).
     await c.query(
-      `insert into webhook_deliveries (organization_id, id, endpoint_id, event_id, event_type, payload, status, next_retry_at, created_at, updated_at)
-       select o, 'dlv_other_' || o || '_' || i, 'wh_other_' || o, 'evt_other_' || o || '_' || i, 'project.created', '{}'::jsonb, 'pending', now(), now(), now()
+      `insert into events (organization_id, id, type, data, created_at)
+       select o, 'evt_other_' || o || '_' || i, 'project.created', '{}'::jsonb, now() from unnest($1::text[]) o, generate_series(1, 5) i`,
+      [others],
+    );
+    await c.query(
+      `insert into webhook_deliveries (organization_id, id, endpoint_id, event_id, event_type, status, next_retry_at, created_at, updated_at)
+       select o, 'dlv_other_' || o || '_' || i, 'wh_other_' || o, 'evt_other_' || o || '_' || i, 'project.created', 'pending', now(), now(), now()
        from unnest($1::text[]) o, generate_series(1, 5) i`,
       [others],
     );
@@ -55,15 +60,20 @@ export async function claimCost(ctx: BenchContext, database: DatabaseChoice): Pr
     for (const size of SIZES) {
       // Due before the other organizations' rows: the head of the queue in due order.
       await c.query(
-        `insert into webhook_deliveries (organization_id, id, endpoint_id, event_id, event_type, payload, status, next_retry_at, created_at, updated_at)
-         select $1, 'dlv_backlog_' || lpad(i::text, 7, '0'), $2, 'evt_backlog_' || i, 'project.created',
-           '{"type":"project.created","timestamp":"2026-01-01T00:00:00.000Z","data":{}}'::jsonb, 'pending',
+        `insert into events (organization_id, id, type, data, created_at)
+         select $1, 'evt_backlog_' || i, 'project.created', '{}'::jsonb, '2026-01-01T00:00:00.000Z'::timestamptz from generate_series($2::int + 1, $3::int) i`,
+        [orgId, have, size],
+      );
+      await c.query(
+        `insert into webhook_deliveries (organization_id, id, endpoint_id, event_id, event_type, status, next_retry_at, created_at, updated_at)
+         select $1, 'dlv_backlog_' || lpad(i::text, 7, '0'), $2, 'evt_backlog_' || i, 'project.created', 'pending',
            now() - interval '1 hour' + i * interval '1 ms', now(), now()
          from generate_series($3::int + 1, $4::int) i`,
         [orgId, endpointId, have, size],
       );
       have = size;
       await c.query('vacuum analyze webhook_deliveries');
+      await c.query('vacuum analyze events');
       const atCap = { [endpointId]: 32 };
       const orgAtCap = { [orgId]: 32 };
       const cap = await explain(c, 224, atCap, orgAtCap);

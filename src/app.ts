@@ -14,7 +14,8 @@ import { errors } from './http/errors-doc.js';
 import { documentRoute, swaggerOptions } from './http/openapi.js';
 import { components, named, publicRoute, ref } from './http/schemas.js';
 import { createSerializerCompiler } from './http/serialization.js';
-import { createValidatorCompiler, jsonNestingExceeds, jsonTooDeep, MAX_JSON_DEPTH } from './http/validation.js';
+import { serializeRequest } from './http/request-log.js';
+import { createValidatorCompiler, jsonHasNul, jsonHasNulError, jsonNestingExceeds, jsonTooDeep, MAX_JSON_DEPTH } from './http/validation.js';
 import { registerMetrics } from './http/metrics.js';
 import { CSP_APP, isWebPath, registerWebApp, WEB_DIST } from './http/web.js';
 import { routes } from './routes.js';
@@ -71,7 +72,8 @@ export interface AppOptions {
 export async function buildApp(deps: Infra, options: AppOptions = {}): Promise<FastifyInstance> {
   const secure = securityHeaders(deps.config.publicApiUrl.startsWith('https:'));
   const app = Fastify({
-    loggerInstance: deps.logger as FastifyBaseLogger,
+    // Request log lines never carry a mailed token or a provider's code from the URL (request-log.ts).
+    loggerInstance: deps.logger.child({}, { serializers: { req: serializeRequest } }) as FastifyBaseLogger,
     // A number means "trust that many hops". Fastify 5 treats a bare number as trusting nothing,
     // so it becomes proxy-addr's function form: address i (0 = the socket peer) is a trusted hop.
     trustProxy: typeof deps.config.trustProxy === 'number' ? trustHops(deps.config.trustProxy) : deps.config.trustProxy,
@@ -104,14 +106,20 @@ export async function buildApp(deps: Infra, options: AppOptions = {}): Promise<F
   app.removeContentTypeParser(['text/plain']);
   // An empty body sent as JSON (many clients do so on a bodiless POST such as logout) is no body;
   // a route that needs one still answers 400 from its schema. A body nested deeper than
-  // MAX_JSON_DEPTH answers 400 before it is parsed, on every route (see jsonNestingExceeds).
+  // MAX_JSON_DEPTH answers 400 before it is parsed, on every route (see jsonNestingExceeds), and one
+  // whose strings hold a NUL character answers 400 once parsed.
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     const text = body as string;
     if (text === '' || text.trim() === '') return done(null, undefined);
     if (jsonNestingExceeds(text, MAX_JSON_DEPTH)) return done(jsonTooDeep(), undefined);
-    return parseJson(req, text, done);
+    return parseJson(req, text, (err, value) => {
+      if (err) return done(err, undefined);
+      // A NUL in any string, key or value, answers 400 here, once for every route (jsonHasNul).
+      if (jsonHasNul(text)) return done(jsonHasNulError(), undefined);
+      return done(null, value);
+    });
   });
   // On close, responses still in flight say `Connection: close`: otherwise a keep-alive client
   // (a browser, a proxy's pool) holds its socket open and the graceful shutdown never ends.

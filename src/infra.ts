@@ -14,12 +14,14 @@ import { createPasswordHasher, type HashCost, type PasswordHasher } from './plat
 import { createSessionStore, type SessionStore } from './platform/identity/sessions.js';
 import { createTokenService, type TokenService } from './platform/identity/tokens.js';
 import { createUserCache, type UserCache } from './platform/identity/user-cache.js';
+import { type CheckWaits, createCheckWaits } from './platform/identity/check-waits.js';
 import { createSharedState, type SharedState } from './platform/cache/shared-state.js';
 import type { PaymentProvider } from './providers/payments/provider.js';
 import { createStripeProvider } from './providers/payments/stripe.js';
 import { createTestProvider } from './providers/payments/test-provider.js';
 import { createMailer, type Mailer } from './providers/mail/mailer.js';
 import { createServiceMetrics, type ServiceMetrics } from './platform/metrics.js';
+import { createMailCap, type MailCap } from './platform/mail-cap.js';
 
 export interface Infra {
   config: Config;
@@ -31,12 +33,16 @@ export interface Infra {
   /** Prefix of every Redis key and channel (tests give each file its own). */
   redisPrefix: string;
   mailer: Mailer;
+  /** At most 5 mails of one kind to one address an hour (platform/mail-cap.ts): send through sendCapped. */
+  mailCap: MailCap;
   shared: SharedState;
   sessions: SessionStore;
   /** GET /users/me reads through it; writes to a user's row call `changed` after the commit. */
   users: UserCache;
   tokens: TokenService;
   passwords: PasswordHasher;
+  /** Checks of a secret waiting for a place in their account's lockout budget (modules/auth/sign-in.ts). */
+  checkWaits: CheckWaits;
   authorizeOrg: AuthorizeOrg;
   apiKeys: KeyStore;
   audit: AuditWriter;
@@ -63,8 +69,9 @@ export const REDACT_PATHS = [
   '*.plainKey',
 ];
 
-export function createLogger(config: Config): Logger {
-  return pino({ level: config.logLevel, redact: { paths: REDACT_PATHS, censor: '[redacted]' } });
+export function createLogger(config: Pick<Config, 'logLevel'>, destination?: pino.DestinationStream): Logger {
+  const options = { level: config.logLevel, redact: { paths: REDACT_PATHS, censor: '[redacted]' } };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 export interface InfraOverrides {
@@ -102,6 +109,7 @@ export async function createInfra(config: Config, overrides: InfraOverrides = {}
   const redisPrefix = overrides.redisPrefix ?? 'tenantry:';
   const shared = createSharedState(redis, redisPrefix, logger);
   const mailer = overrides.mailer ?? createMailer(config, logger);
+  const checkWaits = createCheckWaits(redis, redisPrefix, logger);
   const sessions = createSessionStore(dbHandle.db, config, clock, shared);
   const audit = createAuditWriter(dbHandle.db, logger);
   // BILLING_PROVIDER (config.ts): production gets the test checkout only when BILLING_PROVIDER=test asks for it.
@@ -119,11 +127,13 @@ export async function createInfra(config: Config, overrides: InfraOverrides = {}
     redis,
     redisPrefix,
     mailer,
+    mailCap: createMailCap(redis, redisPrefix, clock, logger),
     shared,
     sessions,
     users: createUserCache(dbHandle.db, shared),
     tokens: createTokenService(config, clock),
     passwords: createPasswordHasher(config.auth.hashConcurrency, config.auth.hashQueueLimit, overrides.hashCost),
+    checkWaits,
     authorizeOrg: createAuthorizer(dbHandle.db),
     apiKeys: createKeyStore(dbHandle.db, config, clock, shared),
     audit,
@@ -134,6 +144,7 @@ export async function createInfra(config: Config, overrides: InfraOverrides = {}
       await audit.close();
       await sessions.close().catch((err: Error) => logger.warn({ err: { message: err.message } }, 'flushing session touches failed'));
       await mailer.close();
+      await checkWaits.close();
       if (redis) await redis.quit().catch(() => redis!.disconnect());
       await dbHandle.close();
     },

@@ -159,9 +159,13 @@ export async function createWebhook(t: TestApp, orgId: string, by: { auth: Recor
   return json(res).data as { id: string; secret: string; url: string; events: string[] } & Record<string, unknown>;
 }
 
-/** The endpoint's deliveries straight from the database, oldest first. */
+/** The endpoint's deliveries straight from the database, oldest first, with their event's data (`event_data`). */
 export async function deliveryRows(t: TestApp, endpointId: string): Promise<Row[]> {
-  return rowsOf(await t.deps.db.execute(sql`select * from webhook_deliveries where endpoint_id = ${endpointId} order by created_at, id`));
+  return rowsOf(
+    await t.deps.db.execute(sql`select d.*, e.data as event_data from webhook_deliveries d
+      join events e on e.organization_id = d.organization_id and e.id = d.event_id
+      where d.endpoint_id = ${endpointId} order by d.created_at, d.id`),
+  );
 }
 
 /** The recorded attempts of a delivery, in order. */

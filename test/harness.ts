@@ -12,7 +12,7 @@ import { inject } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { type DbHandle, openPglite, openPostgres } from '../src/db/client.js';
-import { createInfra, type Infra } from '../src/infra.js';
+import { createInfra, createLogger, type Infra } from '../src/infra.js';
 import { FakeClock } from '../src/lib/clock.js';
 import { adminUrl } from './global-setup.js';
 import { startSmtpSink, type SmtpSink } from './smtp-sink.js';
@@ -72,6 +72,8 @@ export interface TestAppOptions {
   productionHashCost?: boolean;
   /** The web app's build to serve (default: the repository's web/dist/). */
   webDist?: string;
+  /** Receives every log line (JSON) of the service's own logger, from level info up. */
+  logTo?: (line: string) => void;
 }
 
 // Argon2id at 1 MiB and one pass: the same code path as production, a hundredth of its CPU (the suite
@@ -104,6 +106,7 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     migrate: false,
     ...(opts.productionHashCost ? {} : { hashCost: TEST_HASH_COST }),
     redisPrefix: opts.redisPrefix ?? `test:${randomBytes(6).toString('hex')}:`,
+    ...(opts.logTo ? { logger: createLogger({ logLevel: 'info' }, { write: opts.logTo }) } : {}),
   });
   const app = await buildApp(deps, opts.webDist === undefined ? {} : { webDist: opts.webDist });
   await app.ready();
@@ -120,6 +123,7 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
         await deps.close();
       } else {
         await deps.sessions.close();
+        await deps.checkWaits.close();
         if (deps.redis) deps.redis.disconnect();
       }
       await mail.close();

@@ -68,6 +68,11 @@ export interface FakeStripe {
   failNext(status: number, opts?: Partial<Omit<Failure, 'status'>>): void;
   /** Clears pending failures. */
   recover(): void;
+  /**
+   * A slow provider: the next request matching `method` and `path` is answered (and acted on) only
+   * once `release()` is called; `arrived` resolves when it comes in.
+   */
+  hold(method: string, path: RegExp): { arrived: Promise<void>; release(): void };
   /** Completes a checkout as a paying customer would: creates its subscription; returns the session. */
   completeCheckout(sessionId: string, opts?: { periodEnd?: number }): Obj;
   /** A subscription of `customer` on `price` (as Stripe would create it), stored and returned. */
@@ -89,6 +94,7 @@ export async function startFakeStripe(): Promise<FakeStripe> {
   const subscriptions = new Map<string, Obj>();
   const idempotent = new Map<string, { status: number; body: Obj }>();
   let failures: Failure[] = [];
+  const holds: Array<{ method: string; path: RegExp; arrive: () => void; released: Promise<void> }> = [];
   const signer = new Stripe('sk_test_signer');
 
   function subscriptionObject(customer: string, price: string, periodEnd: number, metadata: Obj = {}): Obj {
@@ -202,11 +208,17 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     let body = '';
     req.setEncoding('utf8');
     req.on('data', (c: string) => (body += c));
-    req.on('end', () => {
+    req.on('end', async () => {
       const u = new URL(req.url ?? '/', 'http://stripe.local');
       const method = req.method ?? 'GET';
       const params = decodeForm(method === 'POST' ? body : u.searchParams.toString());
       requests.push({ method, path: u.pathname, params, headers: req.headers });
+      const hi = holds.findIndex((h) => h.method === method && h.path.test(u.pathname));
+      if (hi >= 0) {
+        const [h] = holds.splice(hi, 1);
+        h!.arrive();
+        await h!.released;
+      }
       const send = (status: number, payload: Obj, headers: Record<string, string> = {}) => {
         res.writeHead(status, { 'content-type': 'application/json', 'request-id': id('req'), ...headers });
         res.end(JSON.stringify(payload));
@@ -258,6 +270,14 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     },
     recover() {
       failures = [];
+    },
+    hold(method, path) {
+      let arrive = () => {};
+      let release = () => {};
+      const arrived = new Promise<void>((r) => (arrive = r));
+      const released = new Promise<void>((r) => (release = r));
+      holds.push({ method, path, arrive, released });
+      return { arrived, release };
     },
     createSubscription(customer, price, opts = {}) {
       const sub = subscriptionObject(customer, price, opts.periodEnd ?? nowS() + PERIOD_S, opts.metadata);

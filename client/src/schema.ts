@@ -922,7 +922,7 @@ export interface paths {
         post?: never;
         /**
          * Delete an organization and its data, ending its subscription (owner)
-         * @description Ends a live subscription at the payment provider first (if that fails: 502, nothing is deleted), then removes the organization with its members, invitations, projects, API keys, webhooks and audit log. No event is sent.
+         * @description Once decided (the caller still its owner), ends a live subscription at the payment provider (if that fails: 502, nothing is deleted), then removes the organization with its members, invitations, projects, API keys, webhooks and audit log. No event is sent.
          */
         delete: operations["deleteOrganization"];
         options?: never;
@@ -1141,7 +1141,7 @@ export interface paths {
         put?: never;
         /**
          * Publish an event of your own to the endpoints subscribed to it (events:publish)
-         * @description Owners and admins, or an API key with write:events. `type` is a custom `a.b` name, not one of the service’s own types; the event is delivered, signed, to every active endpoint of the organization subscribed to it or to every event. With `Idempotency-Key`, a repeat within 24 h answers the first answer (with `Idempotent-Replayed: true`) and records nothing; the same key with another `type` or `data` answers 409.
+         * @description Owners and admins, or an API key with write:events. `type` is a custom `a.b` name, not one of the service’s own types; the event is delivered, signed, to every active endpoint of the organization subscribed to it or to every event. With `Idempotency-Key`, a repeat within 24 h answers the first answer (with `Idempotent-Replayed: true`) and records nothing; the same key with another `type` or `data` answers 409. Every publish counts against the organization’s monthly apiRequests quota, with an access token as with an API key (429 QUOTA_EXCEEDED past it).
          */
         post: operations["publishEvent"];
         delete?: never;
@@ -3148,16 +3148,16 @@ export interface components {
          *       "otpauthUrl": "otpauth://totp/Tenantry:ada%40example.com?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=Tenantry&algorithm=SHA1&digits=6&period=30",
          *       "qrCode": "otpauth://totp/Tenantry:ada%40example.com?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=Tenantry&algorithm=SHA1&digits=6&period=30",
          *       "backupCodes": [
-         *         "7f3kq-2m9xd",
-         *         "h4c8w-p0z6t",
-         *         "q2n5r-v8k1m",
-         *         "b6t9e-x3w7c",
-         *         "d1m4z-k8q2h",
-         *         "r5v0p-c7n3w",
-         *         "w9k2t-m4x8b",
-         *         "e3z6q-h1r5v",
-         *         "n8c1w-t6k9d",
-         *         "x4p7m-z2e0q"
+         *         "3f9a0c1e",
+         *         "b72d4e95",
+         *         "0c8e61fa",
+         *         "e4a19b3d",
+         *         "5d06c2b8",
+         *         "9a3ef710",
+         *         "71bc58d2",
+         *         "c6e2049f",
+         *         "28fd3a6b",
+         *         "f0471e5c"
          *       ]
          *     }
          */
@@ -3189,7 +3189,7 @@ export interface components {
          */
         TwoFactorDisableRequest: {
             password: string;
-            /** @description A 6-digit TOTP code or a backup code (xxxxx-xxxxx) */
+            /** @description A 6-digit TOTP code or a backup code (8 hexadecimal characters, any case) */
             code: string;
         };
         /**
@@ -3202,12 +3202,12 @@ export interface components {
         };
         TwoFactorLoginRequest: {
             twoFactorToken: string;
-            /** @description A 6-digit TOTP code or a backup code (xxxxx-xxxxx) */
+            /** @description A 6-digit TOTP code or a backup code (8 hexadecimal characters, any case) */
             code: string;
         };
         MagicLinkVerifyRequest: {
             token: string;
-            /** @description A 6-digit TOTP code or a backup code (xxxxx-xxxxx) */
+            /** @description A 6-digit TOTP code or a backup code (8 hexadecimal characters, any case) */
             twoFactorCode?: string;
         };
         /**

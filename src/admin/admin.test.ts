@@ -6,8 +6,10 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, expectError, getMe, loginRaw } from '../../test/fixtures/auth.js';
-import { createOrg, createWebhook, PASSWORD, rowsOf, setPlan, signedInUser, stripeVerify, uniqueEmail } from '../../test/factories.js';
+import { bearer, expectError, getMe, loginRaw, requestMagicLink } from '../../test/fixtures/auth.js';
+import { createOrg, createWebhook, PASSWORD, registerUser, rowsOf, setPlan, signedInUser, stripeVerify, uniqueEmail } from '../../test/factories.js';
+import { oauthAccounts } from '../db/tables/auth.js';
+import { passkeys } from '../db/tables/passkeys.js';
 import { createTestApp, json, type TestApp } from '../../test/harness.js';
 import { totpCode } from '../../test/totp.js';
 import { workerFixtures } from '../../test/fixtures/worker.js';
@@ -65,6 +67,8 @@ describe('the command line', () => {
     expect(() => parseArgs(['enable-user', '--email', 'a@b.co', '--force'])).toThrow('enable-user does not take "--force"');
     expect(parseArgs(['create-user', '--email=a@b.co', '--verified', '--name', 'A B'])).toEqual({ command: 'create-user', flags: { email: 'a@b.co', verified: true, name: 'A B' } });
     expect(parseArgs(['seed-demo', '--help'])).toEqual({ command: 'help' });
+    expect(parseArgs(['verify-user', '--email', 'a@b.co', '--keep-credentials'])).toEqual({ command: 'verify-user', flags: { email: 'a@b.co', 'keep-credentials': true } });
+    expect(() => parseArgs(['verify-user', '--email', 'a@b.co', '--keep-credentials=no'])).toThrow('--keep-credentials takes no value');
   });
 });
 
@@ -83,12 +87,12 @@ describe('account commands', () => {
     expect((await run(t, ['create-user', '--email', 'not-an-address', '--password', PASSWORD])).error).toBe('"not-an-address" is not an email address');
   });
 
-  it('create-user without --verified, then verify-user: refused with EMAIL_NOT_VERIFIED, then signs in', async () => {
+  it('create-user without --verified, then verify-user --keep-credentials: refused with EMAIL_NOT_VERIFIED, then signs in with its password', async () => {
     const email = uniqueEmail('admin-unverified');
     expect((await run(t, ['create-user', '--email', email, '--password', PASSWORD])).code).toBe(0);
     expectError(await loginRaw(t, email, PASSWORD), 403, 'EMAIL_NOT_VERIFIED');
-    const verified = await run(t, ['verify-user', '--email', email]);
-    expect(verified).toMatchObject({ code: 0, lines: [expect.stringMatching(/^verified usr_/)] });
+    const verified = await run(t, ['verify-user', '--email', email, '--keep-credentials']);
+    expect(verified).toMatchObject({ code: 0, lines: [expect.stringMatching(/^verified usr_\S+ \(.+\), its credentials kept$/)] });
     expect((await loginRaw(t, email, PASSWORD)).statusCode).toBe(200);
     expect((await run(t, ['verify-user', '--email', email])).lines).toEqual([expect.stringMatching(/was verified already$/)]);
     expect((await run(t, ['verify-user', '--email', uniqueEmail('nobody')])).error).toMatch(/^No account with the email /);
@@ -108,6 +112,91 @@ describe('account commands', () => {
     expect(back.statusCode, back.body).toBe(200);
     expect((await getMe(t, json(back).accessToken as string)).statusCode).toBe(200);
     expect((await run(t, ['enable-user', '--email', user.email])).lines).toEqual([expect.stringMatching(/is active already$/)]);
+  });
+});
+
+// An address registered by someone who never proved it may be a squatter's: an operator verifying it
+// makes it the owner's, as a magic link or a reset would. The squatter sets things up on a deployment
+// that lets unverified accounts sign in (its own database).
+describe('verify-user on an account never verified: the first proof of the address', () => {
+  const SQUATTER_PASSWORD = 'Squatters-Secret-7';
+  let lax: TestApp;
+  beforeAll(async () => {
+    lax = await createTestApp({ env: { AUTH_REQUIRE_EMAIL_VERIFICATION: 'false' } });
+    apps.push(lax);
+  });
+
+  /** Registers `email`, signs in, turns two-factor on, and links a passkey and a social identity (planted rows). */
+  async function squat(email: string) {
+    const { userId } = await registerUser(lax, email, SQUATTER_PASSWORD);
+    const session = json(await loginRaw(lax, email, SQUATTER_PASSWORD));
+    expect(session.accessToken, JSON.stringify(session)).toEqual(expect.any(String));
+    const auth = bearer(session.accessToken as string);
+    const setup = json(await lax.request({ method: 'POST', url: '/api/v1/auth/two-factor/setup', payload: { password: SQUATTER_PASSWORD }, headers: auth }));
+    const on = await lax.request({ method: 'POST', url: '/api/v1/auth/two-factor/verify', payload: { code: totpCode(setup.secret as string, lax.clock.now()) }, headers: auth });
+    expect(on.statusCode, on.body).toBe(200);
+    lax.clock.advance(30_000);
+    const now = lax.clock.now();
+    await lax.deps.db.insert(passkeys).values({ id: `pk_squat_${userId}`, userId, credentialId: `cred-${userId}`, publicKey: 'pQECAyYgASFYIA', name: 'squatter key', createdAt: now });
+    await lax.deps.db.insert(oauthAccounts).values({ id: `oa_squat_${userId}`, userId, provider: 'github', providerAccountId: `gh-${userId}`, email, createdAt: now });
+    return { userId, auth, refreshToken: session.refreshToken as string, secret: setup.secret as string, backupCodes: setup.backupCodes as string[] };
+  }
+
+  const leftovers = async (userId: string) =>
+    rowsOf(
+      await lax.deps.db.execute(sql`select
+        (select password_hash is not null from users where id = ${userId}) as password,
+        (select two_factor_enabled from users where id = ${userId}) as "twoFactorOn",
+        (select email_verified_at is not null from users where id = ${userId}) as verified,
+        (select count(*)::int from two_factor where user_id = ${userId}) as "twoFactor",
+        (select count(*)::int from backup_codes where user_id = ${userId}) as "backupCodes",
+        (select count(*)::int from passkeys where user_id = ${userId}) as passkeys,
+        (select count(*)::int from oauth_accounts where user_id = ${userId}) as "socialLinks",
+        (select count(*)::int from sessions where user_id = ${userId} and revoked_at is null) as sessions`),
+    )[0];
+
+  it('drops the password, two-factor, backup codes, passkeys, social links and sessions set up without proof; the owner signs in by a magic link alone', async () => {
+    const email = uniqueEmail('admin-squat');
+    const squatter = await squat(email);
+    expect(await leftovers(squatter.userId)).toEqual({ password: true, twoFactorOn: true, verified: false, twoFactor: 1, backupCodes: 10, passkeys: 1, socialLinks: 1, sessions: 1 });
+
+    const verified = await run(lax, ['verify-user', '--email', email]);
+    expect(verified).toMatchObject({ code: 0, error: null });
+    expect(verified.lines).toEqual([expect.stringMatching(/^verified usr_\S+ \(.+\): its password, two-factor, passkeys, social links and sessions were dropped/)]);
+    expect(await leftovers(squatter.userId)).toEqual({ password: false, twoFactorOn: false, verified: true, twoFactor: 0, backupCodes: 0, passkeys: 0, socialLinks: 0, sessions: 0 });
+
+    // The squatter is out: the session, its refresh token, the password (with a backup code) all refused.
+    expectError(await getMe(lax, squatter.auth.authorization.slice('Bearer '.length)), 401, 'AUTHENTICATION_ERROR');
+    expectError(await lax.request({ method: 'POST', url: '/api/v1/auth/refresh', payload: { refreshToken: squatter.refreshToken } }), 401, 'AUTHENTICATION_ERROR');
+    expectError(await loginRaw(lax, email, SQUATTER_PASSWORD), 401, 'AUTHENTICATION_ERROR');
+    expectError(
+      await lax.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password: SQUATTER_PASSWORD, twoFactorCode: squatter.backupCodes[0] } }),
+      401,
+      'AUTHENTICATION_ERROR',
+    );
+    // The owner of the address signs in by a sign-in link, asked for no second factor.
+    const { token } = await requestMagicLink(lax, email);
+    const owner = await lax.request({ method: 'POST', url: '/api/v1/auth/magic-link/verify', payload: { token } });
+    expect(owner.statusCode, owner.body).toBe(200);
+    expect(json(owner).user).toMatchObject({ email, twoFactorEnabled: false, emailVerified: expect.any(String) });
+  });
+
+  it('--keep-credentials verifies the address and keeps everything', async () => {
+    const email = uniqueEmail('admin-keep');
+    const user = await squat(email);
+    const verified = await run(lax, ['verify-user', '--email', email, '--keep-credentials']);
+    expect(verified).toMatchObject({ code: 0, lines: [expect.stringMatching(/its credentials kept$/)] });
+    expect(await leftovers(user.userId)).toEqual({ password: true, twoFactorOn: true, verified: true, twoFactor: 1, backupCodes: 10, passkeys: 1, socialLinks: 1, sessions: 1 });
+    expect((await getMe(lax, user.auth.authorization.slice('Bearer '.length))).statusCode).toBe(200);
+    const login = await lax.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password: SQUATTER_PASSWORD, twoFactorCode: totpCode(user.secret, lax.clock.now()) } });
+    expect(login.statusCode, login.body).toBe(200);
+  });
+
+  it('an account verified already keeps everything, with or without --keep-credentials', async () => {
+    const user = await signedInUser(lax, 'admin-verified');
+    expect((await run(lax, ['verify-user', '--email', user.email])).lines).toEqual([expect.stringMatching(/was verified already$/)]);
+    expect((await getMe(lax, user.accessToken)).statusCode).toBe(200);
+    expect((await loginRaw(lax, user.email, PASSWORD)).statusCode).toBe(200);
   });
 });
 

@@ -10,7 +10,11 @@ export const HELP = `${USAGE}
 
   create-user --email E [--password P] [--name N] [--verified]
       A new account; without --password the password is asked for (or read from standard input).
-  verify-user --email E            mark the address verified
+  verify-user --email E [--keep-credentials]
+      mark the address verified. On an account never verified this is the first proof of the
+      address: its password, two-factor, passkeys, social links and sessions are dropped (someone may
+      have registered it ahead of its owner), and the owner signs in by a sign-in link or a reset;
+      --keep-credentials keeps them (an account you made yourself with create-user)
   disable-user --email E           deactivate the account: every session revoked, sign-in refused
   enable-user --email E            let a deactivated account sign in again
   rotate-encryption-key            re-encrypt every stored secret with the first key of ENCRYPTION_KEY
@@ -24,7 +28,7 @@ export class UsageError extends Error {}
 /** The flags each command takes: true for a switch, false for one that takes a value. */
 const FLAGS: Record<Command, Record<string, boolean>> = {
   'create-user': { email: false, password: false, name: false, verified: true },
-  'verify-user': { email: false },
+  'verify-user': { email: false, 'keep-credentials': true },
   'disable-user': { email: false },
   'enable-user': { email: false },
   'rotate-encryption-key': {},

@@ -14,7 +14,7 @@ export async function runCommand(deps: Infra, command: Command, flags: Record<st
       await createUser(deps, { email, password: value('password'), name: value('name'), verified: flags.verified === true }, io);
       return 0;
     case 'verify-user':
-      await verifyUser(deps, email, io);
+      await verifyUser(deps, email, io, { keepCredentials: flags['keep-credentials'] === true });
       return 0;
     case 'disable-user':
       await disableUser(deps, email, io);

@@ -1,13 +1,15 @@
 // Account commands: create-user, verify-user, disable-user, enable-user. They change what the
 // services change and tell the other instances the same way (the user cache moved on after the
 // write); disable-user is the service's own deactivation (sessions revoked, sign-in links voided).
-import { eq } from 'drizzle-orm';
+import { and, eq, isNull } from 'drizzle-orm';
 import { isUniqueViolation } from '../db/client.js';
+import { transaction } from '../db/transaction.js';
 import { defaultPreferences, users, type UserRow } from '../db/tables/users.js';
 import type { Infra } from '../infra.js';
 import { AppError, conflict, notFound, validationError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import { deactivateUser } from '../modules/auth/account.service.js';
+import { claimUnverifiedAccount } from '../modules/auth/claim.js';
 import { findUserByEmail, normalizeEmail } from '../modules/auth/service.js';
 import { assertPasswordPolicy } from '../platform/identity/passwords.js';
 
@@ -57,20 +59,43 @@ export async function createUser(deps: Infra, flags: { email: string; password?:
     if (isUniqueViolation(err)) throw conflict(`An account with the email ${email} already exists`);
     throw err;
   }
-  io.out(`created ${row.id} (${email}), ${flags.verified ? 'email verified' : 'email not verified: verify-user, or the user asks for a new verification mail'}`);
+  io.out(`created ${row.id} (${email}), ${flags.verified ? 'email verified' : 'email not verified: verify-user --keep-credentials, or the user asks for a new verification mail'}`);
   return row;
 }
 
-export async function verifyUser(deps: Infra, email: string, io: Io): Promise<void> {
+/**
+ * Marks an address verified. An account never verified may be a squatter's, who registered the
+ * address ahead of its owner: unless `keepCredentials`, the operator's word counts as the first proof
+ * of the address and claims the account as a magic link or a reset would (claim.ts): its password,
+ * two-factor, passkeys, social links, unused mailed tokens and sessions go, and the owner signs in
+ * by a sign-in link or a password reset.
+ */
+export async function verifyUser(deps: Infra, email: string, io: Io, opts: { keepCredentials?: boolean } = {}): Promise<void> {
   const user = await userByEmail(deps, email);
-  if (user.emailVerifiedAt) {
-    io.out(`${user.id} (${user.email}) was verified already`);
+  const already = () => io.out(`${user.id} (${user.email}) was verified already`);
+  if (user.emailVerifiedAt) return already();
+  if (opts.keepCredentials) {
+    const now = deps.clock.now();
+    const [marked] = await deps.db
+      .update(users)
+      .set({ emailVerifiedAt: now, updatedAt: now })
+      .where(and(eq(users.id, user.id), isNull(users.emailVerifiedAt)))
+      .returning({ id: users.id });
+    await deps.users.changed(user.id);
+    if (!marked) return already();
+    io.out(`verified ${user.id} (${user.email}), its credentials kept`);
     return;
   }
-  const now = deps.clock.now();
-  await deps.db.update(users).set({ emailVerifiedAt: now, updatedAt: now }).where(eq(users.id, user.id));
-  await deps.users.changed(user.id);
-  io.out(`verified ${user.id} (${user.email})`);
+  const claimed = await transaction(deps.db, async (tx, afterCommit) => {
+    afterCommit(() => deps.users.changed(user.id));
+    return claimUnverifiedAccount(deps, tx, user.id, user.email, null);
+  });
+  // Verified (or its email changed) since it was read: nothing was changed.
+  if (!claimed) return already();
+  io.out(
+    `verified ${user.id} (${user.email}): its password, two-factor, passkeys, social links and sessions were dropped (set up before the address was proven); ` +
+      'the owner signs in by a sign-in link or a password reset (--keep-credentials keeps them)',
+  );
 }
 
 export async function disableUser(deps: Infra, email: string, io: Io): Promise<void> {

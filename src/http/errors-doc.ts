@@ -31,7 +31,7 @@ export const DEFAULT_EXAMPLES: Record<ErrorCode, Omit<ErrorExample, 'code'>> = {
   UNSUPPORTED_MEDIA_TYPE: { message: 'Unsupported content type', details: 'Send the body as application/json' },
   ACCOUNT_LOCKED: { message: 'Account is temporarily locked after too many failed sign-in attempts', details: 'Try again in 900 seconds' },
   RATE_LIMIT_EXCEEDED: { message: 'Too many requests', details: 'Limit of 600 requests per minute reached; retry in 1 minute' },
-  QUOTA_EXCEEDED: { message: 'Monthly API request quota exceeded', details: 'The plan allows 10000 API-key requests per month' },
+  QUOTA_EXCEEDED: { message: 'Monthly API request quota exceeded', details: 'The plan allows 10000 API requests per month (API-key requests and published events)' },
   INTERNAL_ERROR: { message: 'An unexpected error occurred', details: 'Reference: 0f6e1f9c-3c1a-4d7e-9a51-2b8c8f1d2e47' },
   PAYMENT_PROVIDER_ERROR: { message: 'The payment provider failed', details: 'The provider did not answer in time' },
   SERVICE_UNAVAILABLE: { message: 'Service temporarily unavailable', details: 'A backing service is unreachable; try again shortly' },

@@ -108,6 +108,14 @@ export function registerMetrics(app: FastifyInstance, deps: Infra): void {
       this.set(deps.passwords.queueDepth());
     },
   });
+  new Gauge({
+    name: 'tenantry_password_checks_waiting',
+    help: 'Password and code checks waiting for checks of the same account under way to end (the lockout budget); past 10 s they answer 503',
+    registers: [own],
+    collect() {
+      this.set(deps.checkWaits.waiting());
+    },
+  });
 
   const registry = Registry.merge([own, deps.metrics.registry]);
   const token = deps.config.metricsToken;

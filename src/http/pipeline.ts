@@ -1,7 +1,8 @@
 // The request pipeline of every /api/v1 route, in the order it runs. A route declares what it needs
 // in its own config: `auth`, who may call it ('user', the default: a signed-in person or, where the
 // handler allows, an API key; 'optional'; 'none' for public routes), and `bucket`, which rate limit
-// counts it ('auth': per client IP at the sign-in limit; otherwise per key, per user, or per IP).
+// counts it ('auth': per client IP at the sign-in limit; otherwise per key, per user, or per IP; an
+// IPv6 client counts by its /64).
 //
 //   1. credential     onRequest    the Authorization / X-API-Key header read: a verified access token's
 //                                  claims or the key's (cached) state; nothing is refused yet
@@ -9,7 +10,8 @@
 //   3. guard          preParsing   the route's `auth`: 401 without a live session or a usable key;
 //                                  sets request.actor
 //   4. quota          preParsing   an API-key request counts against its organization's monthly
-//                                  quota (402 past it)
+//                                  quota (429 QUOTA_EXCEEDED past it; a person's publish of an event
+//                                  counts in its route, once its access is known)
 //   5. handler                     body validated by the route's schema; organization routes ask
 //                                  for access (access.ts, platform/tenancy.ts)
 //   6. request audit  onSend       every request made with a known API key, refused ones included,
@@ -22,6 +24,7 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import type { Infra } from '../infra.js';
+import { clientBucketOf } from '../lib/client-ip.js';
 import { AppError, authenticationError } from '../lib/errors.js';
 import type { Actor } from '../platform/identity/actor.js';
 import type { KeyCheck } from '../platform/identity/key-store.js';
@@ -72,10 +75,11 @@ async function readCredential(deps: Infra, request: FastifyRequest): Promise<Cre
 function bucketOf(deps: Infra, request: FastifyRequest): { key: string; max: number } {
   const limits = deps.config.rateLimit;
   const cred = request.credential;
-  if (request.routeOptions.config.bucket === 'auth') return { key: `auth:${request.ip}`, max: limits.authPerMin };
+  // Per IP: an IPv6 client by its /64, an IPv4-mapped one as IPv4 (lib/client-ip.ts).
+  if (request.routeOptions.config.bucket === 'auth') return { key: `auth:${clientBucketOf(request.ip)}`, max: limits.authPerMin };
   if (cred?.kind === 'apiKey' && cred.check.ok) return { key: `key:${cred.check.key.id}`, max: cred.check.key.rateLimit ?? limits.keyDefaultPerMin };
   if (cred?.kind === 'user') return { key: `user:${cred.claims.userId}`, max: limits.userPerMin };
-  return { key: `ip:${request.ip}`, max: limits.anonPerMin };
+  return { key: `ip:${clientBucketOf(request.ip)}`, max: limits.anonPerMin };
 }
 
 // 3. The guard of a route that needs a caller.

@@ -127,3 +127,23 @@ export function jsonNestingExceeds(text: string, max: number): boolean {
 }
 
 export const jsonTooDeep = () => new AppError(400, 'VALIDATION_ERROR', 'Invalid request body', `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`);
+
+const NUL_ESCAPE = '\\u0000';
+
+/**
+ * Whether JSON text holds a NUL character in a string (a value or a key, at any depth): PostgreSQL
+ * text cannot store one, so it would otherwise fail deep in a write with a 500. Valid JSON can only
+ * spell it as the escape `\u0000` (a raw control character is refused by JSON.parse), and only
+ * inside a string; the escape is real when its backslash is not itself escaped, that is when an odd
+ * run of backslashes ends where it starts. Run on text that parsed.
+ */
+export function jsonHasNul(text: string): boolean {
+  for (let i = text.indexOf(NUL_ESCAPE); i !== -1; i = text.indexOf(NUL_ESCAPE, i + 1)) {
+    let b = i - 1;
+    while (b >= 0 && text.charCodeAt(b) === BACKSLASH) b--;
+    if ((i - 1 - b) % 2 === 0) return true;
+  }
+  return false;
+}
+
+export const jsonHasNulError = () => new AppError(400, 'VALIDATION_ERROR', 'Invalid request body', 'A string of the JSON body holds a NUL character (\\u0000)');

@@ -137,10 +137,43 @@ describe('the API’s paths stay the API’s', () => {
     expectJson404(await t.request({ method: 'GET', url: '/favicon.ico', headers: HTML }));
   });
 
-  it('a client that accepts anything (curl: */*) gets the page', async () => {
-    const res = await t.request({ method: 'GET', url: '/sign-in', headers: { accept: '*/*' } });
+  // A client of the API that lost its /api/v1 prefix must learn that the route does not exist, not
+  // get a 200 page: only an Accept that names text/html (a browser's navigation) gets the app.
+  it.each([
+    ['curl: */*', { accept: '*/*' }],
+    ['no Accept', {}],
+    ['application/json', { accept: 'application/json' }],
+    ['text/* and */*', { accept: 'text/*, */*;q=0.5' }],
+    ['text/html refused (q=0)', { accept: 'application/json, text/html;q=0' }],
+    ['a longer type that starts like it', { accept: 'text/htmlx' }],
+  ])('a page asked for with %s is the JSON 404', async (_name, headers) => {
+    for (const url of ['/sign-in', '/users/me', '/magic-link?token=abc', '/']) {
+      expectJson404(await t.request({ method: 'GET', url, headers }));
+      const head = await t.request({ method: 'HEAD', url, headers });
+      expect(head.statusCode, url).toBe(404);
+    }
+    // Without a build too: the 503 page is for browsers only.
+    expectJson404(await bare.request({ method: 'GET', url: '/sign-in', headers }));
+  });
+
+  it.each([
+    ['a browser', HTML],
+    ['text/html alone', { accept: 'text/html' }],
+    ['text/html with parameters, in capitals', { accept: 'application/json;q=0.9, TEXT/HTML; charset=utf-8;q=0.5' }],
+  ])('%s gets the page', async (_name, headers) => {
+    const res = await t.request({ method: 'GET', url: '/sign-in', headers });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.body).toBe(INDEX);
+  });
+
+  it('the build’s files go to any Accept (browsers fetch scripts, styles and images with */* or image/*)', async () => {
+    for (const headers of [{ accept: '*/*' }, {}, { accept: 'image/avif,image/webp,*/*' }]) {
+      const js = await t.request({ method: 'GET', url: '/assets/index-B7xQ2m_a.js', headers });
+      expect(js.statusCode).toBe(200);
+      expect(js.body).toBe(SCRIPT);
+      expect((await t.request({ method: 'GET', url: '/robots.txt', headers })).statusCode).toBe(200);
+      expect((await t.request({ method: 'GET', url: '/app-config.json', headers })).statusCode).toBe(200);
+    }
   });
 });
 

@@ -1,6 +1,6 @@
 // The web app (docs/web.md): every path outside the API's own (/api/v1, /docs, /health,
 // /ready, /metrics) belongs to it. Its build, web/dist/, is served from here: a file that exists is
-// sent as is; any other GET for a page (accepting HTML, not a file name) gets index.html, so the
+// sent as is; any other GET for a page (an Accept naming text/html, not a file name) gets index.html, so the
 // app's own router resolves /sign-in, /magic-link?token=… and the other pages mailed links point at. Files under /assets/ are
 // content-hashed by the build and cached for a year; everything else is revalidated (no-cache).
 // Without a build, those pages answer 503 with a page that says how to build it.
@@ -111,14 +111,28 @@ async function sendFile(request: FastifyRequest, reply: FastifyReply, found: Fou
 }
 
 /**
- * Whether a GET is for a page: it accepts HTML (a browser's navigation says text/html, curl `*\/*`)
- * and its last segment is not a file name (`favicon.ico`, a missing script). Those, requests asking
- * for JSON only and requests with no Accept at all get the JSON 404 instead.
+ * Whether an Accept header names text/html (with a weight above 0): a browser's navigation does;
+ * curl's `*\/*`, `text/*`, a JSON client or no header at all do not.
+ */
+function namesHtml(accept: string | undefined): boolean {
+  return (accept ?? '').split(',').some((range) => {
+    const [type, ...params] = range.split(';').map((p) => p.trim().toLowerCase());
+    if (type !== 'text/html') return false;
+    const q = params.find((p) => /^q\s*=/.test(p));
+    return q === undefined || Number(q.slice(q.indexOf('=') + 1)) > 0;
+  });
+}
+
+/**
+ * Whether a GET is for a page: its Accept names text/html (a browser's navigation) and its last
+ * segment is not a file name (`favicon.ico`, a missing script). Anything else (an API client that
+ * lost its /api/v1 prefix, curl, a request with no Accept) gets the JSON 404, so a wrong URL never
+ * looks like a route that answered 200. The build's existing files are not pages: they go to any
+ * Accept, as browsers fetch scripts, styles and images with `*\/*` or `image/*`.
  */
 function wantsPage(request: FastifyRequest, urlPath: string): boolean {
-  const acceptsHtml = /\btext\/html\b|\*\/\*/i.test(request.headers.accept ?? '');
   const last = urlPath.slice(urlPath.lastIndexOf('/') + 1);
-  return acceptsHtml && !/\.[A-Za-z0-9]+$/.test(last);
+  return namesHtml(request.headers.accept) && !/\.[A-Za-z0-9]+$/.test(last);
 }
 
 /**

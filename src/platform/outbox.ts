@@ -1,6 +1,7 @@
 // Recording an event is part of the business transaction (docs/api.md#delivery-rules): the caller passes its tx.
-// The event row and one delivery row per matching active endpoint are the outbox; NOTIFY (sent by
-// PostgreSQL only when the transaction commits) wakes the delivery workers.
+// The event row (its type, data and time: the body of every delivery, stored once) and one delivery
+// row per matching active endpoint (a reference to the event and the delivery's state) are the
+// outbox; NOTIFY (sent by PostgreSQL only when the transaction commits) wakes the delivery workers.
 import { sql } from 'drizzle-orm';
 import type { Clock } from '../lib/clock.js';
 import type { Tx } from '../db/client.js';
@@ -37,22 +38,18 @@ export async function recordEvent(
           )}]::text[]))`
     }`)) as unknown as { rows: Array<{ id: string }> };
   if (targets.rows.length === 0) return { eventId, deliveryIds: [] };
-  // The same delivery id on every attempt (docs/api.md#delivery-requests); the payload is the body
-  // every attempt sends, with the event's id so a receiver can tell events apart across endpoints
-  // and deliveries.
-  const payload = JSON.stringify({ id: eventId, type, timestamp: now.toISOString(), data });
+  // The same delivery id on every attempt (docs/api.md#delivery-requests). A delivery holds no copy
+  // of the body: every attempt sends the event row's {id, type, timestamp, data}, which the worker's
+  // claim joins, so an event's data is stored once whatever the number of its endpoints.
   const at = now.toISOString();
   const deliveryIds = targets.rows.map(() => newId('dlv', now.getTime()));
   // And one more: the deliveries, and the wake-up (sent by PostgreSQL at commit).
   const deliveries = sql.join(
-    targets.rows.map(
-      (e, i) =>
-        sql`(${organizationId}, ${deliveryIds[i]}, ${e.id}, ${eventId}, ${type}, ${payload}::jsonb, 'pending', ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz)`,
-    ),
+    targets.rows.map((e, i) => sql`(${organizationId}, ${deliveryIds[i]}, ${e.id}, ${eventId}, ${type}, 'pending', ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz)`),
     sql`, `,
   );
   await tx.execute(sql`with d as (
-      insert into webhook_deliveries (organization_id, id, endpoint_id, event_id, event_type, payload, status, next_retry_at, created_at, updated_at)
+      insert into webhook_deliveries (organization_id, id, endpoint_id, event_id, event_type, status, next_retry_at, created_at, updated_at)
       values ${deliveries}
       returning 1
     )

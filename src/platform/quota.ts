@@ -1,11 +1,13 @@
-// The monthly apiRequests quota of API-key requests (docs/api.md#monthly-api-request-quota). The count is kept by the audit
-// writer's batches (in audit_log_counters, audit/counters.ts); each instance reads it at most every 2 s and adds what it let through
+// The monthly apiRequests quota (docs/api.md#monthly-api-request-quota): API-key requests, and events
+// published with an access token (POST …/events, which stores what it is sent), per organization. The
+// count is kept with the audit entries (in audit_log_counters, audit/counters.ts: the key requests'
+// entries and the publishes'); each instance reads it at most every 2 s and adds what it let through
 // since, so the check costs no query on the hot path. Across instances it can overshoot by what
 // they let through within those 2 s.
 import { eq } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import { AppError } from '../lib/errors.js';
-import { keyRequestsInMonth } from './audit/counters.js';
+import { apiRequestsInMonth } from './audit/counters.js';
 import type { Clock } from '../lib/clock.js';
 import { organizations } from '../db/tables/organizations.js';
 import { PLANS } from './plans.js';
@@ -19,7 +21,7 @@ export function createQuotaGuard(db: Db, clock: Clock) {
 
   async function load(orgId: string, period: string) {
     const [org] = await db.select({ plan: organizations.plan }).from(organizations).where(eq(organizations.id, orgId));
-    const used = await keyRequestsInMonth(db, orgId, period);
+    const used = await apiRequestsInMonth(db, orgId, period);
     const s = { period, used, limit: PLANS[org?.plan ?? 'free'].limits.apiRequests, at: Date.now() };
     state.set(orgId, s);
     return s;
@@ -35,7 +37,7 @@ export function createQuotaGuard(db: Db, clock: Clock) {
       if (s.limit !== null && s.used >= s.limit) {
         const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
         const retryAfter = Math.max(1, Math.ceil((next - now.getTime()) / 1000));
-        throw new AppError(429, 'QUOTA_EXCEEDED', 'Monthly API request quota exceeded', `The plan allows ${s.limit} API-key requests per month`, {
+        throw new AppError(429, 'QUOTA_EXCEEDED', 'Monthly API request quota exceeded', `The plan allows ${s.limit} API requests per month (API-key requests and published events)`, {
           'Retry-After': String(retryAfter),
         });
       }

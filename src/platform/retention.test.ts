@@ -52,8 +52,8 @@ async function event(createdAt: string) {
 }
 async function delivery(eventId: string, status: string, updatedAt: string, attempts = 0) {
   const deliveryId = id('dlv');
-  await exec(sql`insert into webhook_deliveries (organization_id, id, endpoint_id, event_id, event_type, payload, status, attempts, next_retry_at, created_at, updated_at)
-    values (${orgId}, ${deliveryId}, ${id('wh')}, ${eventId}, 'test', '{"type":"test","timestamp":"x","data":{}}'::jsonb, ${status}, ${attempts},
+  await exec(sql`insert into webhook_deliveries (organization_id, id, endpoint_id, event_id, event_type, status, attempts, next_retry_at, created_at, updated_at)
+    values (${orgId}, ${deliveryId}, ${id('wh')}, ${eventId}, 'test', ${status}, ${attempts},
       ${status === 'pending' ? updatedAt : null}::timestamptz, ${ago(60 * DAY)}::timestamptz, ${updatedAt}::timestamptz)`);
   for (let i = 1; i <= attempts; i++) {
     await exec(sql`insert into webhook_attempts (organization_id, id, delivery_id, attempt, duration_ms, created_at)

@@ -1,8 +1,9 @@
 // What every feature must know of an organization's subscription: which provider statuses pay and
 // which have ended, the provider's failures as 502, and that deleting an organization ends its
-// subscription at the provider first (docs/api.md#billing). The billing feature owns the rest.
+// subscription at the provider, inside the deletion's transaction (docs/api.md#billing). The billing
+// feature owns the rest.
 import { eq } from 'drizzle-orm';
-import type { Db } from '../db/client.js';
+import type { Db, Tx } from '../db/client.js';
 import { subscriptions } from '../db/tables/billing.js';
 import { AppError } from '../lib/errors.js';
 import { type PaymentProvider, PaymentProviderError } from '../providers/payments/provider.js';
@@ -20,8 +21,12 @@ export async function callProvider<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Before an organization is deleted: its live subscription ends at the provider (502 if it cannot). */
-export async function cancelForDeletion(deps: { db: Db; payments: PaymentProvider }, organizationId: string): Promise<void> {
-  const [sub] = await deps.db.select().from(subscriptions).where(eq(subscriptions.organizationId, organizationId));
+/**
+ * An organization about to be deleted: its live subscription ends at the provider (502 if it cannot:
+ * the caller's transaction then rolls back and nothing is deleted). Called once the deletion is
+ * decided, under the locks it was decided on, so no refusal follows a cancellation.
+ */
+export async function cancelForDeletion(deps: { payments: PaymentProvider }, tx: Tx | Db, organizationId: string): Promise<void> {
+  const [sub] = await tx.select().from(subscriptions).where(eq(subscriptions.organizationId, organizationId));
   if (sub?.subscriptionId && !ENDED_STATUSES.has(sub.status)) await callProvider(() => deps.payments.cancelNow(sub.subscriptionId!));
 }

@@ -21,6 +21,8 @@ describe('accounts in the browser', () => {
 
     await page.goto(await mailedLink(w.t, w.origin, email, /Verify your email/, '/verify-email'));
     await shown(page.getByText('Email verified', { exact: true }));
+    // The live token left the address bar (and the history) once read.
+    expect(page.url()).toBe(`${w.origin}/verify-email`);
 
     await page.getByRole('link', { name: 'Sign in', exact: true }).click();
     await page.getByLabel('Email', { exact: true }).fill(email);
@@ -100,6 +102,8 @@ describe('accounts in the browser', () => {
     await shown(page.getByText('a link to set a new password is on its way'));
 
     await page.goto(await mailedLink(w.t, w.origin, email, /Reset your password/, '/reset-password'));
+    // The token leaves the address bar at once; the page keeps it for the form.
+    await page.waitForURL(`${w.origin}/reset-password`);
     await page.getByLabel('New password', { exact: true }).fill('Brand-New-Secret-7');
     await page.getByRole('button', { name: 'Set new password', exact: true }).click();
     await shown(page.getByText('Password changed', { exact: true }));
@@ -136,6 +140,25 @@ describe('accounts in the browser', () => {
     await signedInAs(page, email);
     const me = await w.t.request({ method: 'GET', url: '/api/v1/users/me', headers: await apiLogin(w.t, email, 'Another-Secret-8') });
     expect(json(me).fullName).toBe('Augusta Ada King');
+  });
+
+  it('a reload after the token left the address bar sends no token to the server, and says the link has none', async () => {
+    const email = await verifiedAccount(w.t, 'reset-reload');
+    const res = await w.t.request({ method: 'POST', url: '/api/v1/auth/password/forgot', payload: { email } });
+    expect(res.statusCode).toBe(200);
+    const { page } = await w.person();
+    const link = await mailedLink(w.t, w.origin, email, /Reset your password/, '/reset-password');
+    const sent: string[] = [];
+    page.on('request', (r) => sent.push(r.url()));
+    await page.goto(link);
+    await page.waitForURL(`${w.origin}/reset-password`);
+    await page.reload();
+    await page.getByLabel('New password', { exact: true }).fill('Brand-New-Secret-7');
+    await page.getByRole('button', { name: 'Set new password', exact: true }).click();
+    await shown(page.getByText('This link has no token', { exact: false }));
+    // Only the first navigation carried it.
+    const token = new URL(link).searchParams.get('token')!;
+    expect(sent.filter((u) => u.includes(encodeURIComponent(token)) || u.includes(token))).toEqual([link]);
   });
 
   it('signs in with the link from "Email me a sign-in link"', async () => {

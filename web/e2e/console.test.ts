@@ -76,11 +76,14 @@ describe('the console', () => {
 
     const b = await w.person();
     await b.page.goto(await mailedLink(w.t, w.origin, invitee, /You are invited to join Royal Society/, '/invitations/accept'));
+    // The token leaves the address bar once read; the page keeps it to come back to after signing in.
+    await b.page.waitForURL(`${w.origin}/invitations/accept`);
     await b.page.getByRole('link', { name: 'sign in', exact: true }).click();
     await b.page.getByLabel('Email', { exact: true }).fill(invitee);
     await b.page.getByLabel('Password', { exact: true }).fill('Correct-Horse-9');
     await b.page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await signedInAs(b.page, invitee);
+    await b.page.waitForURL(`${w.origin}/invitations/accept`);
     await b.page.getByRole('button', { name: 'Accept invitation', exact: true }).click();
     await shown(b.page.getByText('Invitation accepted', { exact: true }));
 

@@ -83,6 +83,42 @@ describe('signing in', () => {
     expect((await victim.context.cookies()).find((c) => c.name === 'tenantry_refresh')).toBeUndefined();
   });
 
+  it('a provider email it has not verified ends on /auth/callback with the page’s own message for the code', async () => {
+    const { page } = await w.person();
+    await page.goto('/sign-in');
+    w.signInAtProviderAs({ sub: `unv-${Date.now()}`, email: uniqueEmail('unverified-at-provider'), emailVerified: false });
+    await page.getByRole('link', { name: 'Continue with Google', exact: true }).click();
+    await shown(page.getByRole('alert').getByText('has not verified your email address', { exact: false }));
+    await page.waitForURL(`${w.origin}/auth/callback`);
+  });
+
+  it('text an attacker writes into a /auth/callback link is never shown: a message per known code, a generic one otherwise', async () => {
+    const PHISH = 'Your account is suspended. Call +1 555 0100 and give your password to restore it';
+    const { page } = await w.person();
+    const alertOf = async (fragment: string) => {
+      await page.goto('/sign-in');
+      await page.goto(`/auth/callback#${fragment}`);
+      const alert = await shown(page.getByRole('alert'));
+      return (await alert.textContent())!;
+    };
+    const withPhish = (error: string) => new URLSearchParams({ error, error_description: PHISH }).toString();
+
+    const locked = await alertOf(withPhish('ACCOUNT_LOCKED'));
+    expect(locked).toContain('locked');
+    expect(locked).not.toContain('555');
+
+    const unknown = await alertOf(withPhish('CALL_SUPPORT_AT_555_0100'));
+    expect(unknown).toContain('The sign-in did not complete');
+    expect(unknown).not.toContain('555');
+    expect(unknown).not.toContain('CALL_SUPPORT');
+
+    // A description alone, or an error that is no code at all, says nothing of its own either.
+    for (const fragment of [new URLSearchParams({ error_description: PHISH }).toString(), withPhish(PHISH)]) {
+      const shownText = await alertOf(fragment);
+      expect(shownText).not.toContain('555');
+    }
+  });
+
   it('"Continue with GitHub" signs in too; with two-factor on, /auth/callback asks for the code', async () => {
     // GitHub, a new account.
     const first = await w.person();

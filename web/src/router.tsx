@@ -1,7 +1,7 @@
 // A small router over the History API: the current path and query as React state, links that
 // navigate without reloading, and path patterns with :params. The pages are few and flat, so this
 // is all the routing the app needs (docs/decisions.md, "Web app").
-import { useSyncExternalStore, type AnchorHTMLAttributes, type MouseEvent, type ReactNode } from 'react';
+import { useEffect, useSyncExternalStore, type AnchorHTMLAttributes, type MouseEvent, type ReactNode } from 'react';
 
 const listeners = new Set<() => void>();
 const notify = () => listeners.forEach((l) => l());
@@ -18,6 +18,28 @@ const locationKey = () => window.location.pathname + window.location.search + wi
 export function useLocation() {
   useSyncExternalStore(subscribe, locationKey);
   return { path: window.location.pathname, query: new URLSearchParams(window.location.search), hash: window.location.hash };
+}
+
+// The tokens of mailed links read on this page load, by path: kept here once the address bar no
+// longer shows them, so a page that renders again still has its token.
+const mailedTokens = new Map<string, string>();
+
+/**
+ * The `token` of the mailed link this page was opened with. It is read once and then dropped from
+ * the address bar (history.replaceState): a live token must not stay in the browser's history, be
+ * sent again by a reload (and land in a server's log), or be seen over a shoulder.
+ */
+export function useMailedToken(): string | null {
+  const { path, query } = useLocation();
+  const inAddress = query.get('token');
+  if (inAddress !== null) mailedTokens.set(path, inAddress);
+  useEffect(() => {
+    const url = new URL(window.location.href);
+    if (!url.searchParams.has('token')) return;
+    url.searchParams.delete('token');
+    window.history.replaceState(window.history.state, '', url.pathname + url.search + url.hash);
+  });
+  return inAddress ?? mailedTokens.get(path) ?? null;
 }
 
 export function navigate(to: string, { replace = false } = {}) {

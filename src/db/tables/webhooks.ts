@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { boolean, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { organizations } from './organizations.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date', precision: 3 });
@@ -65,11 +65,11 @@ export const webhookDeliveries = pgTable(
     // Sent as X-Webhook-Delivery-ID, the same on every attempt: one per (event, endpoint).
     id: text('id').notNull(),
     endpointId: text('endpoint_id').notNull(),
+    // The event it delivers: the body every attempt sends is the event's ({id, type, timestamp: its
+    // created_at, data}), stored once in its row however many endpoints it goes to. The worker's claim
+    // reads it with a join.
     eventId: text('event_id').notNull(),
     eventType: text('event_type').notNull(),
-    // The body every attempt sends. Rows written before events carried their id in the body have no
-    // `id` here: the worker takes it from event_id.
-    payload: jsonb('payload').$type<{ id?: string; type: string; timestamp: string; data: Record<string, unknown> }>().notNull(),
     status: text('status').$type<DeliveryStatus>().notNull(),
     attempts: integer('attempts').notNull().default(0),
     responseStatus: integer('response_status'),
@@ -85,6 +85,8 @@ export const webhookDeliveries = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.organizationId, t.id] }),
+    // An event stays as long as a delivery of it does (retention deletes it only once it has none).
+    foreignKey({ name: 'webhook_deliveries_event_fk', columns: [t.organizationId, t.eventId], foreignColumns: [events.organizationId, events.id] }).onDelete('cascade'),
     uniqueIndex('webhook_deliveries_event_endpoint_key').on(t.organizationId, t.eventId, t.endpointId),
     index('webhook_deliveries_endpoint_idx').on(t.organizationId, t.endpointId, t.createdAt),
     // What the workers walk: the pending deliveries of each endpoint, grouped by organization and

@@ -35,7 +35,7 @@ describe('concurrent requests', () => {
 
   it('a login, then five parallel logins under a cap of five, leave exactly five active sessions', async () => {
     const { email } = await verifiedUser(t, 'race-login');
-    // Five checks at once is the lockout's budget (lockout.ts): a sixth parallel one would get 423.
+    // Five checks at once is the lockout's budget (sign-in.ts): a sixth parallel one would wait for a place.
     const first = await loginRaw(t, email, PASSWORD);
     const responses = [first, ...(await Promise.all(Array.from({ length: 5 }, () => loginRaw(t, email, PASSWORD))))];
     expect(statuses(responses)).toEqual([200, 200, 200, 200, 200, 200]);

@@ -10,6 +10,7 @@ import { authenticationError, authorizationError, conflict, notFound, validation
 import { sha256 } from '../../lib/secrets.js';
 import type { UserActor } from '../../platform/identity/actor.js';
 import { sendLater } from '../../providers/mail/mailer.js';
+import { sendCapped } from '../../platform/mail-cap.js';
 import { emailChangedMail, emailChangeMail } from '../../providers/mail/templates.js';
 import { voidSignInTickets } from './claim.js';
 import { consumeEmailToken, issueEmailToken } from './email-tokens.js';
@@ -41,7 +42,7 @@ export async function requestEmailChange(deps: Infra, actor: UserActor, input: {
   await releaseCheck(deps, reservation);
   if (await findUserByEmail(deps, newEmail)) throw addressTaken();
   const link = await transaction(deps.db, (tx) => issueEmailToken(deps, tx, user.id, newEmail, 'change_email', addressBinding(user.email)));
-  sendLater(deps.mailer, deps.logger, emailChangeMail(newEmail, link));
+  sendCapped(deps, 'email_change', emailChangeMail(newEmail, link));
 }
 
 /**

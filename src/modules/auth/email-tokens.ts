@@ -7,6 +7,7 @@ import { validationError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { randomToken, sha256 } from '../../lib/secrets.js';
 import { type Mail, sendLater } from '../../providers/mail/mailer.js';
+import { whenAllowed } from '../../platform/mail-cap.js';
 import { emailTokens, type EmailTokenPurpose } from '../../db/tables/auth.js';
 
 export const TOKEN_TTL_MS: Record<EmailTokenPurpose, number> = {
@@ -118,22 +119,27 @@ export async function reserveTokenCheck(deps: Infra, token: string, purpose: Ema
   return rows.length === 1;
 }
 
+const MAIL_KIND = { verify_email: 'verification', reset_password: 'password_reset', magic_link: 'sign_in_link' } as const;
+
 /**
  * For the "200 whether or not the account exists" routes: the token is issued and mailed after the
  * answer, not awaited, so known and unknown emails answer after the same single lookup and the
- * response time does not tell whether an account exists.
+ * response time does not tell whether an account exists. Past the address's mail cap
+ * (platform/mail-cap.ts) nothing is issued or sent: a new token would void the link mailed last.
  */
 export function mailTokenLater(
   deps: Infra,
   user: { id: string; email: string; passwordHash: string | null },
-  purpose: EmailTokenPurpose,
+  purpose: keyof typeof MAIL_KIND,
   mail: (to: string, link: string) => Mail,
 ): void {
   const binding = purpose === 'verify_email' ? passwordBinding(user.passwordHash) : null;
   setImmediate(() => {
-    deps.db
-      .transaction((tx) => issueEmailToken(deps, tx, user.id, user.email, purpose, binding))
-      .then((link) => sendLater(deps.mailer, deps.logger, mail(user.email, link)))
-      .catch((err: Error) => deps.logger.error({ err: { message: err.message }, userId: user.id, purpose }, 'email token not issued'));
+    void whenAllowed(deps, MAIL_KIND[purpose], user.email, () =>
+      deps.db
+        .transaction((tx) => issueEmailToken(deps, tx, user.id, user.email, purpose, binding))
+        .then((link) => sendLater(deps.mailer, deps.logger, mail(user.email, link)))
+        .catch((err: Error) => deps.logger.error({ err: { message: err.message }, userId: user.id, purpose }, 'email token not issued')),
+    );
   });
 }

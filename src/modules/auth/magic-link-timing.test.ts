@@ -37,6 +37,8 @@ describe('requesting a magic link', () => {
       expect((await post('/auth/magic-link', { email: uniqueEmail('ml-timing-nobody') })).statusCode).toBe(200);
       unknown.push(performance.now() - start);
       await t.mail.settled();
+      // An address gets at most 5 sign-in links in any hour (platform/mail-cap.ts): one every 12 minutes.
+      t.clock.advance(12 * 60_000);
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
     // Issuing the token inside the request roughly doubles its time; allow only noise.

@@ -145,10 +145,12 @@ describe('signing in with a magic link', () => {
     expect((await verify(fresh.token)).statusCode).toBe(200);
   });
 
-  it('caps sessions: six sign-ins by link leave five sessions, the oldest revoked', async () => {
+  it('caps sessions: a sign-in by password, then five by link, leave five sessions, the oldest revoked', async () => {
     const { email } = await verifiedUser(t, 'ml-cap');
-    const tokens: string[] = [];
-    for (let i = 0; i < 6; i++) {
+    // Five links, not six: an address gets at most five sign-in links an hour (platform/mail-cap.ts).
+    const tokens: string[] = [json(await loginRaw(t, email, PASSWORD)).accessToken as string];
+    t.clock.advance(1000);
+    for (let i = 1; i < 6; i++) {
       const { token } = await requestLink(email);
       const res = await verify(token);
       expect(res.statusCode, res.body).toBe(200);

@@ -85,7 +85,7 @@ export const TokenBody = named('TokenRequest', Body({ token: { ...Token, descrip
 export const EmailBody = named('EmailRequest', Body({ email: Email }), { examples: [{ email: ADA }] });
 export const ResetBody = named('PasswordResetRequest', Body({ token: Token, newPassword: Password }));
 
-export const TwoFactorCode = Type.String({ minLength: 6, maxLength: 32, description: 'A 6-digit TOTP code or a backup code (xxxxx-xxxxx)' });
+export const TwoFactorCode = Type.String({ minLength: 6, maxLength: 32, description: 'A 6-digit TOTP code or a backup code (8 hexadecimal characters, any case)' });
 export const TwoFactorSetupBody = named(
   'TwoFactorSetupRequest',
   Body({
@@ -101,7 +101,7 @@ export const TwoFactorSetupResponse = named(
     secret: Type.String({ description: 'Base32 TOTP secret' }),
     otpauthUrl: Type.String({ description: 'otpauth:// URI to render as a QR code (issuer Tenantry)' }),
     qrCode: Type.String({ description: 'The same otpauth:// URI as otpauthUrl, under its former name: use otpauthUrl', deprecated: true }),
-    backupCodes: Type.Array(Type.String({ description: 'Shown once; each works once' }), { minItems: 10, maxItems: 10 }),
+    backupCodes: Type.Array(Type.String({ description: '8 lowercase hexadecimal characters, accepted in any case; shown once, each works once', pattern: '^[0-9a-f]{8}$' }), { minItems: 10, maxItems: 10 }),
   }),
   {
     examples: [
@@ -109,7 +109,7 @@ export const TwoFactorSetupResponse = named(
         secret: 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP',
         otpauthUrl: OTPAUTH,
         qrCode: OTPAUTH,
-        backupCodes: ['7f3kq-2m9xd', 'h4c8w-p0z6t', 'q2n5r-v8k1m', 'b6t9e-x3w7c', 'd1m4z-k8q2h', 'r5v0p-c7n3w', 'w9k2t-m4x8b', 'e3z6q-h1r5v', 'n8c1w-t6k9d', 'x4p7m-z2e0q'],
+        backupCodes: ['3f9a0c1e', 'b72d4e95', '0c8e61fa', 'e4a19b3d', '5d06c2b8', '9a3ef710', '71bc58d2', 'c6e2049f', '28fd3a6b', 'f0471e5c'],
       },
     ],
   },

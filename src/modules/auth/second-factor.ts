@@ -12,24 +12,26 @@ import { matchTotp } from '../../lib/totp.js';
 import { backupCodes, twoFactor } from '../../db/tables/auth.js';
 
 const BACKUP_CODE_COUNT = 10;
-// Backup codes are 10 characters of Crockford's base32 (50 random bits), shown as `xxxxx-xxxxx`.
-// They are stored as an HMAC keyed from ENCRYPTION_KEY and the user id, so a dump of the database
-// alone yields none of them, and equal codes of two users do not look alike.
-const BACKUP_ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
-const BACKUP_CODE = /^[0-9a-hjkmnp-tv-z]{10}$/;
-// Codes issued before (8 hex characters, stored as plain SHA-256) keep working until replaced.
-const LEGACY_BACKUP_CODE = /^[0-9a-f]{8}$/;
+// Backup codes are 8 lowercase hexadecimal characters (32 random bits), typed in any case. With 10
+// per account and the lockout's 5 checks per 15 minutes, guessing one stays out of reach. They are
+// stored as an HMAC keyed from ENCRYPTION_KEY and the user id, so a dump of the database alone
+// yields none of them, and equal codes of two users do not look alike.
+const BACKUP_CODE = /^[0-9a-f]{8}$/;
+// Codes issued in an earlier form keep working until the next setup replaces them: 10 characters
+// of Crockford's base32 shown as `xxxxx-xxxxx` (keyed as today), and before those, 8 hex
+// characters stored as plain SHA-256 (a typed hex code is checked against both forms).
+const EARLIER_BASE32_CODE = /^[0-9a-hjkmnp-tv-z]{10}$/;
 
 function newBackupCode(): string {
-  // 32 divides 256, so a byte's low 5 bits are uniform.
-  const chars = [...randomBytes(10)].map((b) => BACKUP_ALPHABET[b & 31]).join('');
-  return `${chars.slice(0, 5)}-${chars.slice(5)}`;
+  return randomBytes(4).toString('hex');
 }
 
-/** A typed backup code as stored: case, blanks and the dash ignored; i, l and o read as 1, 1 and 0. */
+/** A typed backup code as it is hashed: case, blanks and dashes ignored (earlier base32 codes: i, l and o read as 1, 1 and 0). */
 function normalizeBackupCode(input: string): string | null {
-  const code = input.toLowerCase().replace(/[\s-]/g, '').replace(/[il]/g, '1').replace(/o/g, '0');
-  return BACKUP_CODE.test(code) ? code : null;
+  const code = input.toLowerCase().replace(/[\s-]/g, '');
+  if (BACKUP_CODE.test(code)) return code;
+  const base32 = code.replace(/[il]/g, '1').replace(/o/g, '0');
+  return EARLIER_BASE32_CODE.test(base32) ? base32 : null;
 }
 
 /** The stored form of a backup code under one encryption key (each key in the list is tried). */
@@ -51,12 +53,15 @@ export function openSecret(deps: Infra, enc: string): string {
 
 export async function replaceBackupCodes(deps: Infra, tx: Tx, userId: string): Promise<string[]> {
   const now = deps.clock.now();
-  const codes = Array.from({ length: BACKUP_CODE_COUNT }, newBackupCode);
+  // Distinct, as the store's unique index wants (two equal codes of 32 bits in ten are rare, not impossible).
+  const distinct = new Set<string>();
+  while (distinct.size < BACKUP_CODE_COUNT) distinct.add(newBackupCode());
+  const codes = [...distinct];
   const key = deps.config.encryptionKey;
   await tx.delete(backupCodes).where(eq(backupCodes.userId, userId));
   await tx
     .insert(backupCodes)
-    .values(codes.map((code) => ({ id: newId('tok', now.getTime()), userId, codeHash: backupCodeHash(key, userId, normalizeBackupCode(code)!), createdAt: now })));
+    .values(codes.map((code) => ({ id: newId('tok', now.getTime()), userId, codeHash: backupCodeHash(key, userId, code), createdAt: now })));
   return codes;
 }
 
@@ -68,8 +73,9 @@ export async function consumeSecondFactor(deps: Infra, userId: string, code: str
   const trimmed = code.trim().toLowerCase();
   const now = deps.clock.now();
   const backup = normalizeBackupCode(trimmed);
-  if (backup || LEGACY_BACKUP_CODE.test(trimmed)) {
-    const hashes = backup ? deps.config.encryptionKeys.map((key) => backupCodeHash(key, userId, backup)) : [sha256(trimmed)];
+  if (backup) {
+    const hashes = deps.config.encryptionKeys.map((key) => backupCodeHash(key, userId, backup));
+    if (BACKUP_CODE.test(backup)) hashes.push(sha256(backup));
     const [used] = await deps.db
       .update(backupCodes)
       .set({ usedAt: now })

@@ -6,7 +6,7 @@ import { isUniqueViolation } from '../../db/client.js';
 import { authenticationError, conflict, validationError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { sha256 } from '../../lib/secrets.js';
-import { sendLater } from '../../providers/mail/mailer.js';
+import { sendCapped } from '../../platform/mail-cap.js';
 import { resetPasswordMail, verifyEmailMail } from '../../providers/mail/templates.js';
 import { passkeys } from '../../db/tables/passkeys.js';
 import { defaultPreferences, users, type UserRow } from '../../db/tables/users.js';
@@ -52,7 +52,7 @@ export async function register(deps: Infra, input: { email: string; password: st
     if (isUniqueViolation(err)) throw conflict('An account with this email already exists', 'email: is already registered');
     throw err;
   }
-  sendLater(deps.mailer, deps.logger, verifyEmailMail(email, link));
+  sendCapped(deps, 'verification', verifyEmailMail(email, link));
   return { userId };
 }
 

@@ -3,12 +3,16 @@
 // rule it applies, which the other checks of a secret (two-factor setup and disable, password change)
 // share.
 //
-// The lockout, exact under concurrency (docs/security.md). Every check of a secret that an attacker
-// could guess (a password, a two-factor code) first reserves a place on the account with one atomic
-// UPDATE, before any hashing. Failures counted so far plus checks under way never exceed
-// MAX_FAILED_CHECKS, however many requests race: a request past that answers 423 without checking
-// anything, even with the right password. The check that makes the 5th failure locks the account
-// for LOCK_MS; an expired lock starts a new count.
+// The lockout, exact under concurrency and without false locks (docs/security.md). Every check of a
+// secret that an attacker could guess (a password, a two-factor code) first reserves a place on the
+// account with one atomic UPDATE, before any hashing. Failures counted so far plus checks under way
+// never exceed MAX_FAILED_CHECKS, however many requests race, on however many instances: that is what
+// keeps a parallel brute force within the budget. A check that finds every remaining place taken by
+// checks under way waits for them (platform/identity/check-waits.ts) and asks again, up to
+// CHECK_WAIT_MS: if they were right, the places come back and it goes on; if they were wrong, the one
+// that makes the 5th failure locks the account for LOCK_MS, and every waiting check answers 423. So
+// 423 means locked, never merely busy; a wait that outlasts CHECK_WAIT_MS answers 503. An expired lock
+// starts a new count.
 //
 // The outcomes of a reserved check:
 // - wrong: `failCheck` turns the place into a failure (and locks at the 5th);
@@ -16,6 +20,7 @@
 //   lock that parallel failures set meanwhile);
 // - right without a session, or not decided (an error, a missing second factor, an unverified
 //   email): `releaseCheck` gives the place back.
+// Each of them tells the waiting checks how many places are now free (all of them, when locked).
 // A check's place is only held while it runs: a count of checks not renewed for CHECK_STALE_MS is
 // taken as left behind by a process that died mid-check, so it can never lock an account for good.
 import { sql } from 'drizzle-orm';
@@ -38,6 +43,12 @@ export interface ClientMeta {
 export const MAX_FAILED_CHECKS = 5;
 export const LOCK_MS = 15 * 60 * 1000;
 const CHECK_STALE_MS = 60 * 1000;
+/** How long a check waits for the checks under way to give places back before answering 503. */
+export const CHECK_WAIT_MS = 10 * 1000;
+// A waiting check is woken when a place frees (check-waits.ts); it also asks the database on its own
+// every FIRST_POLL_MS, doubling up to MAX_POLL_MS, in case no word reaches it.
+const FIRST_POLL_MS = 25;
+const MAX_POLL_MS = 250;
 
 export interface Reservation {
   userId: string;
@@ -55,14 +66,35 @@ export function lockedError(retryAfterS: number) {
 /** 423 with the seconds left of a lock. */
 export const lockedUntilError = (lockedUntil: Date, now: Date) => lockedError(Math.max(1, Math.ceil((lockedUntil.getTime() - now.getTime()) / 1000)));
 
+const checksBusy = () =>
+  new AppError(503, 'SERVICE_UNAVAILABLE', 'Too many sign-in attempts in progress for this account', 'Try again in a moment', { 'Retry-After': '1' });
+
+const staleBefore = (now: Date) => new Date(now.getTime() - CHECK_STALE_MS).toISOString();
+
 /**
- * Reserves one check of the account's secrets, or answers 423: locked (Retry-After: the rest of the
- * lock), or every place taken by checks under way (Retry-After: 1, they end within a second).
+ * The places a new check could take now, read from the row an UPDATE … RETURNING just wrote: the
+ * budget less the failures of an unexpired count and the checks under way (not stale); 'all' when
+ * the account is locked (every waiting check must hear it).
  */
-export async function reserveCheck(deps: Infra, userId: string): Promise<Reservation> {
+const placesAfter = (nowIso: string, staleIso: string) => sql`
+  case when locked_until > ${nowIso}::timestamptz then -1
+    else greatest(0, ${MAX_FAILED_CHECKS}
+      - (case when locked_until is null then failed_login_attempts else 0 end)
+      - (case when checks_reserved_at is null or checks_reserved_at < ${staleIso}::timestamptz then 0 else checks_in_flight end))
+  end as places`;
+
+function wakeWaiting(deps: Infra, userId: string, result: unknown) {
+  const [row] = rowsOf(result);
+  if (!row) return;
+  const places = Number(row.places);
+  deps.checkWaits.freed(userId, places < 0 ? Infinity : places);
+}
+
+/** One attempt at a place: reserved, the end of the account's lock, or 'busy' (every place taken by checks under way). */
+async function tryReserve(deps: Infra, userId: string): Promise<'reserved' | 'busy' | Date> {
   const now = deps.clock.now();
   const nowIso = now.toISOString();
-  const staleIso = new Date(now.getTime() - CHECK_STALE_MS).toISOString();
+  const staleIso = staleBefore(now);
   // One UPDATE, whose SET and WHERE read the row version it writes (the latest, after any parallel
   // reservation): no two reservations can take the same place.
   const reserved = rowsOf(
@@ -79,26 +111,62 @@ export async function reserveCheck(deps: Infra, userId: string): Promise<Reserva
           < ${MAX_FAILED_CHECKS}
       returning 1 as reserved`),
   );
-  if (reserved.length === 1) return { userId };
+  if (reserved.length === 1) return 'reserved';
   const [current] = rowsOf(await deps.db.execute(sql`select locked_until from users where id = ${userId}`));
-  const lockedUntil = current?.locked_until ? new Date(current.locked_until as string | Date) : null;
-  throw lockedUntil && lockedUntil > now ? lockedUntilError(lockedUntil, now) : lockedError(1);
+  // The account is gone (deleted while signing in): nothing to check a secret against.
+  if (!current) throw authenticationError();
+  const lockedUntil = current.locked_until ? new Date(current.locked_until as string | Date) : null;
+  return lockedUntil && lockedUntil > now ? lockedUntil : 'busy';
+}
+
+/**
+ * Reserves one check of the account's secrets. While every remaining place is taken by checks under
+ * way, waits for them to end (CHECK_WAIT_MS at most, then 503). Locked, now or once the checks it
+ * waited for have failed: 423 with the rest of the lock in Retry-After.
+ */
+export async function reserveCheck(deps: Infra, userId: string): Promise<Reservation> {
+  // In this process's line before the first question, so a place freed between the answer and the
+  // wait is not missed, and a new check does not jump a crowd of checks already waiting.
+  const ticket = deps.checkWaits.ticket(userId, MAX_FAILED_CHECKS);
+  try {
+    const deadline = deps.clock.now().getTime() + CHECK_WAIT_MS;
+    let ask = ticket.front;
+    for (let poll = FIRST_POLL_MS; ; poll = Math.min(poll * 2, MAX_POLL_MS)) {
+      if (ask) {
+        const outcome = await tryReserve(deps, userId);
+        if (outcome === 'reserved') return { userId };
+        if (outcome instanceof Date) throw lockedUntilError(outcome, deps.clock.now());
+      }
+      if (deps.clock.now().getTime() >= deadline) throw checksBusy();
+      // Jittered, so the checks of a burst do not all ask at the same instant.
+      ask = await ticket.wait(poll * (0.5 + Math.random()));
+    }
+  } finally {
+    ticket.leave();
+  }
 }
 
 /** The reserved check failed: one more failure; the 5th locks the account. */
 export async function failCheck(deps: Infra, reservation: Reservation): Promise<void> {
-  const lockUntil = new Date(deps.clock.now().getTime() + LOCK_MS).toISOString();
-  await deps.db.execute(sql`
+  const now = deps.clock.now();
+  const lockUntil = new Date(now.getTime() + LOCK_MS).toISOString();
+  const result = await deps.db.execute(sql`
     update users set
       checks_in_flight = greatest(checks_in_flight - 1, 0),
       failed_login_attempts = failed_login_attempts + 1,
       locked_until = case when failed_login_attempts + 1 >= ${MAX_FAILED_CHECKS} then ${lockUntil}::timestamptz else locked_until end
-    where id = ${reservation.userId}`);
+    where id = ${reservation.userId}
+    returning ${placesAfter(now.toISOString(), staleBefore(now))}`);
+  wakeWaiting(deps, reservation.userId, result);
 }
 
 /** The reserved check did not fail (or decided nothing): its place is given back. */
 export async function releaseCheck(deps: Infra, reservation: Reservation): Promise<void> {
-  await deps.db.execute(sql`update users set checks_in_flight = greatest(checks_in_flight - 1, 0) where id = ${reservation.userId}`);
+  const now = deps.clock.now();
+  const result = await deps.db.execute(sql`
+    update users set checks_in_flight = greatest(checks_in_flight - 1, 0) where id = ${reservation.userId}
+    returning ${placesAfter(now.toISOString(), staleBefore(now))}`);
+  wakeWaiting(deps, reservation.userId, result);
 }
 
 /**
@@ -107,14 +175,17 @@ export async function releaseCheck(deps: Infra, reservation: Reservation): Promi
  * check if locked then), and its own reserved check, if it had one, is ended.
  */
 export async function passCheck(deps: Infra, userId: string, reservation: Reservation | null): Promise<void> {
-  const nowIso = deps.clock.now().toISOString();
+  const now = deps.clock.now();
+  const nowIso = now.toISOString();
   const reserved = reservation !== null;
-  await deps.db.execute(sql`
+  const result = await deps.db.execute(sql`
     update users set
       failed_login_attempts = case when locked_until is null or locked_until <= ${nowIso}::timestamptz then 0 else failed_login_attempts end,
       locked_until = case when locked_until <= ${nowIso}::timestamptz then null else locked_until end,
       checks_in_flight = case when ${reserved} then greatest(checks_in_flight - 1, 0) else checks_in_flight end
-    where id = ${userId} and (failed_login_attempts <> 0 or locked_until is not null or ${reserved})`);
+    where id = ${userId} and (failed_login_attempts <> 0 or locked_until is not null or ${reserved})
+    returning ${placesAfter(nowIso, staleBefore(now))}`);
+  wakeWaiting(deps, userId, result);
 }
 
 /**

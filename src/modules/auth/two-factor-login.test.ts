@@ -1,11 +1,19 @@
 // Two-factor authentication (docs/decisions.md, two-factor): login with a TOTP or backup code, replay
 // and lockout, rerunning setup while enabled, and disable.
+import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { json } from '../../../test/harness.js';
 import { PASSWORD } from '../../../test/factories.js';
 import { expectError, getMe } from '../../../test/fixtures/auth.js';
 import { totpCode, wrongCode } from '../../../test/totp.js';
-import { account, enabledAccount, loginWith, MINUTE, nextStep, now, post, rowsOf, setup, t, useTwoFactorApp, WRONG_PASSWORD } from '../../../test/fixtures/two-factor.js';
+import { account, enabledAccount, loginWith, MINUTE, nextStep, now, post, rowsOf, setup, sha256, t, useTwoFactorApp, WRONG_PASSWORD } from '../../../test/fixtures/two-factor.js';
+import { backupCodes } from '../../db/tables/auth.js';
+
+/** A backup code's stored form as this product keys it (an HMAC under a key derived from ENCRYPTION_KEY). */
+function keyedHash(userId: string, code: string): string {
+  const codeKey = createHmac('sha256', t.deps.config.encryptionKey).update('tenantry backup codes v1').digest();
+  return createHmac('sha256', codeKey).update(`${userId}:${code}`).digest('hex');
+}
 
 useTwoFactorApp();
 
@@ -109,10 +117,44 @@ describe('login with two-factor enabled', () => {
     expect(rows.backupCodes.filter((r) => r.usedAt !== null)).toHaveLength(2);
   });
 
-  it('accepts a backup code typed in capitals, without its dash or with blanks', async () => {
+  it('accepts a backup code typed in capitals, or with blanks around it', async () => {
     const user = await enabledAccount('login-backup-typed');
-    expect((await loginWith(user.email, PASSWORD, user.backupCodes[0]!.toUpperCase().replace('-', ''))).statusCode).toBe(200);
-    expect((await loginWith(user.email, PASSWORD, ` ${user.backupCodes[1]!.replace('-', ' ')} `)).statusCode).toBe(200);
+    // A code with a letter in it, so that typing it in capitals changes it.
+    const lettered = user.backupCodes.filter((c) => /[a-f]/.test(c));
+    expect(lettered.length).toBeGreaterThanOrEqual(2);
+    expect((await loginWith(user.email, PASSWORD, lettered[0]!.toUpperCase())).statusCode).toBe(200);
+    expect((await loginWith(user.email, PASSWORD, ` ${lettered[1]} `)).statusCode).toBe(200);
+  });
+
+  it('codes issued in an earlier form (xxxxx-xxxxx keyed, 8 hex plain SHA-256) keep working until the next setup replaces them', async () => {
+    const user = await enabledAccount('login-backup-earlier');
+    // The rows an earlier version stored for this account: a base32 code keyed as today, and a hex
+    // code under plain SHA-256 (the form before keyed hashes).
+    const base32 = '7f3kq-2m9xd';
+    const legacyHex = 'c0ffee42';
+    const at = now();
+    await t.deps.db.insert(backupCodes).values([
+      { id: `tok_earlier_b32_${user.userId}`, userId: user.userId, codeHash: keyedHash(user.userId, base32.replace('-', '')), createdAt: at },
+      { id: `tok_earlier_hex_${user.userId}`, userId: user.userId, codeHash: sha256(legacyHex), createdAt: at },
+    ]);
+    // Typed in capitals, without the dash: read as before.
+    expect((await loginWith(user.email, PASSWORD, base32.toUpperCase())).statusCode).toBe(200);
+    expectError(await loginWith(user.email, PASSWORD, base32), 401, 'AUTHENTICATION_ERROR');
+    expect((await loginWith(user.email, PASSWORD, legacyHex.toUpperCase())).statusCode).toBe(200);
+    expectError(await loginWith(user.email, PASSWORD, legacyHex), 401, 'AUTHENTICATION_ERROR');
+
+    // A fresh earlier-form pair; the next setup replaces every code, these included.
+    const other = '9h4kt-w2m8q';
+    const otherHex = 'deadbe11';
+    await t.deps.db.insert(backupCodes).values([
+      { id: `tok_earlier_b32b_${user.userId}`, userId: user.userId, codeHash: keyedHash(user.userId, other.replace('-', '')), createdAt: at },
+      { id: `tok_earlier_hexb_${user.userId}`, userId: user.userId, codeHash: sha256(otherHex), createdAt: at },
+    ]);
+    const fresh = await setup(user.accessToken, PASSWORD, user.backupCodes[0]);
+    for (const code of fresh.backupCodes) expect(code).toMatch(/^[0-9a-f]{8}$/);
+    expectError(await loginWith(user.email, PASSWORD, other), 401, 'AUTHENTICATION_ERROR');
+    expectError(await loginWith(user.email, PASSWORD, otherHex), 401, 'AUTHENTICATION_ERROR');
+    expect((await loginWith(user.email, PASSWORD, fresh.backupCodes[0])).statusCode).toBe(200);
   });
 
   it('a backup code of another account does not work', async () => {

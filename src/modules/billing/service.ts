@@ -14,7 +14,7 @@ import { recordEvent } from '../../platform/outbox.js';
 import { PLANS } from '../../platform/plans.js';
 import { callProvider, ENDED_STATUSES, PAID_STATUSES } from '../../platform/subscriptions.js';
 import { periodOf } from '../../platform/quota.js';
-import { keyRequestsInMonth } from '../../platform/audit/counters.js';
+import { apiRequestsInMonth } from '../../platform/audit/counters.js';
 import { billingEvents, subscriptions, type SubscriptionRow } from '../../db/tables/billing.js';
 import { transaction } from '../../db/transaction.js';
 
@@ -36,7 +36,7 @@ export async function getBilling(deps: Infra, access: OrgAccess) {
   const [org] = await deps.db.select({ plan: organizations.plan }).from(organizations).where(eq(organizations.id, access.organizationId));
   const [sub] = await deps.db.select().from(subscriptions).where(eq(subscriptions.organizationId, access.organizationId));
   const period = periodOf(deps.clock.now());
-  const requests = await keyRequestsInMonth(deps.db, access.organizationId, period);
+  const requests = await apiRequestsInMonth(deps.db, access.organizationId, period);
   const plan = org?.plan ?? 'free';
   return {
     plan: { name: PLANS[plan].name, limits: presentLimits(plan) },

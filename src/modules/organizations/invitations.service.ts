@@ -10,7 +10,7 @@ import { AppError, authorizationError, conflict, notFound, validationError } fro
 import { pageInfo } from '../../platform/pagination.js';
 import { newId } from '../../lib/ids.js';
 import { randomToken, sha256 } from '../../lib/secrets.js';
-import { sendLater } from '../../providers/mail/mailer.js';
+import { sendCapped } from '../../platform/mail-cap.js';
 import { invitationMail } from '../../providers/mail/templates.js';
 import { auditChange } from '../../platform/audit/record.js';
 import { assertWithinLimit, lockPlanLimits, type PlanLimits } from '../../platform/plans.js';
@@ -113,7 +113,7 @@ export async function createInvitation(deps: Infra, access: OrgAccess, input: { 
     await auditChange(deps, tx, access);
     return { inv: inv!, inviter: inviter!, mail: await mailInvitation(deps, tx, inv!, inviter!, token) };
   });
-  sendLater(deps.mailer, deps.logger, result.mail);
+  sendCapped(deps, 'invitation', result.mail);
   return { invitation: present(result.inv, result.inviter, now), inviteUrl: inviteUrl(deps, token) };
 }
 
@@ -189,7 +189,7 @@ export async function resendInvitation(deps: Infra, access: OrgAccess, invitatio
     await auditChange(deps, tx, access);
     return { inv: updated!, by, mail: await mailInvitation(deps, tx, updated!, by, token) };
   });
-  sendLater(deps.mailer, deps.logger, result.mail);
+  sendCapped(deps, 'invitation', result.mail);
   return { invitation: present(result.inv, result.by, now), inviteUrl: inviteUrl(deps, token) };
 }
 

@@ -6,7 +6,6 @@ import type { ErrorExample } from '../../http/errors-doc.js';
 import { route } from '../../http/route.js';
 import { Message, OrgParams, ref } from '../../http/schemas.js';
 import { PageQuery } from '../../platform/pagination.js';
-import { cancelForDeletion } from '../../platform/subscriptions.js';
 import { CreateOrgBody, OrgSummaryList, Organization, PatchOrgBody, TransferBody, TransferResponse } from './schemas.js';
 import { invitationRoutes, memberRoutes } from './members.routes.js';
 import * as orgs from './service.js';
@@ -73,12 +72,10 @@ export function organizationRoutes(deps: Infra) {
       tags,
       summary: 'Delete an organization and its data, ending its subscription (owner)',
       description:
-        'Ends a live subscription at the payment provider first (if that fails: 502, nothing is deleted), then removes the organization with its members, invitations, projects, API keys, webhooks and audit log. No event is sent.',
+        'Once decided (the caller still its owner), ends a live subscription at the payment provider (if that fails: 502, nothing is deleted), then removes the organization with its members, invitations, projects, API keys, webhooks and audit log. No event is sent.',
       schema: { params: OrgParams, response: { 200: ref(Message, 'Deleted') } },
       errors: [{ code: 'PAYMENT_PROVIDER_ERROR', message: 'The payment provider failed', details: 'The subscription could not be canceled' }],
       handler: async (ctx) => {
-        // The subscription ends at the provider first; if that fails (502) nothing is deleted.
-        await cancelForDeletion(deps, ctx.access.organizationId);
         await orgs.deleteOrganization(deps, ctx.access);
         return { message: 'Organization deleted' };
       },

@@ -1,18 +1,19 @@
 // Organizations (docs/api.md#organization-routes): create, read, update, delete, transfer, list mine.
-import { and, count, desc, eq } from 'drizzle-orm';
+import { and, count, desc, eq, sql } from 'drizzle-orm';
 import type { Infra } from '../../infra.js';
 import type { Tx } from '../../db/client.js';
 import { isUniqueViolation } from '../../db/client.js';
 import type { UserActor } from '../../platform/identity/actor.js';
 import type { OrgAccess, RequestContext } from '../../platform/tenancy.js';
-import { conflict, notFound, validationError } from '../../lib/errors.js';
+import { authorizationError, conflict, notFound, validationError } from '../../lib/errors.js';
 import { pageInfo } from '../../platform/pagination.js';
 import { newId } from '../../lib/ids.js';
 import { apiKeys } from '../../db/tables/api-keys.js';
 import { auditChange } from '../../platform/audit/record.js';
 import { users } from '../../db/tables/users.js';
 import { recordEvent } from '../../platform/outbox.js';
-import { memberships, organizations, type MembershipRow, type OrganizationRow, type OrgSettings } from '../../db/tables/organizations.js';
+import { invitations, memberships, organizations, type MembershipRow, type OrganizationRow, type OrgSettings } from '../../db/tables/organizations.js';
+import { cancelForDeletion } from '../../platform/subscriptions.js';
 import { transaction } from '../../db/transaction.js';
 
 export const presentOrg = (o: OrganizationRow) => ({
@@ -156,12 +157,43 @@ export async function updateOrganization(
   });
 }
 
-/** Deletes the organization and, through the foreign keys, everything it owns. */
+/**
+ * Deletes the organization and, through the foreign keys, everything it owns, its subscription ended
+ * at the provider first. The locks come in the order the organization's other writers take theirs,
+ * so a race waits instead of deadlocking (a 500 on either side):
+ *   1. its pending invitations, by id: accepting one locks the invitation, then (its membership's
+ *      foreign key) the organization;
+ *   2. its memberships, the caller's first, then the others by id: an ownership transfer locks the
+ *      owner's membership, then the heir's; a role change, removal or departure locks one membership,
+ *      then the organization (its event and audit entry).
+ * Under them the deletion is decided (the organization is still there, the caller still its owner),
+ * and only then is the subscription canceled, still holding them: a join or a transfer arriving
+ * meanwhile waits and then finds the organization gone; one that came first leaves the deletion
+ * refused with the subscription untouched. The provider call holds these locks for its duration.
+ */
 export async function deleteOrganization(deps: Infra, access: OrgAccess): Promise<void> {
+  const orgId = access.organizationId;
   await transaction(deps.db, async (tx, afterCommit) => {
-    await loadOrg(tx, access.organizationId);
-    const keys = await tx.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.organizationId, access.organizationId));
-    await tx.delete(organizations).where(eq(organizations.id, access.organizationId));
+    await tx
+      .select({ id: invitations.id })
+      .from(invitations)
+      .where(and(eq(invitations.organizationId, orgId), eq(invitations.status, 'pending')))
+      .orderBy(invitations.id)
+      .for('update');
+    const members = await tx
+      .select({ userId: memberships.userId, role: memberships.role })
+      .from(memberships)
+      .where(eq(memberships.organizationId, orgId))
+      .orderBy(desc(sql`${memberships.userId} = ${access.actor.id}`), memberships.id)
+      .for('update');
+    await loadOrg(tx, orgId);
+    // Read before the locks (tenancy.ts); an ownership transfer may have committed since.
+    if (!members.some((m) => m.userId === access.actor.id && m.role === 'owner')) {
+      throw authorizationError('Missing permission org:delete', 'You are no longer the owner of this organization');
+    }
+    await cancelForDeletion(deps, tx, orgId);
+    const keys = await tx.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.organizationId, orgId));
+    await tx.delete(organizations).where(eq(organizations.id, orgId));
     // Its keys are gone with it: cached lookups on every instance forget them too.
     afterCommit(async () => {
       for (const k of keys) await deps.apiKeys.revoked(k.id);

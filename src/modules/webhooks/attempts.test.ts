@@ -54,6 +54,10 @@ let hook: { id: string };
 let delivery: string;
 let rx: Receiver;
 
+/** An event of the organization written straight into the database, for deliveries written the same way. */
+const storedEvent = (id: string) =>
+  t.deps.db.execute(sql`insert into events (organization_id, id, type, data, created_at) values (${org.id}, ${id}, 'order.shipped', '{}'::jsonb, now())`);
+
 beforeAll(async () => {
   t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } });
   worker = fx.worker();
@@ -130,9 +134,10 @@ describe('the attempts of a retried delivery', () => {
   it('a delivery canceled before its first attempt has none: 200 with an empty list', async () => {
     const quiet = await createWebhook(t, org.id, owner, { url: rx.url, events: ['order.shipped'] });
     // Written straight into the database, canceled: no worker sends it.
+    await storedEvent('evt_attempts_none');
     await t.deps.db.execute(sql`
-      insert into webhook_deliveries (organization_id, id, endpoint_id, event_id, event_type, payload, status, created_at, updated_at)
-      values (${org.id}, 'dlv_attempts_none', ${quiet.id}, 'evt_attempts_none', 'order.shipped', ${JSON.stringify({ type: 'order.shipped', timestamp: t.clock.now().toISOString(), data: {} })}::jsonb, 'canceled', now(), now())`);
+      insert into webhook_deliveries (organization_id, id, endpoint_id, event_id, event_type, status, created_at, updated_at)
+      values (${org.id}, 'dlv_attempts_none', ${quiet.id}, 'evt_attempts_none', 'order.shipped', 'canceled', now(), now())`);
     const res = await get(orgPath(org.id, quiet.id, 'dlv_attempts_none'), owner.auth);
     expect(res.statusCode, res.body).toBe(200);
     expect(json(res)).toEqual({ success: true, data: [] });
@@ -141,9 +146,10 @@ describe('the attempts of a retried delivery', () => {
   it('at most the newest 100 attempts, oldest of them first', async () => {
     const many = await createWebhook(t, org.id, owner, { url: rx.url, events: ['order.shipped'] });
     // 105 recorded attempts of a failed delivery, written straight into the database.
+    await storedEvent('evt_attempts_many');
     await t.deps.db.execute(sql`
-      insert into webhook_deliveries (organization_id, id, endpoint_id, event_id, event_type, payload, status, attempts, created_at, updated_at)
-      values (${org.id}, 'dlv_attempts_many', ${many.id}, 'evt_attempts_many', 'order.shipped', ${JSON.stringify({ type: 'order.shipped', timestamp: t.clock.now().toISOString(), data: {} })}::jsonb, 'failed', 105, now(), now())`);
+      insert into webhook_deliveries (organization_id, id, endpoint_id, event_id, event_type, status, attempts, created_at, updated_at)
+      values (${org.id}, 'dlv_attempts_many', ${many.id}, 'evt_attempts_many', 'order.shipped', 'failed', 105, now(), now())`);
     await t.deps.db.execute(sql`
       insert into webhook_attempts (organization_id, id, delivery_id, attempt, response_status, response_body, error, duration_ms, created_at)
       select ${org.id}, 'att_many_' || n, 'dlv_attempts_many', n, 500, 'no', null, n, now() + n * interval '1 second'

@@ -47,7 +47,8 @@ export function publishRoutes(deps: Infra) {
       description:
         'Owners and admins, or an API key with write:events. `type` is a custom `a.b` name, not one of the service’s own types; the event is delivered, signed, ' +
         'to every active endpoint of the organization subscribed to it or to every event. With `Idempotency-Key`, a repeat within 24 h answers the first answer ' +
-        '(with `Idempotent-Replayed: true`) and records nothing; the same key with another `type` or `data` answers 409.',
+        '(with `Idempotent-Replayed: true`) and records nothing; the same key with another `type` or `data` answers 409. Every publish counts against the ' +
+        'organization’s monthly apiRequests quota, with an access token as with an API key (429 QUOTA_EXCEEDED past it).',
       schema: { params: OrgParams, headers: Headers, body: ref(PublishEventBody), response: { 201: ref(PublishEventResponse, 'Recorded, and its deliveries queued') } },
       errors: [
         { code: 'VALIDATION_ERROR', name: 'serviceType', message: 'Invalid request body', details: 'type: "project.created" is an event type of the service; publish your own types, like "order.shipped"' },
@@ -56,6 +57,10 @@ export function publishRoutes(deps: Infra) {
       handler: async (ctx, { body }) => {
         // The headers schema let through one string at most.
         const key = ctx.request.headers['idempotency-key'] as string | undefined;
+        // What a publish stores counts against the monthly quota, whoever sends it: an API key's request
+        // was counted by the pipeline already; a person's is counted here, once their access is known
+        // (a caller refused by the guard takes nothing from the organization's quota).
+        if (ctx.access.actor.type === 'user') await deps.quota.take(ctx.access.organizationId);
         const answer = await publishEvent(deps, ctx.access, body, key);
         // A replay answers the first answer: its status and body, marked as replayed.
         if (answer.replayed) ctx.reply.header('idempotent-replayed', 'true');

@@ -61,7 +61,7 @@ async function projectCreated(orgId: string, name: string) {
 }
 const recover = (url: string, payload: InjectOptions['payload'], headers: Record<string, string> = owner.auth) =>
   t.request({ method: 'POST', url: `${url}/recover`, headers, payload });
-const byName = async (hookId: string) => Object.fromEntries((await deliveryRows(t, hookId)).map((d) => [d.payload.data.name as string, d]));
+const byName = async (hookId: string) => Object.fromEntries((await deliveryRows(t, hookId)).map((d) => [d.event_data.name as string, d]));
 
 async function endpoint(rx: Receiver) {
   const org = await createOrg(t, owner);

@@ -12,7 +12,7 @@ import { auditChange } from '../../platform/audit/record.js';
 import { assertWithinLimit, lockPlanLimits } from '../../platform/plans.js';
 import { validateEventTypes } from '../../platform/event-catalogue.js';
 import { WAKE_CHANNEL } from '../../platform/outbox.js';
-import { type DeliveryRow, type EndpointRow, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../db/tables/webhooks.js';
+import { type DeliveryRow, type EndpointRow, events, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../db/tables/webhooks.js';
 import { transaction } from '../../db/transaction.js';
 
 export const presentEndpoint = (e: EndpointRow) => ({
@@ -27,12 +27,17 @@ export const presentEndpoint = (e: EndpointRow) => ({
   updatedAt: e.updatedAt.toISOString(),
 });
 
-export const presentDelivery = (d: DeliveryRow) => ({
+/** The event fields of a delivery's body, read from its event row (a delivery holds no copy). */
+const bodyColumns = { type: events.type, data: events.data, createdAt: events.createdAt };
+type Body = { type: string; data: Record<string, unknown>; createdAt: Date };
+const withEvent = and(eq(events.organizationId, webhookDeliveries.organizationId), eq(events.id, webhookDeliveries.eventId));
+
+export const presentDelivery = (d: DeliveryRow, e: Body) => ({
   id: d.id,
   endpointId: d.endpointId,
   eventType: d.eventType,
-  // Rows recorded before events carried their id in the payload take it from event_id.
-  payload: { id: d.payload.id ?? d.eventId, type: d.payload.type, timestamp: d.payload.timestamp, data: d.payload.data },
+  // What every attempt sends (worker/attempt.ts): the event's body.
+  payload: { id: d.eventId, type: e.type, timestamp: e.createdAt.toISOString(), data: e.data },
   status: d.status,
   attempts: d.attempts,
   responseStatus: d.responseStatus,
@@ -163,15 +168,16 @@ export async function listDeliveries(deps: Infra, access: OrgAccess, id: string,
   await load(deps.db, access, id);
   const where = and(eq(webhookDeliveries.organizationId, access.organizationId), eq(webhookDeliveries.endpointId, id));
   const rows = await deps.db
-    .select()
+    .select({ d: webhookDeliveries, e: bodyColumns })
     .from(webhookDeliveries)
+    .innerJoin(events, withEvent)
     .where(where)
     .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
     .limit(pageSize)
     .offset((page - 1) * pageSize);
   const [n] = await deps.db.select({ n: count() }).from(webhookDeliveries).where(where);
   const total = n?.n ?? 0;
-  return { data: rows.map(presentDelivery), ...pageInfo(total, page, pageSize) };
+  return { data: rows.map((r) => presentDelivery(r.d, r.e)), ...pageInfo(total, page, pageSize) };
 }
 
 /** The most attempts the attempts list returns: the newest ones (a delivery has a handful). */
@@ -208,12 +214,14 @@ export async function retryDelivery(deps: Infra, access: OrgAccess, id: string, 
   return transaction(deps.db, async (tx) => {
     const e = await load(tx, access, id);
     if (!e.isActive) throw conflict('The endpoint is disabled', 'Enable it to retry deliveries');
-    const [d] = await tx
-      .select()
+    const [row] = await tx
+      .select({ d: webhookDeliveries, e: bodyColumns })
       .from(webhookDeliveries)
+      .innerJoin(events, withEvent)
       .where(and(eq(webhookDeliveries.organizationId, access.organizationId), eq(webhookDeliveries.endpointId, id), eq(webhookDeliveries.id, deliveryId)))
-      .for('update');
-    if (!d) throw notFound('Delivery not found');
+      .for('update', { of: webhookDeliveries });
+    if (!row) throw notFound('Delivery not found');
+    const d = row.d;
     if (d.status === 'delivered' || d.status === 'canceled') throw conflict(`The delivery is ${d.status}`, 'Only a failed or pending delivery can be retried');
     const [updated] = await tx
       .update(webhookDeliveries)
@@ -222,6 +230,6 @@ export async function retryDelivery(deps: Infra, access: OrgAccess, id: string, 
       .returning();
     await tx.execute(sql`select pg_notify(${WAKE_CHANNEL}, '')`);
     await auditChange(deps, tx, access);
-    return presentDelivery(updated!);
+    return presentDelivery(updated!, row.e);
   });
 }

@@ -1,5 +1,5 @@
 // What the two audit writers (writer.ts for API-key requests, service.ts for users' changes) and the
-// readers (list.service.ts, API-key usage, the apiRequests quota) share: the counter rows an entry
+// readers (list.service.ts, API-key usage, the apiRequests quota: key requests and people's publishes) share: the counter rows an entry
 // adds to, the row-lock order, and prepared statements for raw SQL.
 //
 // Every audit insert is ONE statement that also adds to audit_log_counters, so a counter can never
@@ -48,14 +48,28 @@ export const keyRequestsSql = (orgId: SQLWrapper, keyId: SQLWrapper) =>
 export const keyLastUsedSql = (orgId: SQLWrapper, keyId: SQLWrapper) =>
   sql<Date | null>`(select max(a.created_at) from audit_logs a where a.organization_id = ${orgId} and a.actor_id = ${keyId})`.mapWith(auditLogs.createdAt);
 
-/** An organization's API-key requests in a UTC month (`YYYY-MM`): the apiRequests quota's usage. */
-export async function keyRequestsInMonth(db: Db, orgId: string, period: string): Promise<number> {
+/**
+ * The audit action of a publish by a signed-in person (`POST /organizations/{orgId}/events`): its
+ * entries count against the monthly apiRequests quota like API-key requests (platform/quota.ts).
+ */
+export const PUBLISH_ACTION = 'POST /api/v1/organizations/:orgId/events';
+
+/**
+ * An organization's usage of the apiRequests quota in a UTC month (`YYYY-MM`): its API-key requests,
+ * plus the events its people published with an access token (a key's publishes are key requests
+ * already, counted once).
+ */
+export async function apiRequestsInMonth(db: Db, orgId: string, period: string): Promise<number> {
   const [year, month] = period.split('-').map(Number) as [number, number];
   const start = new Date(Date.UTC(year, month - 1, 1)).toISOString().slice(0, 10);
   const end = new Date(Date.UTC(year, month, 1)).toISOString().slice(0, 10);
-  const result = (await db.execute(sql`select coalesce(sum(total), 0)::bigint as n from audit_log_counters
-    where organization_id = ${orgId} and actor_type = 'api_key' and actor_id = '' and action = ''
-      and day >= ${start}::date and day < ${end}::date`)) as unknown as { rows: Array<{ n: string | number }> };
+  // One range of the primary key each.
+  const result = (await db.execute(sql`select
+      (select coalesce(sum(total), 0) from audit_log_counters
+        where organization_id = ${orgId} and actor_type = 'api_key' and actor_id = '' and action = '' and day >= ${start}::date and day < ${end}::date)
+      + (select coalesce(sum(total), 0) from audit_log_counters
+        where organization_id = ${orgId} and actor_type = 'user' and actor_id = '' and action = ${PUBLISH_ACTION} and day >= ${start}::date and day < ${end}::date)
+      as n`)) as unknown as { rows: Array<{ n: string | number }> };
   return Number(result.rows[0]?.n ?? 0);
 }
 

@@ -99,12 +99,11 @@ export function createAttempter(deps: Pick<Infra, 'config' | 'clock' | 'logger'>
       return attempted(d, { status: null, body: null, error, durationMs: 0 });
     }
     // The body keeps a fixed key order (id, type, timestamp, data) so that every attempt of a
-    // delivery sends the same bytes. A row recorded before the outbox put the event's id in the
-    // payload gets it from the delivery's event_id: the same value, so receivers see one shape.
+    // delivery, and every delivery of the event, sends the same bytes: all read from the event row.
     // The signature's t is the time of this attempt; during a rotation's grace the previous secret
     // signs too, after the current one.
-    const p = d.payload;
-    const body = JSON.stringify({ id: p.id ?? d.eventId, type: p.type, timestamp: p.timestamp, data: p.data });
+    const e = d.event;
+    const body = JSON.stringify({ id: d.eventId, type: e.type, timestamp: e.timestamp, data: e.data });
     const nowMs = deps.clock.now().getTime();
     const t = Math.floor(nowMs / 1000);
     const previous = previousOf(d, nowMs);

@@ -1,5 +1,6 @@
 // The claim: one statement that leases due deliveries to a claim token and returns them with their
-// endpoint (url, secret, the previous secret while a rotation's grace lasts, state).
+// event (type, data, time: the body, stored once in the event row) and their endpoint (url, secret,
+// the previous secret while a rotation's grace lasts, state).
 //
 // It walks the queue by organization and endpoint (the partial index on (organization_id,
 // endpoint_id, next_retry_at) of pending rows), starting with the first organization after the one
@@ -27,8 +28,8 @@ export interface ClaimedDelivery {
   endpointId: string;
   eventId: string;
   eventType: string;
-  /** The stored body; rows recorded before events carried their id have none (see attempt.ts). */
-  payload: { id?: string; type: string; timestamp: string; data: Record<string, unknown> };
+  /** The event's body fields (the event row's type, created_at and data): what every attempt sends. */
+  event: { type: string; timestamp: string; data: Record<string, unknown> };
   /** Attempts made before this claim. */
   attempts: number;
   /** The claim token the lease is held under. */
@@ -108,15 +109,17 @@ with recursive walk (step, org, ep, phase, org_room, org_used, take, total) as (
   update webhook_deliveries d set locked_until = $2::timestamptz, locked_by = $3::text
   from picked, unnest(picked.orgs, picked.ids) as p(organization_id, id)
   where d.organization_id = p.organization_id and d.id = p.id
-  returning d.organization_id, d.id, d.endpoint_id, d.event_id, d.event_type, d.payload, d.attempts
+  returning d.organization_id, d.id, d.endpoint_id, d.event_id, d.event_type, d.attempts
 )
-select c.organization_id, c.id, c.endpoint_id, c.event_id, c.event_type, c.payload, c.attempts,
+select c.organization_id, c.id, c.endpoint_id, c.event_id, c.event_type, c.attempts,
+  ev.type as body_type, ev.data as body_data, ev.created_at as body_at,
   (select org from walk where take > 0 order by step desc limit 1) as ended_on,
   e.url, e.secret_enc,
   case when e.previous_secret_expires_at > $1::timestamptz then e.previous_secret_enc end as previous_secret_enc,
   case when e.previous_secret_expires_at > $1::timestamptz then e.previous_secret_expires_at end as previous_secret_expires_at,
   coalesce(e.is_active, false) as is_active, (e.organization_id is null or e.deleted_at is not null) as deleted
 from claimed c
+join events ev on ev.organization_id = c.organization_id and ev.id = c.event_id
 left join webhook_endpoints e on e.organization_id = c.organization_id and e.id = c.endpoint_id`;
 
 export interface ClaimArgs {
@@ -160,7 +163,11 @@ export async function claimDue(query: Query, args: ClaimArgs): Promise<ClaimResu
     endpointId: r.endpoint_id as string,
     eventId: r.event_id as string,
     eventType: r.event_type as string,
-    payload: (typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload) as ClaimedDelivery['payload'],
+    event: {
+      type: r.body_type as string,
+      timestamp: new Date(r.body_at as string | Date).toISOString(),
+      data: (typeof r.body_data === 'string' ? JSON.parse(r.body_data) : r.body_data) as Record<string, unknown>,
+    },
     attempts: Number(r.attempts),
     lockedBy: args.token,
     url: (r.url as string | null) ?? null,

@@ -7,13 +7,13 @@ import { toProblem } from '../../api/errors';
 import { useSession } from '../../api/hooks';
 import { api, reloadMe } from '../../api/session';
 import { Alert, Notice, useSubmit } from '../../ui/form';
-import { Link, useLocation } from '../../router';
+import { Link, useLocation, useMailedToken } from '../../router';
 import { AuthCard } from './shared';
 
 export function ConfirmEmail() {
-  const { query, path } = useLocation();
-  // Read once: the page keeps the token even if the address bar changes.
-  const [token] = useState(() => query.get('token'));
+  const { path } = useLocation();
+  // Read, then dropped from the address bar (no live token in a history or a log).
+  const token = useMailedToken();
   const session = useSession();
   const [changed, setChanged] = useState(false);
   const { busy, problem, run } = useSubmit();

@@ -3,12 +3,12 @@ import { useState } from 'react';
 import { toProblem } from '../../api/errors';
 import { api, publicApi, sessionStore } from '../../api/session';
 import { Alert, Notice, useSubmit } from '../../ui/form';
-import { Link, useLocation } from '../../router';
+import { Link, useLocation, useMailedToken } from '../../router';
 import { AuthCard } from './shared';
 
 export function AcceptInvitation() {
-  const { query, path } = useLocation();
-  const token = query.get('token');
+  const { path } = useLocation();
+  const token = useMailedToken();
   const session = sessionStore.get();
   const [done, setDone] = useState<{ kind: 'accepted'; orgId: string } | { kind: 'declined' } | null>(null);
   const { busy, problem, run } = useSubmit();

@@ -4,7 +4,7 @@ import { toProblem, type Problem } from '../../api/errors';
 import { once } from '../../api/once';
 import { COOKIE_MODE, publicApi } from '../../api/session';
 import { Alert, Field, Form, Notice, Submit, useSubmit } from '../../ui/form';
-import { Link, useLocation } from '../../router';
+import { Link, useMailedToken } from '../../router';
 import { AuthCard, finishSignIn, outcomeOf, TwoFactorStep, type SignInOutcome } from './shared';
 
 const NO_TOKEN: Problem = { code: 'VALIDATION_ERROR', message: 'This link has no token. Open the link from the mail again.', fields: {} };
@@ -29,7 +29,7 @@ function useTokenCall<T>(kind: string, token: string | null, call: (token: strin
 const isProblem = (x: unknown): x is Problem => typeof x === 'object' && x !== null && 'fields' in x && 'code' in x;
 
 export function VerifyEmail() {
-  const token = useLocation().query.get('token');
+  const token = useMailedToken();
   const result = useTokenCall('verify', token, async (t) => {
     const { error } = await publicApi.POST('/api/v1/auth/verify-email', { body: { token: t } });
     return error ? toProblem(error) : ('verified' as const);
@@ -88,7 +88,7 @@ export function ForgotPassword() {
 }
 
 export function ResetPassword() {
-  const token = useLocation().query.get('token');
+  const token = useMailedToken();
   const [password, setPassword] = useState('');
   const [changed, setChanged] = useState(false);
   const { busy, problem, run } = useSubmit();
@@ -129,7 +129,7 @@ export function ResetPassword() {
 }
 
 export function MagicLink() {
-  const token = useLocation().query.get('token');
+  const token = useMailedToken();
   const verify = async (t: string, twoFactorCode?: string): Promise<SignInOutcome> =>
     outcomeOf(
       await publicApi.POST('/api/v1/auth/magic-link/verify', { body: { token: t, ...(twoFactorCode ? { twoFactorCode } : {}) }, headers: COOKIE_MODE }),
