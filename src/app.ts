@@ -169,7 +169,7 @@ export async function buildApp(deps: Infra, options: AppOptions = {}): Promise<F
         await deps.dbHandle.ping();
         return { status: 'ready' };
       } catch {
-        return sendError(reply, new AppError(503, 'SERVICE_UNAVAILABLE', 'Database unreachable', '', { 'Retry-After': '1' }));
+        return sendError(reply, new AppError('SERVICE_UNAVAILABLE', 'Database unreachable', '', { 'Retry-After': '1' }));
       }
     },
   );

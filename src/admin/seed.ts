@@ -28,7 +28,7 @@ const CONTEXT: RequestContext = { method: 'CLI', route: 'npm run admin -- seed-d
 
 export async function seedDemo(deps: Infra, flags: { email?: string; webhookUrl?: string }, io: Io): Promise<DemoCredentials> {
   if (deps.config.env === 'production') {
-    throw new AppError(400, 'VALIDATION_ERROR', 'seed-demo is refused when NODE_ENV=production: it prints a password and an API key');
+    throw new AppError('VALIDATION_ERROR', 'seed-demo is refused when NODE_ENV=production: it prints a password and an API key');
   }
   const suffix = randomBytes(3).toString('hex');
   const email = flags.email ?? 'demo@example.com';

@@ -27,39 +27,39 @@ export function toAppError(err: FastifyError | AppError | Error): AppError | nul
   const fe = err as FastifyError;
   if (fe.validation) {
     const { message, details } = describeValidation(fe.validation, fe.validationContext);
-    return new AppError(400, 'VALIDATION_ERROR', message, details);
+    return new AppError('VALIDATION_ERROR', message, details);
   }
   switch (fe.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new AppError(413, 'PAYLOAD_TOO_LARGE', 'Request body is too large', 'The body must not exceed 1 MiB');
+      return new AppError('PAYLOAD_TOO_LARGE', 'Request body is too large', 'The body must not exceed 1 MiB');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Unsupported content type', 'Send the body as application/json');
+      return new AppError('UNSUPPORTED_MEDIA_TYPE', 'Unsupported content type', 'Send the body as application/json');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new AppError(400, 'VALIDATION_ERROR', 'Invalid request body', 'The body is empty but Content-Type is application/json');
+      return new AppError('VALIDATION_ERROR', 'Invalid request body', 'The body is empty but Content-Type is application/json');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return new AppError(400, 'VALIDATION_ERROR', 'Malformed JSON', 'The request body is not valid JSON');
+      return new AppError('VALIDATION_ERROR', 'Malformed JSON', 'The request body is not valid JSON');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return new AppError(400, 'VALIDATION_ERROR', 'Invalid request', 'Content-Length does not match the body');
+      return new AppError('VALIDATION_ERROR', 'Invalid request', 'Content-Length does not match the body');
   }
   if (err instanceof SyntaxError && fe.statusCode === 400) {
-    return new AppError(400, 'VALIDATION_ERROR', 'Malformed JSON', 'The request body is not valid JSON');
+    return new AppError('VALIDATION_ERROR', 'Malformed JSON', 'The request body is not valid JSON');
   }
   if (isUnavailable(err)) {
-    return new AppError(503, 'SERVICE_UNAVAILABLE', 'Service temporarily unavailable', 'A backing service is unreachable; try again shortly', {
+    return new AppError('SERVICE_UNAVAILABLE', 'Service temporarily unavailable', 'A backing service is unreachable; try again shortly', {
       'Retry-After': '1',
     });
   }
   if (pgErrorCode(err) === '23503') {
     // A row this change refers to (its organization, user, …) was deleted meanwhile.
-    return new AppError(404, 'NOT_FOUND', 'Resource not found', 'It was deleted while this request was being handled');
+    return new AppError('NOT_FOUND', 'Resource not found', 'It was deleted while this request was being handled');
   }
   if (pgErrorCode(err) === '22P02' || pgErrorCode(err) === '22021') {
     // Invalid text for a column type or bad encoding (a NUL byte): the input was wrong.
-    return new AppError(400, 'VALIDATION_ERROR', 'Invalid request', 'A value has an invalid format');
+    return new AppError('VALIDATION_ERROR', 'Invalid request', 'A value has an invalid format');
   }
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     const code: ErrorCode = fe.statusCode === 404 ? 'NOT_FOUND' : fe.statusCode === 429 ? 'RATE_LIMIT_EXCEEDED' : 'VALIDATION_ERROR';
-    return new AppError(fe.statusCode === 404 || fe.statusCode === 429 ? fe.statusCode : 400, code, 'Invalid request', fe.message);
+    return new AppError(code, 'Invalid request', fe.message);
   }
   return null;
 }
@@ -68,7 +68,7 @@ export function toAppError(err: FastifyError | AppError | Error): AppError | nul
 export const errorBody = (e: AppError) => ({ success: false as const, error: { code: e.code, message: e.message, details: e.details }, ...e.extra });
 
 /** The 500 of an unexpected error: its reference is the request id, which the log carries too. */
-export const internalError = (request: FastifyRequest) => new AppError(500, 'INTERNAL_ERROR', 'An unexpected error occurred', `Reference: ${request.id}`);
+export const internalError = (request: FastifyRequest) => new AppError('INTERNAL_ERROR', 'An unexpected error occurred', `Reference: ${request.id}`);
 
 /** The status, headers and envelope of `e`, on a reply that has not been sent yet. */
 export function prepareError(reply: FastifyReply, e: AppError) {
@@ -91,9 +91,9 @@ export function frameworkError(err: FastifyError, request: FastifyRequest, reply
   reply.header('x-request-id', request.id);
   switch (err.code) {
     case 'FST_ERR_BAD_URL':
-      return sendError(reply, new AppError(400, 'VALIDATION_ERROR', 'Invalid path', 'The URL path is not valid percent-encoding'));
+      return sendError(reply, new AppError('VALIDATION_ERROR', 'Invalid path', 'The URL path is not valid percent-encoding'));
     case 'FST_ERR_MAX_PARAM_LENGTH':
-      return sendError(reply, new AppError(400, 'VALIDATION_ERROR', 'Invalid path', 'A path parameter is too long'));
+      return sendError(reply, new AppError('VALIDATION_ERROR', 'Invalid path', 'A path parameter is too long'));
     default:
       request.log.error({ err }, 'framework error');
       return sendError(reply, internalError(request));

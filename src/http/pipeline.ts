@@ -176,7 +176,7 @@ export async function registerPipeline(app: FastifyInstance, deps: Infra) {
     ...(deps.redis ? { redis: deps.redis, nameSpace: `${deps.redisPrefix}rl:` } : {}),
     skipOnError: false,
     errorResponseBuilder: (_request, ctx) =>
-      new AppError(429, 'RATE_LIMIT_EXCEEDED', 'Too many requests', `Limit of ${ctx.max} requests per minute reached; retry in ${ctx.after}`),
+      new AppError('RATE_LIMIT_EXCEEDED', 'Too many requests', `Limit of ${ctx.max} requests per minute reached; retry in ${ctx.after}`),
   });
 
   const quota = quotaOf(deps);

@@ -126,7 +126,7 @@ export function jsonNestingExceeds(text: string, max: number): boolean {
   return false;
 }
 
-export const jsonTooDeep = () => new AppError(400, 'VALIDATION_ERROR', 'Invalid request body', `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`);
+export const jsonTooDeep = () => new AppError('VALIDATION_ERROR', 'Invalid request body', `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`);
 
 const NUL_ESCAPE = '\\u0000';
 
@@ -146,4 +146,4 @@ export function jsonHasNul(text: string): boolean {
   return false;
 }
 
-export const jsonHasNulError = () => new AppError(400, 'VALIDATION_ERROR', 'Invalid request body', 'A string of the JSON body holds a NUL character (\\u0000)');
+export const jsonHasNulError = () => new AppError('VALIDATION_ERROR', 'Invalid request body', 'A string of the JSON body holds a NUL character (\\u0000)');

@@ -39,9 +39,11 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   SERVICE_UNAVAILABLE: 503,
 };
 
+/** An error the client caused or must know of; its status is the code's (ERROR_STATUS). */
 export class AppError extends Error {
+  readonly statusCode: number;
+
   constructor(
-    readonly statusCode: number,
     readonly code: ErrorCode,
     message: string,
     readonly details = '',
@@ -51,13 +53,14 @@ export class AppError extends Error {
   ) {
     super(message);
     this.name = 'AppError';
+    this.statusCode = ERROR_STATUS[code];
   }
 }
 
-export const validationError = (message: string, details = '') => new AppError(400, 'VALIDATION_ERROR', message, details);
+export const validationError = (message: string, details = '') => new AppError('VALIDATION_ERROR', message, details);
 export const authenticationError = (message = 'Authentication required', details = '') =>
-  new AppError(401, 'AUTHENTICATION_ERROR', message, details);
+  new AppError('AUTHENTICATION_ERROR', message, details);
 export const authorizationError = (message = 'You do not have permission to perform this action', details = '') =>
-  new AppError(403, 'AUTHORIZATION_ERROR', message, details);
-export const notFound = (message = 'Resource not found', details = '') => new AppError(404, 'NOT_FOUND', message, details);
-export const conflict = (message: string, details = '') => new AppError(409, 'CONFLICT', message, details);
+  new AppError('AUTHORIZATION_ERROR', message, details);
+export const notFound = (message = 'Resource not found', details = '') => new AppError('NOT_FOUND', message, details);
+export const conflict = (message: string, details = '') => new AppError('CONFLICT', message, details);

@@ -30,6 +30,6 @@ export async function lockPlanLimits(tx: Tx, organizationId: string): Promise<Pl
 
 export function assertWithinLimit(limit: number | null, current: number, what: string) {
   if (limit !== null && current >= limit) {
-    throw new AppError(402, 'PLAN_LIMIT_EXCEEDED', `Plan limit reached: ${limit} ${what}`, `Upgrade the organization's plan to add more ${what}`);
+    throw new AppError('PLAN_LIMIT_EXCEEDED', `Plan limit reached: ${limit} ${what}`, `Upgrade the organization's plan to add more ${what}`);
   }
 }

@@ -16,7 +16,7 @@ export async function callProvider<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
-    if (err instanceof PaymentProviderError) throw new AppError(502, 'PAYMENT_PROVIDER_ERROR', 'The payment provider failed', err.message.slice(0, 300));
+    if (err instanceof PaymentProviderError) throw new AppError('PAYMENT_PROVIDER_ERROR', 'The payment provider failed', err.message.slice(0, 300));
     throw err;
   }
 }

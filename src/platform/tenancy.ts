@@ -27,7 +27,7 @@ export interface RequestContext {
  */
 export class AccountDeactivatedError extends AppError {
   constructor(readonly userId: string) {
-    super(401, 'AUTHENTICATION_ERROR', 'This account is no longer active', '');
+    super('AUTHENTICATION_ERROR', 'This account is no longer active', '');
   }
 }
 

@@ -23,7 +23,7 @@ import type { OrgAccess, RequestContext } from '../../platform/tenancy.js';
 import { proveIdentity } from './reauthentication.js';
 
 export const ownsSharedOrganization = (slug: string) =>
-  new AppError(409, 'CONFLICT', 'You own an organization that has other members', `Transfer the ownership of ${slug}, or remove its other members, first`);
+  new AppError('CONFLICT', 'You own an organization that has other members', `Transfer the ownership of ${slug}, or remove its other members, first`);
 
 /**
  * A deletion always needs its proof (proveIdentity: the password, or for an account without one a

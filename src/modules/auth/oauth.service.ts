@@ -118,7 +118,7 @@ async function resolveAccount(deps: Infra, provider: Provider, profile: Profile)
   if (!email) throw validationError('The provider’s email address is not valid', 'Sign in another way, or use another address at the provider');
   if (!profile.emailVerified) {
     // Whoever controls this provider account has not proven the address: nothing is created or linked.
-    throw new AppError(403, 'EMAIL_NOT_VERIFIED', 'The provider has not verified this email address', 'Verify the address with the provider, then sign in again');
+    throw new AppError('EMAIL_NOT_VERIFIED', 'The provider has not verified this email address', 'Verify the address with the provider, then sign in again');
   }
   const existing = await findUserByEmail(deps, email);
   try {
@@ -218,7 +218,7 @@ async function authenticate(deps: Infra, flow: Flow, input: { code?: string; sta
     profile = await fetchProfile(flow.provider, flow.cfg, tokens.accessToken());
   } catch (err) {
     if (err instanceof OAuth2RequestError) throw authenticationError('Sign-in with the provider failed', `The provider refused the authorization code (${err.code})`);
-    if (err instanceof ArcticFetchError) throw new AppError(503, 'SERVICE_UNAVAILABLE', 'The sign-in provider is unreachable', 'Try again shortly', { 'Retry-After': '5' });
+    if (err instanceof ArcticFetchError) throw new AppError('SERVICE_UNAVAILABLE', 'The sign-in provider is unreachable', 'Try again shortly', { 'Retry-After': '5' });
     deps.logger.warn({ err: { message: (err as Error).message }, provider: flow.provider }, 'oauth exchange failed');
     throw authenticationError('Sign-in with the provider failed');
   }

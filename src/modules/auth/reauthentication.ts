@@ -48,7 +48,7 @@ export async function proveIdentity(deps: Infra, user: UserRow, input: Proof, ne
   await releaseCheck(deps, reservation);
 }
 
-const withFlag = (e: AppError) => new AppError(e.statusCode, e.code, e.message, e.details, e.headers, { ...e.extra, ...REQUIRED });
+const withFlag = (e: AppError) => new AppError(e.code, e.message, e.details, e.headers, { ...e.extra, ...REQUIRED });
 
 /** A 401 of a wrong proof carries the flag too: the client asks again rather than refreshing its token. */
 async function proveAgain(deps: Infra, user: UserRow, input: Proof) {
@@ -62,9 +62,7 @@ async function proveAgain(deps: Infra, user: UserRow, input: Proof) {
 // An account with neither a password nor two-factor (a social or magic-link account) has no proof
 // to give but a new sign-in: a fresh session counts for the window.
 const cannotProve = (deps: Infra) =>
-  new AppError(
-    401,
-    'AUTHENTICATION_ERROR',
+  new AppError('AUTHENTICATION_ERROR',
     'Re-authentication required',
     `This account has no password or two-factor code to confirm with: sign in again, and do this within ${deps.config.auth.reauthWindowS} seconds`,
     {},
@@ -74,7 +72,7 @@ const cannotProve = (deps: Infra) =>
 function required(deps: Infra, kind: 'password' | 'twoFactorCode' | null) {
   if (kind === null) return cannotProve(deps);
   const what = kind === 'password' ? 'password: confirm your password' : 'twoFactorCode: confirm with a two-factor code';
-  return new AppError(401, 'AUTHENTICATION_ERROR', 'Re-authentication required', `${what} (in this request, or first with POST /auth/reauthenticate)`, {}, REQUIRED);
+  return new AppError('AUTHENTICATION_ERROR', 'Re-authentication required', `${what} (in this request, or first with POST /auth/reauthenticate)`, {}, REQUIRED);
 }
 
 async function activeUser(deps: Infra, userId: string) {

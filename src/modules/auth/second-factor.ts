@@ -47,7 +47,7 @@ export function openSecret(deps: Infra, enc: string): string {
   } catch (err) {
     if (!(err instanceof DecryptError)) throw err;
     deps.logger.error({ err: { message: err.message } }, 'a two-factor secret cannot be decrypted');
-    throw new AppError(500, 'INTERNAL_ERROR', 'The two-factor secret cannot be read', 'It was encrypted with a key that ENCRYPTION_KEY no longer lists');
+    throw new AppError('INTERNAL_ERROR', 'The two-factor secret cannot be read', 'It was encrypted with a key that ENCRYPTION_KEY no longer lists');
   }
 }
 
@@ -96,6 +96,6 @@ export async function consumeSecondFactor(deps: Infra, userId: string, code: str
 }
 
 export const twoFactorRequired = () =>
-  new AppError(401, 'AUTHENTICATION_ERROR', 'Two-factor code required', 'Send twoFactorCode: a code from the authenticator app or a backup code', {}, { requiresTwoFactor: true });
+  new AppError('AUTHENTICATION_ERROR', 'Two-factor code required', 'Send twoFactorCode: a code from the authenticator app or a backup code', {}, { requiresTwoFactor: true });
 
-export const invalidSecondFactor = () => new AppError(401, 'AUTHENTICATION_ERROR', 'Invalid two-factor code', 'The code does not match the authenticator or an unused backup code');
+export const invalidSecondFactor = () => new AppError('AUTHENTICATION_ERROR', 'Invalid two-factor code', 'The code does not match the authenticator or an unused backup code');

@@ -58,7 +58,7 @@ type Row = Record<string, unknown>;
 const rowsOf = (result: unknown) => (result as { rows: Row[] }).rows;
 
 export function lockedError(retryAfterS: number) {
-  return new AppError(423, 'ACCOUNT_LOCKED', 'Account is temporarily locked after too many failed sign-in attempts', `Try again in ${retryAfterS} seconds`, {
+  return new AppError('ACCOUNT_LOCKED', 'Account is temporarily locked after too many failed sign-in attempts', `Try again in ${retryAfterS} seconds`, {
     'Retry-After': String(retryAfterS),
   });
 }
@@ -67,7 +67,7 @@ export function lockedError(retryAfterS: number) {
 export const lockedUntilError = (lockedUntil: Date, now: Date) => lockedError(Math.max(1, Math.ceil((lockedUntil.getTime() - now.getTime()) / 1000)));
 
 const checksBusy = () =>
-  new AppError(503, 'SERVICE_UNAVAILABLE', 'Too many sign-in attempts in progress for this account', 'Try again in a moment', { 'Retry-After': '1' });
+  new AppError('SERVICE_UNAVAILABLE', 'Too many sign-in attempts in progress for this account', 'Try again in a moment', { 'Retry-After': '1' });
 
 const staleBefore = (now: Date) => new Date(now.getTime() - CHECK_STALE_MS).toISOString();
 
@@ -217,7 +217,7 @@ export function assertNotLocked(deps: Infra, user: UserRow) {
 
 export function assertCanSignIn(deps: Infra, user: UserRow) {
   if (deps.config.auth.requireEmailVerification && !user.emailVerifiedAt) {
-    throw new AppError(403, 'EMAIL_NOT_VERIFIED', 'Email address not verified', 'Follow the link in the verification email, or ask for a new one');
+    throw new AppError('EMAIL_NOT_VERIFIED', 'Email address not verified', 'Follow the link in the verification email, or ask for a new one');
   }
 }
 

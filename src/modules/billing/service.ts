@@ -92,7 +92,7 @@ async function ensureCustomer(deps: Infra, access: OrgAccess): Promise<Subscript
         .returning();
     }
     if (!claimed) {
-      if (Date.now() > deadline) throw new AppError(502, 'PAYMENT_PROVIDER_ERROR', 'The payment provider failed', 'The customer is still being created; try again');
+      if (Date.now() > deadline) throw new AppError('PAYMENT_PROVIDER_ERROR', 'The payment provider failed', 'The customer is still being created; try again');
       await sleep(50);
       continue;
     }
@@ -235,7 +235,7 @@ export async function handleStripeWebhook(deps: Infra, rawBody: string, signatur
   const secret = deps.config.stripe.webhookSecret;
   // Only the provider in use takes events: with BILLING_PROVIDER=test a Stripe key left in the
   // environment must not let Stripe's events change plans beside the test checkout.
-  if (!secret || deps.config.billingProvider !== 'stripe') throw new AppError(404, 'NOT_FOUND', 'Route not found', 'Stripe is not configured');
+  if (!secret || deps.config.billingProvider !== 'stripe') throw new AppError('NOT_FOUND', 'Route not found', 'Stripe is not configured');
   let verified: unknown;
   try {
     verified = createStripeClient(deps.config).webhooks.constructEvent(rawBody, signature ?? '', secret);

@@ -211,7 +211,7 @@ export async function acceptInvitation(deps: Infra, actor: UserActor, token: str
   if (!user || user.email.toLowerCase() !== inv.email) {
     throw authorizationError('This invitation was sent to another email address', 'Sign in with the invited email address to accept it');
   }
-  if (!user.emailVerifiedAt) throw new AppError(403, 'EMAIL_NOT_VERIFIED', 'Email address not verified', 'Verify your email address before accepting the invitation');
+  if (!user.emailVerifiedAt) throw new AppError('EMAIL_NOT_VERIFIED', 'Email address not verified', 'Verify your email address before accepting the invitation');
   const now = deps.clock.now();
   return transaction(deps.db, async (tx) => {
     const [claimed] = await tx

@@ -56,9 +56,7 @@ export async function rotateSecret(deps: Infra, access: OrgAccess, id: string, g
 
 /** Too many test events: Retry-After is the wait, in whole seconds, until one of the last minute's is a minute old. */
 const testLimitReached = (retryAfterS: number) =>
-  new AppError(
-    429,
-    'RATE_LIMIT_EXCEEDED',
+  new AppError('RATE_LIMIT_EXCEEDED',
     'Too many test events for this endpoint',
     `Limit of ${TEST_EVENTS_PER_MINUTE} test events per endpoint per minute reached; retry in ${retryAfterS} seconds`,
     { 'Retry-After': String(retryAfterS) },

@@ -28,7 +28,7 @@ export function createPasswordHasher(concurrency: number, queueLimit: number, co
       return await gate.run(fn);
     } catch (err) {
       if (err instanceof QueueFullError) {
-        throw new AppError(503, 'SERVICE_UNAVAILABLE', 'Too many sign-in attempts in progress', 'Try again in a moment', { 'Retry-After': '1' });
+        throw new AppError('SERVICE_UNAVAILABLE', 'Too many sign-in attempts in progress', 'Try again in a moment', { 'Retry-After': '1' });
       }
       throw err;
     }
