@@ -1,4 +1,4 @@
-// buildApp(deps): core plugins, then the route table, one line per module.
+// buildApp(deps): core plugins, then the route table (src/routes.ts), mounted in one line.
 import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -19,9 +19,6 @@ import { createValidatorCompiler, jsonHasNul, jsonHasNulError, jsonNestingExceed
 import { registerMetrics } from './http/metrics.js';
 import { CSP_APP, isWebPath, registerWebApp, WEB_DIST } from './http/web.js';
 import { routes } from './routes.js';
-import { authRoutes } from './modules/auth/routes.js';
-import { authSignInPort } from './modules/auth/sign-in-port.js';
-import { passkeyRoutes } from './modules/passkeys/routes.js';
 import { mountRoutes } from './http/mount.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
@@ -185,8 +182,6 @@ export async function buildApp(deps: Infra, options: AppOptions = {}): Promise<F
         throw notFound('Route not found', `${request.method} ${request.url.split('?')[0]} does not exist`);
       });
       // The route table.
-      await api.register(authRoutes, { deps });
-      await api.register(passkeyRoutes, { deps, signIn: authSignInPort(deps) });
       await mountRoutes(api, deps, routes(deps));
     },
     { prefix: '/api/v1' },

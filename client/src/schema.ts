@@ -490,6 +490,90 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/users/me/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Everything the service holds about you, as one JSON document
+         * @description The profile, sessions (revoked ones too), memberships, social links, passkeys and the audit entries of your changes, without any secret: no password hash, two-factor secret, backup code, token or key material (docs/api.md#account-export).
+         */
+        get: operations["exportMe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/me/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Active sessions, most recently used first
+         * @description Sessions neither revoked nor expired; `isCurrent` marks the one making the request. `lastUsedAt` may lag by up to 15 seconds (docs/api.md#session-management).
+         */
+        get: operations["listSessions"];
+        put?: never;
+        post?: never;
+        /**
+         * Revoke every session, the current one included
+         * @description Ends every session of the caller, the current one included; `revoked` is how many were active. With `X-Session-Mode: cookie` the answer also removes the web app’s `tenantry_refresh` cookie (docs/api.md#session-management).
+         */
+        delete: operations["revokeAllSessions"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/me/sessions/{sessionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke one of your other sessions
+         * @description Its tokens stop working at once, on every instance. The current session cannot be revoked this way (400: use POST /auth/logout); a session that is not one of your active ones answers 404.
+         */
+        delete: operations["revokeSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Alias of DELETE /users/me/sessions
+         * @description Ends every session of the caller, the current one included; `revoked` is how many were active. With `X-Session-Mode: cookie` the answer also removes the web app’s `tenantry_refresh` cookie (docs/api.md#session-management).
+         */
+        delete: operations["revokeAllSessionsAlias"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/passkeys/registration/options": {
         parameters: {
             query?: never;
@@ -609,90 +693,6 @@ export interface paths {
          */
         post: operations["passkeyAuthenticationVerify"];
         delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/users/me/export": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Everything the service holds about you, as one JSON document
-         * @description The profile, sessions (revoked ones too), memberships, social links, passkeys and the audit entries of your changes, without any secret: no password hash, two-factor secret, backup code, token or key material (docs/api.md#account-export).
-         */
-        get: operations["exportMe"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/users/me/sessions": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Active sessions, most recently used first
-         * @description Sessions neither revoked nor expired; `isCurrent` marks the one making the request. `lastUsedAt` may lag by up to 15 seconds (docs/api.md#session-management).
-         */
-        get: operations["listSessions"];
-        put?: never;
-        post?: never;
-        /**
-         * Revoke every session, the current one included
-         * @description Ends every session of the caller, the current one included; `revoked` is how many were active. With `X-Session-Mode: cookie` the answer also removes the web app’s `tenantry_refresh` cookie (docs/api.md#session-management).
-         */
-        delete: operations["revokeAllSessions"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/users/me/sessions/{sessionId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        /**
-         * Revoke one of your other sessions
-         * @description Its tokens stop working at once, on every instance. The current session cannot be revoked this way (400: use POST /auth/logout); a session that is not one of your active ones answers 404.
-         */
-        delete: operations["revokeSession"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/users/sessions": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        /**
-         * Alias of DELETE /users/me/sessions
-         * @description Ends every session of the caller, the current one included; `revoked` is how many were active. With `X-Session-Mode: cookie` the answer also removes the web app’s `tenantry_refresh` cookie (docs/api.md#session-management).
-         */
-        delete: operations["revokeAllSessionsAlias"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1878,6 +1878,299 @@ export interface components {
             hasMore: boolean;
         };
         /**
+         * @example {
+         *       "email": "ada@example.com",
+         *       "password": "Analytical-Engine-1",
+         *       "fullName": "Ada Lovelace"
+         *     }
+         */
+        RegisterRequest: {
+            /**
+             * Format: email
+             * @description Compared case-insensitively
+             */
+            email: string;
+            /** @description Checked against the password policy (docs/api.md#password-policy) */
+            password: string;
+            fullName?: string;
+        };
+        /**
+         * @example {
+         *       "userId": "usr_01jq3bn9zs0a7awy2w2vc6bte1"
+         *     }
+         */
+        RegisterResponse: {
+            userId: string;
+        };
+        /**
+         * @example {
+         *       "email": "ada@example.com",
+         *       "password": "Analytical-Engine-1"
+         *     }
+         */
+        LoginRequest: {
+            /**
+             * Format: email
+             * @description Compared case-insensitively
+             */
+            email: string;
+            password: string;
+            /** @description A TOTP code or an unused backup code, when two-factor is enabled */
+            twoFactorCode?: string;
+        };
+        /** @description The person a sign-in answers for */
+        SignedInUser: {
+            id: string;
+            email: string;
+            fullName: string | null;
+            emailVerified: string | null;
+            twoFactorEnabled: boolean;
+        };
+        /**
+         * @example {
+         *       "accessToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ1c2VySWQiOiJ1c3JfMDFqcTNibjl6czBhN2F3eTJ3MnZjNmJ0ZTEifQ.c2lnbmF0dXJl",
+         *       "refreshToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9uSWQiOiJzZXNfMDFqcTNicDJhN3I1eHE5ZGRmMGtqdDhnMGMifQ.c2lnbmF0dXJl",
+         *       "expiresIn": 900
+         *     }
+         */
+        TokenPair: {
+            /** @description Send as Authorization: Bearer <accessToken>; valid 15 minutes */
+            accessToken: string;
+            /** @description Single use: POST /auth/refresh answers a new pair; valid 7 days. Absent in cookie mode (`X-Session-Mode: cookie`): it is in the HttpOnly `tenantry_refresh` cookie (docs/api.md#cookie-mode) */
+            refreshToken?: string;
+            /** @description Access token lifetime in seconds */
+            expiresIn: number;
+        };
+        /**
+         * @description What every sign-in method answers (docs/api.md#sign-in-with-email-and-password)
+         * @example {
+         *       "accessToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ1c2VySWQiOiJ1c3JfMDFqcTNibjl6czBhN2F3eTJ3MnZjNmJ0ZTEifQ.c2lnbmF0dXJl",
+         *       "refreshToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9uSWQiOiJzZXNfMDFqcTNicDJhN3I1eHE5ZGRmMGtqdDhnMGMifQ.c2lnbmF0dXJl",
+         *       "expiresIn": 900,
+         *       "user": {
+         *         "id": "usr_01jq3bn9zs0a7awy2w2vc6bte1",
+         *         "email": "ada@example.com",
+         *         "fullName": "Ada Lovelace",
+         *         "emailVerified": "2026-03-01T12:00:00.000Z",
+         *         "twoFactorEnabled": false
+         *       }
+         *     }
+         */
+        LoginResponse: {
+            /** @description Send as Authorization: Bearer <accessToken>; valid 15 minutes */
+            accessToken: string;
+            /** @description Single use: POST /auth/refresh answers a new pair; valid 7 days. Absent in cookie mode (`X-Session-Mode: cookie`): it is in the HttpOnly `tenantry_refresh` cookie (docs/api.md#cookie-mode) */
+            refreshToken?: string;
+            /** @description Access token lifetime in seconds */
+            expiresIn: number;
+            user: components["schemas"]["SignedInUser"];
+        };
+        /**
+         * @example {
+         *       "refreshToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9uSWQiOiJzZXNfMDFqcTNicDJhN3I1eHE5ZGRmMGtqdDhnMGMifQ.c2lnbmF0dXJl"
+         *     }
+         * @example {}
+         */
+        RefreshRequest: {
+            /** @description Left out in cookie mode (`X-Session-Mode: cookie`): the `tenantry_refresh` cookie is used instead (docs/api.md#cookie-mode) */
+            refreshToken?: string;
+        };
+        /**
+         * @description Needed only without an access token: the refresh token of the session to end, or none in cookie mode
+         * @example {}
+         * @example {
+         *       "refreshToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9uSWQiOiJzZXNfMDFqcTNicDJhN3I1eHE5ZGRmMGtqdDhnMGMifQ.c2lnbmF0dXJl"
+         *     }
+         */
+        LogoutRequest: {
+            /** @description Left out in cookie mode (`X-Session-Mode: cookie`): the `tenantry_refresh` cookie is used instead (docs/api.md#cookie-mode) */
+            refreshToken?: string;
+        };
+        /** @description A single-use token from a mailed link (docs/api.md#mailed-links) */
+        TokenRequest: {
+            /** @description The token of the mailed link */
+            token: string;
+        };
+        /**
+         * @example {
+         *       "email": "ada@example.com"
+         *     }
+         */
+        EmailRequest: {
+            /**
+             * Format: email
+             * @description Compared case-insensitively
+             */
+            email: string;
+        };
+        PasswordResetRequest: {
+            token: string;
+            newPassword: string;
+        };
+        /**
+         * @example {
+         *       "password": "Analytical-Engine-1"
+         *     }
+         */
+        TwoFactorSetupRequest: {
+            password: string;
+            /** @description A current TOTP or backup code: required while two-factor is enabled */
+            code?: string;
+        };
+        /**
+         * @example {
+         *       "secret": "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
+         *       "otpauthUrl": "otpauth://totp/Tenantry:ada%40example.com?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=Tenantry&algorithm=SHA1&digits=6&period=30",
+         *       "qrCode": "otpauth://totp/Tenantry:ada%40example.com?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=Tenantry&algorithm=SHA1&digits=6&period=30",
+         *       "backupCodes": [
+         *         "3f9a0c1e",
+         *         "b72d4e95",
+         *         "0c8e61fa",
+         *         "e4a19b3d",
+         *         "5d06c2b8",
+         *         "9a3ef710",
+         *         "71bc58d2",
+         *         "c6e2049f",
+         *         "28fd3a6b",
+         *         "f0471e5c"
+         *       ]
+         *     }
+         */
+        TwoFactorSetupResponse: {
+            /** @description Base32 TOTP secret */
+            secret: string;
+            /** @description otpauth:// URI to render as a QR code (issuer Tenantry) */
+            otpauthUrl: string;
+            /**
+             * @deprecated
+             * @description The same otpauth:// URI as otpauthUrl, under its former name: use otpauthUrl
+             */
+            qrCode: string;
+            backupCodes: string[];
+        };
+        /**
+         * @example {
+         *       "code": "492039"
+         *     }
+         */
+        TwoFactorVerifyRequest: {
+            code: string;
+        };
+        /**
+         * @example {
+         *       "password": "Analytical-Engine-1",
+         *       "code": "492039"
+         *     }
+         */
+        TwoFactorDisableRequest: {
+            password: string;
+            /** @description A 6-digit TOTP code or a backup code (8 hexadecimal characters, any case) */
+            code: string;
+        };
+        /**
+         * @example {
+         *       "twoFactorEnabled": true
+         *     }
+         */
+        TwoFactorState: {
+            twoFactorEnabled: boolean;
+        };
+        TwoFactorLoginRequest: {
+            twoFactorToken: string;
+            /** @description A 6-digit TOTP code or a backup code (8 hexadecimal characters, any case) */
+            code: string;
+        };
+        MagicLinkVerifyRequest: {
+            token: string;
+            /** @description A 6-digit TOTP code or a backup code (8 hexadecimal characters, any case) */
+            twoFactorCode?: string;
+        };
+        /**
+         * @example {
+         *       "code": "pX7vQ2mN9kR4tY8wB3cF6hJ1sL5dG0aZeU7iO2yT4qW",
+         *       "codeVerifier": "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
+         *     }
+         */
+        SocialSignInExchangeRequest: {
+            /** @description The one-time code from the hand-off’s #code=… */
+            code: string;
+            /** @description The verifier of the codeChallenge the flow was started with: required then, refused otherwise. */
+            codeVerifier?: string;
+        };
+        /**
+         * @example {
+         *       "currentPassword": "Analytical-Engine-1",
+         *       "newPassword": "Difference-Engine-2"
+         *     }
+         */
+        ChangePasswordRequest: {
+            currentPassword: string;
+            newPassword: string;
+        };
+        /**
+         * @example {
+         *       "newEmail": "ada.king@example.com",
+         *       "password": "Analytical-Engine-1"
+         *     }
+         */
+        EmailChangeRequest: {
+            /**
+             * Format: email
+             * @description Compared case-insensitively
+             */
+            newEmail: string;
+            password: string;
+        };
+        ConfirmEmailChangeRequest: {
+            token: string;
+        };
+        /**
+         * @example {
+         *       "password": "Analytical-Engine-1"
+         *     }
+         */
+        DeleteAccountRequest: {
+            /** @description The account’s password */
+            password?: string;
+            /** @description For an account without a password: a TOTP or backup code */
+            twoFactorCode?: string;
+        };
+        /**
+         * @example {
+         *       "password": "Analytical-Engine-1"
+         *     }
+         */
+        ReauthenticateRequest: {
+            /** @description The account’s password */
+            password?: string;
+            /** @description For an account without a password: a TOTP or backup code */
+            twoFactorCode?: string;
+        };
+        /**
+         * @example {
+         *       "authenticatedAt": "2026-03-01T12:00:00.000Z",
+         *       "expiresAt": "2026-03-01T12:10:00.000Z"
+         *     }
+         */
+        Reauthentication: {
+            /** Format: date-time */
+            authenticatedAt: string;
+            /**
+             * Format: date-time
+             * @description Until then (AUTH_REAUTH_WINDOW_S later) the session counts as freshly signed in
+             */
+            expiresAt: string;
+        };
+        /**
+         * @example {
+         *       "deleted": true
+         *     }
+         */
+        AccountDeleted: {
+            /** @enum {boolean} */
+            deleted: true;
+        };
+        /**
          * @description docs/api.md#billing-routes
          * @example {
          *       "plan": {
@@ -2322,6 +2615,136 @@ export interface components {
         InvitationTokenRequest: {
             /** @description The token of the invitation link */
             token: string;
+        };
+        /**
+         * @description A passkey of the signed-in user; its key material is never answered (docs/api.md#passkeys)
+         * @example {
+         *       "id": "pk_01jq3bn9zs0a7awy2w2vc6bte1",
+         *       "name": "MacBook",
+         *       "createdAt": "2026-03-01T12:00:00.000Z",
+         *       "lastUsedAt": null
+         *     }
+         */
+        Passkey: {
+            id: string;
+            name: string;
+            /** Format: date-time */
+            createdAt: string;
+            lastUsedAt: string | null;
+        };
+        /**
+         * @example {
+         *       "passkeys": [
+         *         {
+         *           "id": "pk_01jq3bn9zs0a7awy2w2vc6bte1",
+         *           "name": "MacBook",
+         *           "createdAt": "2026-03-01T12:00:00.000Z",
+         *           "lastUsedAt": "2026-03-02T08:00:00.000Z"
+         *         }
+         *       ]
+         *     }
+         */
+        PasskeyList: {
+            passkeys: {
+                id: string;
+                name: string;
+                /** Format: date-time */
+                createdAt: string;
+                lastUsedAt: string | null;
+            }[];
+        };
+        /** @description PublicKeyCredentialCreationOptionsJSON, for navigator.credentials.create() (docs/api.md#passkeys) */
+        PasskeyCreationOptions: {
+            challenge: string;
+            rp: {
+                id?: string;
+                name: string;
+            };
+            user: {
+                id: string;
+                name: string;
+                displayName: string;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * @description A proof of the person, or no body at all within AUTH_REAUTH_WINDOW_S of the session’s sign-in (docs/api.md#passkeys)
+         * @example {
+         *       "password": "Analytical-Engine-1"
+         *     }
+         * @example {}
+         */
+        PasskeyRegistrationOptionsRequest: {
+            /** @description The account’s password: needed unless this session signed in or re-authenticated recently */
+            password?: string;
+            /** @description For an account without a password: a TOTP or backup code, instead */
+            twoFactorCode?: string;
+        };
+        PasskeyRegistrationRequest: {
+            /** @description The RegistrationResponseJSON of navigator.credentials.create() */
+            response: {
+                id: string;
+                rawId: string;
+                type: string;
+                response: {
+                    clientDataJSON: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description Defaults to "Passkey" */
+            name?: string;
+        };
+        /**
+         * @example {
+         *       "name": "Work laptop"
+         *     }
+         */
+        RenamePasskeyRequest: {
+            name: string;
+        };
+        PasskeyAuthenticationOptionsRequest: {
+            /**
+             * Format: email
+             * @description Compared case-insensitively; without it the passkey is discoverable
+             */
+            email?: string;
+        };
+        PasskeyAuthenticationOptions: {
+            /** @description Send it back with the assertion; single use, 5 minutes */
+            challengeId: string;
+            /** @description PublicKeyCredentialRequestOptionsJSON, for navigator.credentials.get() */
+            options: {
+                challenge: string;
+                rpId?: string;
+                allowCredentials?: ({
+                    id: string;
+                    type: string;
+                } & {
+                    [key: string]: unknown;
+                })[];
+            } & {
+                [key: string]: unknown;
+            };
+        };
+        PasskeySignInRequest: {
+            challengeId: string;
+            /** @description The AuthenticationResponseJSON of navigator.credentials.get() */
+            response: {
+                id: string;
+                rawId: string;
+                type: string;
+                response: {
+                    clientDataJSON: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            } & {
+                [key: string]: unknown;
+            };
         };
         /**
          * @description docs/api.md#projects
@@ -3000,429 +3423,6 @@ export interface components {
             data: {
                 /** @description Failed deliveries queued again */
                 queued: number;
-            };
-        };
-        /**
-         * @example {
-         *       "email": "ada@example.com",
-         *       "password": "Analytical-Engine-1",
-         *       "fullName": "Ada Lovelace"
-         *     }
-         */
-        RegisterRequest: {
-            /**
-             * Format: email
-             * @description Compared case-insensitively
-             */
-            email: string;
-            /** @description Checked against the password policy (docs/api.md#password-policy) */
-            password: string;
-            fullName?: string;
-        };
-        /**
-         * @example {
-         *       "userId": "usr_01jq3bn9zs0a7awy2w2vc6bte1"
-         *     }
-         */
-        RegisterResponse: {
-            userId: string;
-        };
-        /**
-         * @example {
-         *       "email": "ada@example.com",
-         *       "password": "Analytical-Engine-1"
-         *     }
-         */
-        LoginRequest: {
-            /**
-             * Format: email
-             * @description Compared case-insensitively
-             */
-            email: string;
-            password: string;
-            /** @description A TOTP code or an unused backup code, when two-factor is enabled */
-            twoFactorCode?: string;
-        };
-        /** @description The person a sign-in answers for */
-        SignedInUser: {
-            id: string;
-            email: string;
-            fullName: string | null;
-            emailVerified: string | null;
-            twoFactorEnabled: boolean;
-        };
-        /**
-         * @example {
-         *       "accessToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ1c2VySWQiOiJ1c3JfMDFqcTNibjl6czBhN2F3eTJ3MnZjNmJ0ZTEifQ.c2lnbmF0dXJl",
-         *       "refreshToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9uSWQiOiJzZXNfMDFqcTNicDJhN3I1eHE5ZGRmMGtqdDhnMGMifQ.c2lnbmF0dXJl",
-         *       "expiresIn": 900
-         *     }
-         */
-        TokenPair: {
-            /** @description Send as Authorization: Bearer <accessToken>; valid 15 minutes */
-            accessToken: string;
-            /** @description Single use: POST /auth/refresh answers a new pair; valid 7 days. Absent in cookie mode (`X-Session-Mode: cookie`): it is in the HttpOnly `tenantry_refresh` cookie (docs/api.md#cookie-mode) */
-            refreshToken?: string;
-            /** @description Access token lifetime in seconds */
-            expiresIn: number;
-        };
-        /**
-         * @description What every sign-in method answers (docs/api.md#sign-in-with-email-and-password)
-         * @example {
-         *       "accessToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ1c2VySWQiOiJ1c3JfMDFqcTNibjl6czBhN2F3eTJ3MnZjNmJ0ZTEifQ.c2lnbmF0dXJl",
-         *       "refreshToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9uSWQiOiJzZXNfMDFqcTNicDJhN3I1eHE5ZGRmMGtqdDhnMGMifQ.c2lnbmF0dXJl",
-         *       "expiresIn": 900,
-         *       "user": {
-         *         "id": "usr_01jq3bn9zs0a7awy2w2vc6bte1",
-         *         "email": "ada@example.com",
-         *         "fullName": "Ada Lovelace",
-         *         "emailVerified": "2026-03-01T12:00:00.000Z",
-         *         "twoFactorEnabled": false
-         *       }
-         *     }
-         */
-        LoginResponse: {
-            /** @description Send as Authorization: Bearer <accessToken>; valid 15 minutes */
-            accessToken: string;
-            /** @description Single use: POST /auth/refresh answers a new pair; valid 7 days. Absent in cookie mode (`X-Session-Mode: cookie`): it is in the HttpOnly `tenantry_refresh` cookie (docs/api.md#cookie-mode) */
-            refreshToken?: string;
-            /** @description Access token lifetime in seconds */
-            expiresIn: number;
-            user: components["schemas"]["SignedInUser"];
-        };
-        /**
-         * @example {
-         *       "refreshToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9uSWQiOiJzZXNfMDFqcTNicDJhN3I1eHE5ZGRmMGtqdDhnMGMifQ.c2lnbmF0dXJl"
-         *     }
-         * @example {}
-         */
-        RefreshRequest: {
-            /** @description Left out in cookie mode (`X-Session-Mode: cookie`): the `tenantry_refresh` cookie is used instead (docs/api.md#cookie-mode) */
-            refreshToken?: string;
-        };
-        /**
-         * @description Needed only without an access token: the refresh token of the session to end, or none in cookie mode
-         * @example {}
-         * @example {
-         *       "refreshToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9uSWQiOiJzZXNfMDFqcTNicDJhN3I1eHE5ZGRmMGtqdDhnMGMifQ.c2lnbmF0dXJl"
-         *     }
-         */
-        LogoutRequest: {
-            /** @description Left out in cookie mode (`X-Session-Mode: cookie`): the `tenantry_refresh` cookie is used instead (docs/api.md#cookie-mode) */
-            refreshToken?: string;
-        };
-        /** @description A single-use token from a mailed link (docs/api.md#mailed-links) */
-        TokenRequest: {
-            /** @description The token of the mailed link */
-            token: string;
-        };
-        /**
-         * @example {
-         *       "email": "ada@example.com"
-         *     }
-         */
-        EmailRequest: {
-            /**
-             * Format: email
-             * @description Compared case-insensitively
-             */
-            email: string;
-        };
-        PasswordResetRequest: {
-            token: string;
-            newPassword: string;
-        };
-        /**
-         * @example {
-         *       "password": "Analytical-Engine-1"
-         *     }
-         */
-        TwoFactorSetupRequest: {
-            password: string;
-            /** @description A current TOTP or backup code: required while two-factor is enabled */
-            code?: string;
-        };
-        /**
-         * @example {
-         *       "secret": "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
-         *       "otpauthUrl": "otpauth://totp/Tenantry:ada%40example.com?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=Tenantry&algorithm=SHA1&digits=6&period=30",
-         *       "qrCode": "otpauth://totp/Tenantry:ada%40example.com?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=Tenantry&algorithm=SHA1&digits=6&period=30",
-         *       "backupCodes": [
-         *         "3f9a0c1e",
-         *         "b72d4e95",
-         *         "0c8e61fa",
-         *         "e4a19b3d",
-         *         "5d06c2b8",
-         *         "9a3ef710",
-         *         "71bc58d2",
-         *         "c6e2049f",
-         *         "28fd3a6b",
-         *         "f0471e5c"
-         *       ]
-         *     }
-         */
-        TwoFactorSetupResponse: {
-            /** @description Base32 TOTP secret */
-            secret: string;
-            /** @description otpauth:// URI to render as a QR code (issuer Tenantry) */
-            otpauthUrl: string;
-            /**
-             * @deprecated
-             * @description The same otpauth:// URI as otpauthUrl, under its former name: use otpauthUrl
-             */
-            qrCode: string;
-            backupCodes: string[];
-        };
-        /**
-         * @example {
-         *       "code": "492039"
-         *     }
-         */
-        TwoFactorVerifyRequest: {
-            code: string;
-        };
-        /**
-         * @example {
-         *       "password": "Analytical-Engine-1",
-         *       "code": "492039"
-         *     }
-         */
-        TwoFactorDisableRequest: {
-            password: string;
-            /** @description A 6-digit TOTP code or a backup code (8 hexadecimal characters, any case) */
-            code: string;
-        };
-        /**
-         * @example {
-         *       "twoFactorEnabled": true
-         *     }
-         */
-        TwoFactorState: {
-            twoFactorEnabled: boolean;
-        };
-        TwoFactorLoginRequest: {
-            twoFactorToken: string;
-            /** @description A 6-digit TOTP code or a backup code (8 hexadecimal characters, any case) */
-            code: string;
-        };
-        MagicLinkVerifyRequest: {
-            token: string;
-            /** @description A 6-digit TOTP code or a backup code (8 hexadecimal characters, any case) */
-            twoFactorCode?: string;
-        };
-        /**
-         * @example {
-         *       "code": "pX7vQ2mN9kR4tY8wB3cF6hJ1sL5dG0aZeU7iO2yT4qW",
-         *       "codeVerifier": "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
-         *     }
-         */
-        SocialSignInExchangeRequest: {
-            /** @description The one-time code from the hand-off’s #code=… */
-            code: string;
-            /** @description The verifier of the codeChallenge the flow was started with: required then, refused otherwise. */
-            codeVerifier?: string;
-        };
-        /**
-         * @example {
-         *       "currentPassword": "Analytical-Engine-1",
-         *       "newPassword": "Difference-Engine-2"
-         *     }
-         */
-        ChangePasswordRequest: {
-            currentPassword: string;
-            newPassword: string;
-        };
-        /**
-         * @example {
-         *       "newEmail": "ada.king@example.com",
-         *       "password": "Analytical-Engine-1"
-         *     }
-         */
-        EmailChangeRequest: {
-            /**
-             * Format: email
-             * @description Compared case-insensitively
-             */
-            newEmail: string;
-            password: string;
-        };
-        ConfirmEmailChangeRequest: {
-            token: string;
-        };
-        /**
-         * @example {
-         *       "password": "Analytical-Engine-1"
-         *     }
-         */
-        DeleteAccountRequest: {
-            /** @description The account’s password */
-            password?: string;
-            /** @description For an account without a password: a TOTP or backup code */
-            twoFactorCode?: string;
-        };
-        /**
-         * @example {
-         *       "password": "Analytical-Engine-1"
-         *     }
-         */
-        ReauthenticateRequest: {
-            /** @description The account’s password */
-            password?: string;
-            /** @description For an account without a password: a TOTP or backup code */
-            twoFactorCode?: string;
-        };
-        /**
-         * @example {
-         *       "authenticatedAt": "2026-03-01T12:00:00.000Z",
-         *       "expiresAt": "2026-03-01T12:10:00.000Z"
-         *     }
-         */
-        Reauthentication: {
-            /** Format: date-time */
-            authenticatedAt: string;
-            /**
-             * Format: date-time
-             * @description Until then (AUTH_REAUTH_WINDOW_S later) the session counts as freshly signed in
-             */
-            expiresAt: string;
-        };
-        /**
-         * @example {
-         *       "deleted": true
-         *     }
-         */
-        AccountDeleted: {
-            /** @enum {boolean} */
-            deleted: true;
-        };
-        /**
-         * @description A passkey of the signed-in user; its key material is never answered (docs/api.md#passkeys)
-         * @example {
-         *       "id": "pk_01jq3bn9zs0a7awy2w2vc6bte1",
-         *       "name": "MacBook",
-         *       "createdAt": "2026-03-01T12:00:00.000Z",
-         *       "lastUsedAt": null
-         *     }
-         */
-        Passkey: {
-            id: string;
-            name: string;
-            /** Format: date-time */
-            createdAt: string;
-            lastUsedAt: string | null;
-        };
-        /**
-         * @example {
-         *       "passkeys": [
-         *         {
-         *           "id": "pk_01jq3bn9zs0a7awy2w2vc6bte1",
-         *           "name": "MacBook",
-         *           "createdAt": "2026-03-01T12:00:00.000Z",
-         *           "lastUsedAt": "2026-03-02T08:00:00.000Z"
-         *         }
-         *       ]
-         *     }
-         */
-        PasskeyList: {
-            passkeys: {
-                id: string;
-                name: string;
-                /** Format: date-time */
-                createdAt: string;
-                lastUsedAt: string | null;
-            }[];
-        };
-        /** @description PublicKeyCredentialCreationOptionsJSON, for navigator.credentials.create() (docs/api.md#passkeys) */
-        PasskeyCreationOptions: {
-            challenge: string;
-            rp: {
-                id?: string;
-                name: string;
-            };
-            user: {
-                id: string;
-                name: string;
-                displayName: string;
-            };
-        } & {
-            [key: string]: unknown;
-        };
-        /**
-         * @description A proof of the person, or no body at all within AUTH_REAUTH_WINDOW_S of the session’s sign-in (docs/api.md#passkeys)
-         * @example {
-         *       "password": "Analytical-Engine-1"
-         *     }
-         * @example {}
-         */
-        PasskeyRegistrationOptionsRequest: {
-            /** @description The account’s password: needed unless this session signed in or re-authenticated recently */
-            password?: string;
-            /** @description For an account without a password: a TOTP or backup code, instead */
-            twoFactorCode?: string;
-        };
-        PasskeyRegistrationRequest: {
-            /** @description The RegistrationResponseJSON of navigator.credentials.create() */
-            response: {
-                id: string;
-                rawId: string;
-                type: string;
-                response: {
-                    clientDataJSON: string;
-                } & {
-                    [key: string]: unknown;
-                };
-            } & {
-                [key: string]: unknown;
-            };
-            /** @description Defaults to "Passkey" */
-            name?: string;
-        };
-        /**
-         * @example {
-         *       "name": "Work laptop"
-         *     }
-         */
-        RenamePasskeyRequest: {
-            name: string;
-        };
-        PasskeyAuthenticationOptionsRequest: {
-            /**
-             * Format: email
-             * @description Compared case-insensitively; without it the passkey is discoverable
-             */
-            email?: string;
-        };
-        PasskeyAuthenticationOptions: {
-            /** @description Send it back with the assertion; single use, 5 minutes */
-            challengeId: string;
-            /** @description PublicKeyCredentialRequestOptionsJSON, for navigator.credentials.get() */
-            options: {
-                challenge: string;
-                rpId?: string;
-                allowCredentials?: ({
-                    id: string;
-                    type: string;
-                } & {
-                    [key: string]: unknown;
-                })[];
-            } & {
-                [key: string]: unknown;
-            };
-        };
-        PasskeySignInRequest: {
-            challengeId: string;
-            /** @description The AuthenticationResponseJSON of navigator.credentials.get() */
-            response: {
-                id: string;
-                rawId: string;
-                type: string;
-                response: {
-                    clientDataJSON: string;
-                } & {
-                    [key: string]: unknown;
-                };
-            } & {
-                [key: string]: unknown;
             };
         };
         /**
@@ -4950,6 +4950,166 @@ export interface operations {
             503: components["responses"]["503_SERVICE_UNAVAILABLE"];
         };
     };
+    exportMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountExport"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_apiKeyRefused"];
+            404: components["responses"]["404_NOT_FOUND.user-not-found"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    listSessions: {
+        parameters: {
+            query?: {
+                page?: number;
+                pageSize?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of sessions */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionList"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_apiKeyRefused"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    revokeAllSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every session is revoked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevokedSessions"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_apiKeyRefused"];
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    revokeSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A session (`ses_…`) */
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Invalid request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_apiKeyRefused"];
+            /** @description Not found: NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    revokeAllSessionsAlias: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every session is revoked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevokedSessions"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_apiKeyRefused"];
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
     passkeyRegistrationOptions: {
         parameters: {
             query?: never;
@@ -5210,166 +5370,6 @@ export interface operations {
             413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
             423: components["responses"]["423_ACCOUNT_LOCKED"];
-            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
-            500: components["responses"]["500_INTERNAL_ERROR"];
-            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
-        };
-    };
-    exportMe: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The export */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AccountExport"];
-                };
-            };
-            400: components["responses"]["400_VALIDATION_ERROR"];
-            401: components["responses"]["401_AUTHENTICATION_ERROR"];
-            403: components["responses"]["403_apiKeyRefused"];
-            404: components["responses"]["404_NOT_FOUND.user-not-found"];
-            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
-            500: components["responses"]["500_INTERNAL_ERROR"];
-            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
-        };
-    };
-    listSessions: {
-        parameters: {
-            query?: {
-                page?: number;
-                pageSize?: number;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A page of sessions */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SessionList"];
-                };
-            };
-            400: components["responses"]["400_VALIDATION_ERROR"];
-            401: components["responses"]["401_AUTHENTICATION_ERROR"];
-            403: components["responses"]["403_apiKeyRefused"];
-            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
-            500: components["responses"]["500_INTERNAL_ERROR"];
-            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
-        };
-    };
-    revokeAllSessions: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Every session is revoked */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RevokedSessions"];
-                };
-            };
-            400: components["responses"]["400_VALIDATION_ERROR"];
-            401: components["responses"]["401_AUTHENTICATION_ERROR"];
-            403: components["responses"]["403_apiKeyRefused"];
-            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
-            500: components["responses"]["500_INTERNAL_ERROR"];
-            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
-        };
-    };
-    revokeSession: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description A session (`ses_…`) */
-                sessionId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Revoked */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Message"];
-                };
-            };
-            /** @description Invalid request: VALIDATION_ERROR */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            401: components["responses"]["401_AUTHENTICATION_ERROR"];
-            403: components["responses"]["403_apiKeyRefused"];
-            /** @description Not found: NOT_FOUND */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
-            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
-            500: components["responses"]["500_INTERNAL_ERROR"];
-            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
-        };
-    };
-    revokeAllSessionsAlias: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Every session is revoked */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RevokedSessions"];
-                };
-            };
-            400: components["responses"]["400_VALIDATION_ERROR"];
-            401: components["responses"]["401_AUTHENTICATION_ERROR"];
-            403: components["responses"]["403_apiKeyRefused"];
-            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
-            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
             429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
             500: components["responses"]["500_INTERNAL_ERROR"];
             503: components["responses"]["503_SERVICE_UNAVAILABLE"];

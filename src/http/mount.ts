@@ -61,7 +61,7 @@ function toFastify(deps: Infra, r: Route, alias?: Alias): RouteOptions {
     config: { auth: pipelineAuth(guard), ...(r.bucket ? { bucket: r.bucket } : {}) },
     schema: {
       tags: r.tags,
-      security: securityOf(guard),
+      security: r.security ?? securityOf(guard),
       operationId: alias?.operationId ?? r.operationId,
       summary: (alias?.ownSummary ?? r.summary) + (alias?.summary ?? ''),
       description: r.description + (alias?.description ?? ''),

@@ -71,7 +71,7 @@ export const swaggerOptions: SwaggerOptions = {
       },
     },
   } as OpenApiHeader,
-  transformObject: (documents) => optionalBodies(shareErrorResponses((documents as { openapiObject: OpenApiDocument }).openapiObject)) as never,
+  transformObject: (documents) => usedSchemasOnly(optionalBodies(shareErrorResponses((documents as { openapiObject: OpenApiDocument }).openapiObject))) as never,
   // Named schemas (schemas.ts) keep their $id as their name under #/components/schemas.
   refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
 };
@@ -92,6 +92,40 @@ function optionalBodies(doc: OpenApiDocument): OpenApiDocument {
       if (body) body.required = false;
     }
   }
+  return doc;
+}
+
+const SCHEMA_REF = '#/components/schemas/';
+
+/**
+ * Leaves out the named schemas that nothing in the document refers to. Every named schema is
+ * registered with the app whatever is routed (schemas.ts registers them as their modules load), but a
+ * route behind a switch that is off (a sign-in method, social sign-in without a provider) is neither
+ * routed nor documented: its request and answer schemas would otherwise stay as components nothing
+ * uses, which a client generator turns into types of routes that do not exist. The document of the
+ * full configuration uses them all, so it is unchanged.
+ */
+function usedSchemasOnly(doc: OpenApiDocument): OpenApiDocument {
+  const schemas = doc.components?.schemas as Record<string, unknown> | undefined;
+  if (!schemas) return doc;
+  const used = new Set<string>();
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(visit);
+    if (node === null || typeof node !== 'object') return;
+    for (const [key, value] of Object.entries(node)) {
+      if (key === '$ref' && typeof value === 'string' && value.startsWith(SCHEMA_REF)) {
+        const name = value.slice(SCHEMA_REF.length);
+        if (!used.has(name)) {
+          used.add(name);
+          visit(schemas[name]);
+        }
+      } else visit(value);
+    }
+  };
+  // Everything but the schemas themselves refers to them (operations, shared responses); a schema
+  // counts once something used refers to it.
+  visit({ ...doc, components: { ...doc.components, schemas: {} } });
+  for (const name of Object.keys(schemas)) if (!used.has(name)) delete schemas[name];
   return doc;
 }
 

@@ -109,6 +109,11 @@ export interface Route<G extends Guard = Guard, S extends RouteSchemas = RouteSc
   schema: S;
   /** The codes the handler and its services can answer; the guard's and the pipeline's are added. */
   errors?: ErrorSpec[];
+  /**
+   * The document's security requirement, where the guard's would mislead: an `optional` route is
+   * documented as public unless it says that it reads a credential (logout: a bearer token, or none).
+   */
+  security?: Array<Record<string, string[]>>;
   /** A missing body is `{}` (a bodiless POST), and the document says the body is optional. */
   optionalBody?: boolean;
   /**

@@ -1,12 +1,10 @@
-// What the auth routes share: who may call them, the request metadata a session records, and the
-// errors every sign-in can answer.
+// What the auth routes share: the request metadata a session records, and the errors every sign-in
+// can answer. Every sign-in route, and the signed-in steps that check a password, a code or a mailed
+// token, declare `bucket: 'auth'`: they count against the per-IP sign-in limit, whoever calls
+// (docs/api.md#rate-limits).
 import type { FastifyRequest } from 'fastify';
 import type { ErrorExample } from '../../http/errors-doc.js';
 import type * as signIn from './sign-in.js';
-
-// Every sign-in route counts against the per-IP sign-in limit, whoever calls (docs/api.md#rate-limits).
-export const open = { auth: 'none', bucket: 'auth' } as const;
-export const signedIn = { auth: 'user', bucket: 'auth' } as const;
 
 /** The sentence every sign-in route's description ends with. */
 export const COOKIE_MODE =

@@ -1,5 +1,5 @@
-// The sign-in sequence as other features may use it (platform/identity/sign-in-port.ts): app.ts
-// hands this to them, so they never import auth. It runs the same steps and the same session start
+// The sign-in sequence as other features may use it (platform/identity/sign-in-port.ts): the route
+// table (src/routes.ts) hands this to them, so they never import auth. It runs the same steps and the same session start
 // as every sign-in method here (sign-in.ts, two-factor-login.service.ts).
 import type { Infra } from '../../infra.js';
 import type { SignInPort } from '../../platform/identity/sign-in-port.js';

@@ -1,6 +1,6 @@
 // What a feature other than auth needs of the sign-in sequence (docs/architecture.md: features never
-// import one another). The auth feature implements it (modules/auth/sign-in-port.ts) and app.ts, the
-// composition, hands it to the features that take it (passkeys). The sequence itself, its lockout
+// import one another). The auth feature implements it (modules/auth/sign-in-port.ts) and the
+// composition's route table (src/routes.ts) hands it to the features that take it (passkeys). The sequence itself, its lockout
 // and its answer stay in auth/sign-in.ts: one code path for every sign-in method; so does the
 // re-authentication gate (auth/reauthentication.ts).
 import type { TSchema } from 'typebox';
