@@ -18,7 +18,7 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createInfra, createLogger, type Infra } from '../src/infra.js';
 import { createDeliveryWorker, type DeliveryWorker } from '../src/modules/webhooks/worker/index.js';
-import type { Mail, Mailer } from '../src/providers/mail/mailer.js';
+import type { Mail, MailTransport } from '../src/providers/mail/mailer.js';
 
 type ToParent =
   | { type: 'ready'; port: number }
@@ -51,7 +51,7 @@ if (mode === 'bare') {
   }
 } else if (mode === 'app') {
   const config = loadConfig();
-  const mailer: Mailer = {
+  const mailer: MailTransport = {
     async send(mail) {
       send({ type: 'mail', mail: { to: mail.to, subject: mail.subject, text: mail.text } });
     },

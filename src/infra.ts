@@ -19,7 +19,7 @@ import { createSharedState, type SharedState } from './platform/cache/shared-sta
 import type { PaymentProvider } from './providers/payments/provider.js';
 import { createStripeProvider } from './providers/payments/stripe.js';
 import { createTestProvider } from './providers/payments/test-provider.js';
-import { createMailer, type Mailer } from './providers/mail/mailer.js';
+import { createMailer, type Mailer, type MailTransport, withLater } from './providers/mail/mailer.js';
 import { createServiceMetrics, type ServiceMetrics } from './platform/metrics.js';
 import { createMailCap, type MailCap } from './platform/mail-cap.js';
 
@@ -78,7 +78,7 @@ export interface InfraOverrides {
   logger?: Logger;
   clock?: Clock;
   dbHandle?: DbHandle;
-  mailer?: Mailer;
+  mailer?: MailTransport;
   redisPrefix?: string;
   migrate?: boolean;
   payments?: PaymentProvider;
@@ -108,7 +108,7 @@ export async function createInfra(config: Config, overrides: InfraOverrides = {}
   }
   const redisPrefix = overrides.redisPrefix ?? 'tenantry:';
   const shared = createSharedState(redis, redisPrefix, logger);
-  const mailer = overrides.mailer ?? createMailer(config, logger);
+  const mailer = withLater(overrides.mailer ?? createMailer(config, logger), logger);
   const checkWaits = createCheckWaits(redis, redisPrefix, logger);
   const sessions = createSessionStore(dbHandle.db, config, clock, shared);
   const audit = createAuditWriter(dbHandle.db, logger);

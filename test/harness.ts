@@ -108,6 +108,7 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     redisPrefix: opts.redisPrefix ?? `test:${randomBytes(6).toString('hex')}:`,
     ...(opts.logTo ? { logger: createLogger({ logLevel: 'info' }, { write: opts.logTo }) } : {}),
   });
+  mail.idle = () => deps.mailer.idle();
   const app = await buildApp(deps, opts.webDist === undefined ? {} : { webDist: opts.webDist });
   await app.ready();
   return {

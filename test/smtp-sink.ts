@@ -46,8 +46,14 @@ export async function startSmtpSink() {
   return {
     url: `smtp://127.0.0.1:${port}`,
     mails,
-    /** Waits for a mail to `to` whose subject matches, received after `since` mails. */
+    /**
+     * Set by the harness: resolves once the app's mail work has settled (its mailer's idle()), so a
+     * mail that was going to be sent has arrived. Mail sent by other processes is waited for below.
+     */
+    idle: async (): Promise<void> => {},
+    /** Waits for a mail to `to` whose subject matches: the app's mail work first, then (another sender) at most `timeoutMs`. */
     async waitFor(to: string, subject: RegExp, timeoutMs = 5000): Promise<ReceivedMail> {
+      await this.idle();
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const found = mails.find((m) => m.to.includes(to.toLowerCase()) && subject.test(m.subject));
@@ -65,6 +71,7 @@ export async function startSmtpSink() {
      * going to be sent earlier would be here by then.
      */
     async settled(timeoutMs = 5000): Promise<void> {
+      await this.idle();
       const deadline = Date.now() + timeoutMs;
       while (open > 0) {
         if (Date.now() > deadline) throw new Error(`${open} SMTP sessions still open after ${timeoutMs} ms`);

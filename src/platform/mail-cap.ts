@@ -76,7 +76,7 @@ export function createMailCap(redis: Redis | null, keyPrefix: string, clock: Clo
  * kind in the last hour. Never throws; the caller answers the same either way.
  */
 export function sendCapped(deps: { mailCap: MailCap; mailer: Mailer; logger: Logger; metrics: ServiceMetrics }, kind: MailKind, mail: Mail): void {
-  void whenAllowed(deps, kind, mail.to, async () => sendLater(deps.mailer, deps.logger, mail));
+  deps.mailer.later(() => whenAllowed(deps, kind, mail.to, async () => sendLater(deps.mailer, deps.logger, mail)));
 }
 
 /**

@@ -134,12 +134,12 @@ export function mailTokenLater(
   mail: (to: string, link: string) => Mail,
 ): void {
   const binding = purpose === 'verify_email' ? passwordBinding(user.passwordHash) : null;
-  setImmediate(() => {
-    void whenAllowed(deps, MAIL_KIND[purpose], user.email, () =>
+  deps.mailer.later(() =>
+    whenAllowed(deps, MAIL_KIND[purpose], user.email, () =>
       deps.db
         .transaction((tx) => issueEmailToken(deps, tx, user.id, user.email, purpose, binding))
         .then((link) => sendLater(deps.mailer, deps.logger, mail(user.email, link)))
         .catch((err: Error) => deps.logger.error({ err: { message: err.message }, userId: user.id, purpose }, 'email token not issued')),
-    );
-  });
+    ),
+  );
 }

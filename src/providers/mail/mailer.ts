@@ -12,12 +12,44 @@ export interface Mail {
   html: string;
 }
 
-export interface Mailer {
+/** Where mail goes: SMTP, the log, or a test's or benchmark's own sink. */
+export interface MailTransport {
   send(mail: Mail): Promise<void>;
   close(): Promise<void>;
 }
 
-export function createSmtpMailer(smtpUrl: string, from: string): Mailer {
+/**
+ * The transport, and the work that sends mail after a request has been answered. That work runs
+ * detached from the request (so neither its time nor its failure reaches the caller) but not
+ * untracked: `idle()` resolves once all of it has settled, which is how the tests wait for a mail
+ * and how a test proves that none was sent.
+ */
+export interface Mailer extends MailTransport {
+  /** Runs `work` after the current tick, detached; a failure is logged, never thrown. */
+  later(work: () => Promise<unknown>): void;
+  /** Resolves once every piece of work handed to `later` has settled, work it handed on included. */
+  idle(): Promise<void>;
+}
+
+export function withLater(transport: MailTransport, logger: Logger): Mailer {
+  const pending = new Set<Promise<unknown>>();
+  return {
+    send: (mail) => transport.send(mail),
+    close: () => transport.close(),
+    later(work) {
+      const run: Promise<unknown> = new Promise<void>((resolve) => setImmediate(resolve))
+        .then(work)
+        .catch((err: Error) => logger.error({ err: { message: err.message } }, 'mail work failed'))
+        .finally(() => pending.delete(run));
+      pending.add(run);
+    },
+    async idle() {
+      while (pending.size > 0) await Promise.allSettled([...pending]);
+    },
+  };
+}
+
+export function createSmtpMailer(smtpUrl: string, from: string): MailTransport {
   const transport = nodemailer.createTransport(smtpUrl);
   return {
     async send(mail) {
@@ -54,7 +86,7 @@ export function redactLinks(text: string): string {
  * production the links are redacted: a log is read by more people than a mailbox. (Production
  * refuses to start without SMTP_URL; this is the second line of defence.)
  */
-export function createLogMailer(logger: Logger, opts: { redactLinks?: boolean } = {}): Mailer {
+export function createLogMailer(logger: Logger, opts: { redactLinks?: boolean } = {}): MailTransport {
   const redact = opts.redactLinks ?? false;
   return {
     async send(mail) {
@@ -67,12 +99,14 @@ export function createLogMailer(logger: Logger, opts: { redactLinks?: boolean } 
 }
 
 /** SMTP when SMTP_URL is set, else the log (links redacted in production). */
-export function createMailer(config: Pick<Config, 'env' | 'smtpUrl' | 'mailFrom'>, logger: Logger): Mailer {
+export function createMailer(config: Pick<Config, 'env' | 'smtpUrl' | 'mailFrom'>, logger: Logger): MailTransport {
   if (config.smtpUrl) return createSmtpMailer(config.smtpUrl, config.mailFrom);
   return createLogMailer(logger, { redactLinks: config.env === 'production' });
 }
 
-/** Fire and forget, after commit: a mail failure is logged, never thrown at the caller. */
+/** Sent after the answer (after commit): a mail failure is logged, never thrown at the caller. */
 export function sendLater(mailer: Mailer, logger: Logger, mail: Mail): void {
-  mailer.send(mail).catch((err: Error) => logger.error({ err: { message: err.message }, to: mail.to, subject: mail.subject }, 'mail delivery failed'));
+  mailer.later(() =>
+    mailer.send(mail).catch((err: Error) => logger.error({ err: { message: err.message }, to: mail.to, subject: mail.subject }, 'mail delivery failed')),
+  );
 }
