@@ -41,8 +41,8 @@ async function token(expiresAt: string) {
 }
 async function session(end: { revokedAt?: string; expiresAt: string }) {
   const sessionId = id('ses');
-  await exec(sql`insert into sessions (id, user_id, refresh_token_hash, last_used_at, expires_at, created_at, revoked_at)
-    values (${sessionId}, ${userId}, ${sessionId}, ${ago(60 * DAY)}::timestamptz, ${end.expiresAt}::timestamptz, ${ago(60 * DAY)}::timestamptz, ${end.revokedAt ?? null}::timestamptz)`);
+  await exec(sql`insert into sessions (id, user_id, refresh_token_hash, last_used_at, expires_at, created_at, authenticated_at, revoked_at)
+    values (${sessionId}, ${userId}, ${sessionId}, ${ago(60 * DAY)}::timestamptz, ${end.expiresAt}::timestamptz, ${ago(60 * DAY)}::timestamptz, ${ago(60 * DAY)}::timestamptz, ${end.revokedAt ?? null}::timestamptz)`);
   return sessionId;
 }
 async function event(createdAt: string) {
