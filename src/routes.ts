@@ -4,7 +4,8 @@
 import type { Infra } from './infra.js';
 import type { Route } from './http/route.js';
 import { projectRoutes } from './modules/projects/routes.js';
+import { tokenRoutes } from './modules/tokens/routes.js';
 
 export function routes(deps: Infra): Route[] {
-  return [...projectRoutes(deps)];
+  return [...tokenRoutes(deps), ...projectRoutes(deps)];
 }

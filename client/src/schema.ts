@@ -42,6 +42,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/jwks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The public keys that verify access tokens (JWKS)
+         * @description Under an asymmetric `JWT_ALGORITHM` (ES256, EdDSA, RS256), the keys whose `kid` the access tokens name: the one signing, a new one published ahead of signing, and retired ones until their last token has expired. Under HS256: `{"keys": []}`. `Cache-Control: public, max-age=300`. Also at `/api/v1/.well-known/jwks.json` (docs/tokens.md).
+         */
+        get: operations["getWellKnownJwks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/register": {
         parameters: {
             query?: never;
@@ -928,6 +948,26 @@ export interface paths {
          * @description `memberId` is a membership id. The old owner becomes admin and keeps the keys they made; two member.updated events are sent. Naming yourself: 400.
          */
         post: operations["transferOwnership"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/.well-known/jwks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The public keys that verify access tokens (JWKS)
+         * @description Under an asymmetric `JWT_ALGORITHM` (ES256, EdDSA, RS256), the keys whose `kid` the access tokens name: the one signing, a new one published ahead of signing, and retired ones until their last token has expired. Under HS256: `{"keys": []}`. `Cache-Control: public, max-age=300`. Also at `/.well-known/jwks.json` (docs/tokens.md).
+         */
+        get: operations["getJwks"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1873,6 +1913,11 @@ export interface components {
          *       "email": "ada@example.com",
          *       "password": "Analytical-Engine-1"
          *     }
+         * @example {
+         *       "email": "ada@example.com",
+         *       "password": "Analytical-Engine-1",
+         *       "organizationId": "org_01jq3bz8n6m4k2j0h8g6f4d2c0"
+         *     }
          */
         LoginRequest: {
             /**
@@ -1883,6 +1928,8 @@ export interface components {
             password: string;
             /** @description A TOTP code or an unused backup code, when two-factor is enabled */
             twoFactorCode?: string;
+            /** @description The organization the new session acts in (its tokens carry org_id, org_role, org_permissions); 403 when the account is not a member of it */
+            organizationId?: string | null;
         };
         /** @description The person a sign-in answers for */
         SignedInUser: {
@@ -1896,7 +1943,8 @@ export interface components {
          * @example {
          *       "accessToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ1c2VySWQiOiJ1c3JfMDFqcTNibjl6czBhN2F3eTJ3MnZjNmJ0ZTEifQ.c2lnbmF0dXJl",
          *       "refreshToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9uSWQiOiJzZXNfMDFqcTNicDJhN3I1eHE5ZGRmMGtqdDhnMGMifQ.c2lnbmF0dXJl",
-         *       "expiresIn": 900
+         *       "expiresIn": 900,
+         *       "organizationId": "org_01jq3bz8n6m4k2j0h8g6f4d2c0"
          *     }
          */
         TokenPair: {
@@ -1906,6 +1954,7 @@ export interface components {
             refreshToken?: string;
             /** @description Access token lifetime in seconds */
             expiresIn: number;
+            organizationId: string | null;
         };
         /**
          * @description What every sign-in method answers (docs/api.md#sign-in-with-email-and-password)
@@ -1913,6 +1962,7 @@ export interface components {
          *       "accessToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ1c2VySWQiOiJ1c3JfMDFqcTNibjl6czBhN2F3eTJ3MnZjNmJ0ZTEifQ.c2lnbmF0dXJl",
          *       "refreshToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9uSWQiOiJzZXNfMDFqcTNicDJhN3I1eHE5ZGRmMGtqdDhnMGMifQ.c2lnbmF0dXJl",
          *       "expiresIn": 900,
+         *       "organizationId": null,
          *       "user": {
          *         "id": "usr_01jq3bn9zs0a7awy2w2vc6bte1",
          *         "email": "ada@example.com",
@@ -1929,6 +1979,7 @@ export interface components {
             refreshToken?: string;
             /** @description Access token lifetime in seconds */
             expiresIn: number;
+            organizationId: string | null;
             user: components["schemas"]["SignedInUser"];
         };
         /**
@@ -1936,10 +1987,16 @@ export interface components {
          *       "refreshToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9uSWQiOiJzZXNfMDFqcTNicDJhN3I1eHE5ZGRmMGtqdDhnMGMifQ.c2lnbmF0dXJl"
          *     }
          * @example {}
+         * @example {
+         *       "refreshToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9uSWQiOiJzZXNfMDFqcTNicDJhN3I1eHE5ZGRmMGtqdDhnMGMifQ.c2lnbmF0dXJl",
+         *       "organizationId": "org_01jq3bz8n6m4k2j0h8g6f4d2c0"
+         *     }
          */
         RefreshRequest: {
             /** @description Left out in cookie mode (`X-Session-Mode: cookie`): the `tenantry_refresh` cookie is used instead (docs/api.md#cookie-mode) */
             refreshToken?: string;
+            /** @description A string makes that organization the session's active one (403 when the account is not a member: the refresh token stays unspent), null clears it; left out, the session's is kept (cleared if the membership has ended) */
+            organizationId?: string | null;
         };
         /**
          * @description Needed only without an access token: the refresh token of the session to end, or none in cookie mode
@@ -2347,8 +2404,8 @@ export interface components {
             id: string;
             userId: string;
             organizationId: string;
-            /** @enum {unknown} */
-            role: "owner" | "admin" | "member" | "viewer";
+            /** @description owner, admin, member, viewer, or the key of a custom role of the organization */
+            role: string;
             user: {
                 id: string;
                 email: string;
@@ -2395,8 +2452,8 @@ export interface components {
             name: string;
             slug: string;
             logoUrl: string | null;
-            /** @enum {unknown} */
-            role: "owner" | "admin" | "member" | "viewer";
+            /** @description owner, admin, member, viewer, or the key of a custom role of the organization */
+            role: string;
             membershipId: string;
             /** Format: date-time */
             joinedAt: string;
@@ -2467,8 +2524,8 @@ export interface components {
             id: string;
             organizationId: string;
             email: string;
-            /** @enum {unknown} */
-            role: "admin" | "member" | "viewer";
+            /** @description admin, member, viewer, or a custom role of the organization */
+            role: string;
             invitedBy: {
                 id: string;
                 email: string;
@@ -2743,6 +2800,46 @@ export interface components {
         UpdateProjectRequest: {
             name?: string;
             description?: string | null;
+        };
+        /** @description A public key that verifies access tokens (RFC 7517) */
+        JsonWebKey: {
+            /** @description `EC` (ES256), `OKP` (EdDSA) or `RSA` (RS256) */
+            kty: string;
+            /** @description The `kid` header of the tokens this key signs */
+            kid: string;
+            /** @description `ES256`, `EdDSA` or `RS256` */
+            alg: string;
+            /** @enum {string} */
+            use: "sig";
+            /** @description `P-256` or `Ed25519` */
+            crv?: string;
+            /** @description EC and OKP keys */
+            x?: string;
+            /** @description EC keys */
+            y?: string;
+            /** @description RSA keys: the modulus */
+            n?: string;
+            /** @description RSA keys: the exponent */
+            e?: string;
+        };
+        /**
+         * @description The public keys of the access tokens: the one signing, the one about to, and retired ones until their tokens have expired. Empty under HS256.
+         * @example {
+         *       "keys": [
+         *         {
+         *           "kty": "EC",
+         *           "crv": "P-256",
+         *           "x": "33I5neYUYPZZCpfpfsjUxb8k4DV6N9DshldruA4kVKM",
+         *           "y": "Ljf2tpf7DK7kaUXJbXuHnUL6f1S5JQmMJqUxYqV4ss0",
+         *           "kid": "jwk_01jq3bn9zs0a7awy2w2vc6bte1",
+         *           "alg": "ES256",
+         *           "use": "sig"
+         *         }
+         *       ]
+         *     }
+         */
+        JsonWebKeySet: {
+            keys: components["schemas"]["JsonWebKey"][];
         };
         UserPreferences: {
             /** @enum {unknown} */
@@ -3632,15 +3729,6 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description Not allowed: EMAIL_NOT_VERIFIED */
-        "403_EMAIL_NOT_VERIFIED": {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ErrorResponse"];
-            };
-        };
         /** @description Not found: NOT_FOUND */
         "404_NOT_FOUND.passkey-not-found": {
             headers: {
@@ -3869,6 +3957,26 @@ export interface operations {
             };
         };
     };
+    getWellKnownJwks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The published public keys */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonWebKeySet"];
+                };
+            };
+        };
+    };
     register: {
         parameters: {
             query?: never;
@@ -3948,7 +4056,15 @@ export interface operations {
                     "application/json": components["schemas"]["SignInErrorResponse"];
                 };
             };
-            403: components["responses"]["403_EMAIL_NOT_VERIFIED"];
+            /** @description Not allowed: EMAIL_NOT_VERIFIED, AUTHORIZATION_ERROR */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
             423: components["responses"]["423_ACCOUNT_LOCKED"];
@@ -4786,6 +4902,15 @@ export interface operations {
                 };
             };
             401: components["responses"]["401_AUTHENTICATION_ERROR.invalid-or-expired-refresh-token_noRefreshToken"];
+            /** @description Not allowed: AUTHORIZATION_ERROR */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
             429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
@@ -5219,7 +5344,15 @@ export interface operations {
                     "application/json": components["schemas"]["SignInErrorResponse"];
                 };
             };
-            403: components["responses"]["403_EMAIL_NOT_VERIFIED"];
+            /** @description Not allowed: EMAIL_NOT_VERIFIED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
             423: components["responses"]["423_ACCOUNT_LOCKED"];
@@ -5924,6 +6057,30 @@ export interface operations {
             404: components["responses"]["404_organizationNotFound_NOT_FOUND.member-not-found"];
             413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    getJwks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The published public keys */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonWebKeySet"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
             429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
             500: components["responses"]["500_INTERNAL_ERROR"];
             503: components["responses"]["503_SERVICE_UNAVAILABLE"];

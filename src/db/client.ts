@@ -153,3 +153,4 @@ export function pgConstraint(err: unknown): string | undefined {
 }
 
 export const isUniqueViolation = (err: unknown) => pgErrorCode(err) === '23505';
+export const isForeignKeyViolation = (err: unknown) => pgErrorCode(err) === '23503';

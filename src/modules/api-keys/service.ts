@@ -11,8 +11,7 @@ import { randomHex, sha256 } from '../../lib/secrets.js';
 import { keyLastUsedSql, keyRequestsSql } from '../../platform/audit/counters.js';
 import { auditChange } from '../../platform/audit/record.js';
 import { assertWithinLimit, lockPlanLimits } from '../../platform/plans.js';
-import { ROLE_PERMISSIONS } from '../../platform/permissions.js';
-import { memberships } from '../../db/tables/organizations.js';
+import { memberships, organizationRoles } from '../../db/tables/organizations.js';
 import { recordEvent } from '../../platform/outbox.js';
 import { keyEventData as eventData } from '../../platform/member-keys.js';
 import { apiKeys, type ApiKeyRow } from '../../db/tables/api-keys.js';
@@ -44,13 +43,14 @@ export const present = (k: KeyWithUse) => ({
  * waits for this key, then revokes it with the others. Taken after the organization's lock, which a
  * membership change's audit entry does not wait for (FOR KEY SHARE).
  */
-async function assertStillMayCreate(tx: Tx, access: OrgAccess) {
+async function assertStillMayCreate(deps: Infra, tx: Tx, access: OrgAccess) {
   const [mine] = await tx
-    .select({ role: memberships.role })
+    .select({ role: memberships.role, custom: organizationRoles.permissions })
     .from(memberships)
+    .leftJoin(organizationRoles, and(eq(organizationRoles.organizationId, memberships.organizationId), eq(organizationRoles.key, memberships.role)))
     .where(and(eq(memberships.organizationId, access.organizationId), eq(memberships.userId, access.actor.userId)))
-    .for('share');
-  if (!mine || !ROLE_PERMISSIONS[mine.role].has('api-keys:create')) {
+    .for('share', { of: memberships });
+  if (!mine || !deps.permissions.grants(mine.role, mine.custom).has('api-keys:create')) {
     throw authorizationError('Missing permission api-keys:create', 'Your role in this organization changed while the key was being created');
   }
 }
@@ -72,7 +72,7 @@ export async function createApiKey(deps: Infra, access: OrgAccess, input: Create
   const plainKey = `${prefix}_${mode}_${random}`;
   return transaction(deps.db, async (tx) => {
     const limits = await lockPlanLimits(tx, access.organizationId);
-    await assertStillMayCreate(tx, access);
+    await assertStillMayCreate(deps, tx, access);
     const [active] = await tx
       .select({ n: count() })
       .from(apiKeys)

@@ -11,7 +11,7 @@ import { ChangePasswordBody, EmailBody, LoginBody, LoginResponse, LogoutBody, Re
 import * as account from './account.service.js';
 import * as auth from './service.js';
 import * as signIn from './sign-in.js';
-import { clientMeta, COOKIE_MODE, INVALID_SECOND_FACTOR, INVALID_TOKEN, LOCKED, open, TWO_FACTOR_REQUIRED, USER_NOT_FOUND, WEAK_PASSWORD } from './route-options.js';
+import { clientMeta, COOKIE_MODE, NOT_A_MEMBER, INVALID_SECOND_FACTOR, INVALID_TOKEN, LOCKED, open, TWO_FACTOR_REQUIRED, USER_NOT_FOUND, WEAK_PASSWORD } from './route-options.js';
 import { magicLinkRoutes, oauthRoutes } from './link.routes.js';
 import { twoFactorRoutes } from './two-factor.routes.js';
 import { accountRoutes } from './account.routes.js';
@@ -95,6 +95,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ deps: Infra }> = async (app
           { code: 'AUTHENTICATION_ERROR', message: 'Invalid or expired refresh token' },
           NO_REFRESH_TOKEN,
           { code: 'VALIDATION_ERROR', message: 'Invalid request body', details: 'refreshToken: is required' },
+          NOT_A_MEMBER,
         ),
       },
     },
@@ -102,7 +103,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ deps: Infra }> = async (app
     handler: async (req, reply) => {
       const token = cookies.refreshToken(req, req.body.refreshToken);
       if (token === undefined) throw noRefreshToken(req, validationError('Invalid request body', 'refreshToken: is required'));
-      return cookies.deliver(req, reply, await auth.refresh(deps, token));
+      return cookies.deliver(req, reply, await auth.refresh(deps, token, req.body.organizationId));
     },
   });
 
@@ -170,6 +171,7 @@ const passwordRoutes: FastifyPluginAsyncTypebox<{ deps: Infra }> = async (app, {
           INVALID_SECOND_FACTOR,
           'EMAIL_NOT_VERIFIED',
           LOCKED,
+          NOT_A_MEMBER,
           { code: 'INTERNAL_ERROR', message: 'The two-factor secret cannot be read', details: 'It was encrypted with a key that ENCRYPTION_KEY no longer lists' },
         ),
       },

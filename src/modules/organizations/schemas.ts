@@ -81,6 +81,9 @@ export const PatchOrgBody = named(
   { examples: [{ settings: { branding: { accentColor: '#f00' } } }] },
 );
 
+/** A role: owner, admin, member, viewer, or a custom role's key (docs/api.md#custom-roles). */
+export const RoleKey = Type.String({ description: 'owner, admin, member, viewer, or the key of a custom role of the organization' });
+
 const Id = (description: string) => Type.String({ minLength: 1, maxLength: 64, description });
 const orgId = Id('The organization (`org_…`)');
 export const MemberParams = Type.Object({ orgId, memberId: Id('A membership (`mbr_…`)') });
@@ -90,7 +93,7 @@ export const Member = named('Member', Type.Object({
   id: Type.String(),
   userId: Type.String(),
   organizationId: Type.String(),
-  role: Type.Enum(['owner', 'admin', 'member', 'viewer']),
+  role: RoleKey,
   user: Type.Object({ id: Type.String(), email: Type.String(), fullName: Nullable(Type.String()), avatarUrl: Nullable(Type.String()) }),
   joinedAt: Timestamp,
 }), { description: 'A membership (docs/api.md#members)', examples: [MEMBER] });
@@ -105,7 +108,7 @@ export const OrgSummary = named('OrganizationMembership', Type.Object({
   name: Type.String(),
   slug: Type.String(),
   logoUrl: Nullable(Type.String()),
-  role: Type.Enum(['owner', 'admin', 'member', 'viewer']),
+  role: RoleKey,
   membershipId: Type.String(),
   joinedAt: Timestamp,
 }), { description: 'One of your organizations, with your role in it' });
@@ -125,7 +128,7 @@ export const Invitation = named('Invitation', Type.Object({
   id: Type.String(),
   organizationId: Type.String(),
   email: Type.String(),
-  role: AssignableRole,
+  role: { ...RoleKey, description: 'admin, member, viewer, or a custom role of the organization' },
   invitedBy: Type.Object({ id: Type.String(), email: Type.String(), fullName: Nullable(Type.String()) }),
   expiresAt: Timestamp,
   createdAt: Timestamp,

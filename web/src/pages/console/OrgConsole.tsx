@@ -25,7 +25,8 @@ const TABS: ReadonlyArray<readonly [string, string]> = [
   ['settings', 'Settings'],
 ];
 
-export type Role = 'owner' | 'admin' | 'member' | 'viewer';
+/** A built-in role, or the key of one of the organization's custom roles. */
+export type Role = 'owner' | 'admin' | 'member' | 'viewer' | (string & {});
 export const canManage = (role: Role | undefined) => role === 'owner' || role === 'admin';
 
 function page(tab: string, orgId: string, role: Role | undefined, endpointId: string | undefined, onRenamed: () => void): ReactNode {
