@@ -5,7 +5,8 @@ import type { Infra } from './infra.js';
 import type { Route } from './http/route.js';
 import { projectRoutes } from './modules/projects/routes.js';
 import { tokenRoutes } from './modules/tokens/routes.js';
+import { sessionRoutes } from './modules/auth/session.routes.js';
 
 export function routes(deps: Infra): Route[] {
-  return [...tokenRoutes(deps), ...projectRoutes(deps)];
+  return [...sessionRoutes(deps), ...tokenRoutes(deps), ...projectRoutes(deps)];
 }

@@ -38,6 +38,7 @@ const HOOK_URL = 'https://example.com/security-table';
  */
 export const protectedRoutes: ProtectedRoute[] = [
   // auth
+  { method: 'GET', url: '/api/v1/auth/session', okStatus: 200 },
   { method: 'POST', url: '/api/v1/auth/logout', okStatus: 200 },
   // two-factor. verify and disable come before setup: until the setup control has run the account has
   // no pending secret, so '000000' cannot happen to be a right code (400 either way), and two-factor is

@@ -954,6 +954,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/auth/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's session now: its active organization, role and permissions
+         * @description Read from the database on each call: a revoked session answers 401, and a membership lost or a role changed since the access token was signed shows at once (the token keeps its claims until its next refresh). `role` and `permissions` are those of the active organization, else null and []; `organizationId` is null once the membership has ended. `amr` says how the session signed in; `impersonatorId` is null. API keys get 403.
+         */
+        get: operations["getSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/.well-known/jwks.json": {
         parameters: {
             query?: never;
@@ -2129,6 +2149,43 @@ export interface components {
         ChangePasswordRequest: {
             currentPassword: string;
             newPassword: string;
+        };
+        /**
+         * @description The caller's session as it stands now (docs/api.md#the-session-now)
+         * @example {
+         *       "userId": "usr_01jq3bn9zs0a7awy2w2vc6bte1",
+         *       "sessionId": "ses_01jq3bp2a7r5xq9ddf0kjt8g0c",
+         *       "organizationId": "org_01jq3bz8n6m4k2j0h8g6f4d2c0",
+         *       "role": "admin",
+         *       "permissions": [
+         *         "org:read",
+         *         "members:read",
+         *         "projects:read",
+         *         "projects:write"
+         *       ],
+         *       "amr": [
+         *         "pwd",
+         *         "otp"
+         *       ],
+         *       "impersonatorId": null,
+         *       "expiresAt": "2026-03-08T12:00:00.000Z"
+         *     }
+         */
+        SessionNow: {
+            userId: string;
+            sessionId: string;
+            organizationId: string | null;
+            role: string | null;
+            /** @description What that role grants: built-in and product permissions */
+            permissions: string[];
+            /** @description How the session signed in: its first factor, then `otp` when a second factor was used */
+            amr: ("pwd" | "otp" | "webauthn" | "magic_link" | "oauth" | "sso")[];
+            impersonatorId: string | null;
+            /**
+             * Format: date-time
+             * @description When the session ends unless refreshed
+             */
+            expiresAt: string;
         };
         /**
          * @example {
@@ -6057,6 +6114,32 @@ export interface operations {
             404: components["responses"]["404_organizationNotFound_NOT_FOUND.member-not-found"];
             413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    getSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionNow"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_apiKeyRefused"];
             429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
             500: components["responses"]["500_INTERNAL_ERROR"];
             503: components["responses"]["503_SERVICE_UNAVAILABLE"];

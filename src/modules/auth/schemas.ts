@@ -189,3 +189,34 @@ export const ChangePasswordBody = named(
   }),
   { examples: [{ currentPassword: PASSWORD, newPassword: 'Difference-Engine-2' }] },
 );
+
+export const AuthMethod = Type.Enum(['pwd', 'otp', 'webauthn', 'magic_link', 'oauth', 'sso']);
+
+export const SessionNow = named(
+  'SessionNow',
+  Type.Object({
+    userId: Type.String(),
+    sessionId: Type.String(),
+    organizationId: Nullable(Type.String({ description: 'The active organization, or null (none, or the membership has ended)' })),
+    role: Nullable(Type.String({ description: "The caller's role key in the active organization" })),
+    permissions: Type.Array(Type.String(), { description: 'What that role grants: built-in and product permissions' }),
+    amr: Type.Array(AuthMethod, { description: 'How the session signed in: its first factor, then `otp` when a second factor was used' }),
+    impersonatorId: Nullable(Type.String({ description: 'The platform administrator acting as the user, or null' })),
+    expiresAt: Type.String({ format: 'date-time', description: 'When the session ends unless refreshed' }),
+  }),
+  {
+    description: "The caller's session as it stands now (docs/api.md#the-session-now)",
+    examples: [
+      {
+        userId: USER_ID,
+        sessionId: 'ses_01jq3bp2a7r5xq9ddf0kjt8g0c',
+        organizationId: ORG_ID,
+        role: 'admin',
+        permissions: ['org:read', 'members:read', 'projects:read', 'projects:write'],
+        amr: ['pwd', 'otp'],
+        impersonatorId: null,
+        expiresAt: '2026-03-08T12:00:00.000Z',
+      },
+    ],
+  },
+);
