@@ -6,7 +6,8 @@ import type { Route } from './http/route.js';
 import { projectRoutes } from './modules/projects/routes.js';
 import { tokenRoutes } from './modules/tokens/routes.js';
 import { sessionRoutes } from './modules/auth/session.routes.js';
+import { roleRoutes } from './modules/roles/routes.js';
 
 export function routes(deps: Infra): Route[] {
-  return [...sessionRoutes(deps), ...tokenRoutes(deps), ...projectRoutes(deps)];
+  return [...sessionRoutes(deps), ...tokenRoutes(deps), ...roleRoutes(deps), ...projectRoutes(deps)];
 }

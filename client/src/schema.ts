@@ -994,6 +994,94 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/permissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The permission catalogue
+         * @description Every permission a role may grant: the built-in ones (`builtIn: true`), then the product’s own from `APP_PERMISSIONS`. Owners and admins hold every product permission, members and viewers none; a custom role holds what it lists.
+         */
+        get: operations["listPermissions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organizations/{orgId}/roles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's roles, with how many members hold each (members:read)
+         * @description Members, or an API key with read:members. The four built-in roles first (`builtIn: true`), then the custom roles in the order they were made.
+         */
+        get: operations["listRoles"];
+        put?: never;
+        /**
+         * Make a custom role (roles:manage)
+         * @description A key of 2-40 lowercase letters, digits and dashes that is no built-in role and unique here (409), and catalogue permissions other than org:delete and org:transfer (400 naming the bad one), each held by the caller (403). At most 50 per organization (409). Sends role.created; audited.
+         */
+        post: operations["createRole"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organizations/{orgId}/roles/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a custom role (roles:manage); not while a member or a pending invitation holds it
+         * @description Built-in roles: 400. Held by a member or a pending invitation (an expired one included, since it can be renewed): 409. Sends role.deleted; audited.
+         */
+        delete: operations["deleteRole"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a custom role (roles:manage)
+         * @description Any of `name`, `description` (null clears it) and `permissions` (replaces the list, under the rules of creation). Built-in roles: 400. A role that grants a permission the caller lacks cannot be changed by them (403). Its holders get the new permissions at once on every route, and in their tokens at the next refresh; taking api-keys:create away revokes the keys its holders made here. Sends role.updated; audited.
+         */
+        patch: operations["updateRole"];
+        trace?: never;
+    };
+    "/api/v1/organizations/{orgId}/permissions/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Whether a person's role here grants permissions (members:read)
+         * @description Members, or an API key with read:members: for a user id and catalogue permissions, their role and, for each permission, whether it grants it; a non-member gets `role: null` and every permission false. A permission outside the catalogue: 400. Read now, not from any token.
+         */
+        post: operations["checkPermissions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/organizations/{orgId}/projects": {
         parameters: {
             query?: never;
@@ -2548,8 +2636,8 @@ export interface components {
          *     }
          */
         UpdateMemberRoleRequest: {
-            /** @enum {unknown} */
-            role: "admin" | "member" | "viewer";
+            /** @description admin, member, viewer, or the key of a custom role of the organization (docs/api.md#custom-roles); an API key gives only member or viewer */
+            role: string;
         };
         TransferOwnershipRequest: {
             /** @description The membership id (`mbr_…`) of the new owner */
@@ -2607,8 +2695,8 @@ export interface components {
         CreateInvitationRequest: {
             /** Format: email */
             email: string;
-            /** @enum {unknown} */
-            role: "admin" | "member" | "viewer";
+            /** @description admin, member, viewer, or the key of a custom role of the organization (docs/api.md#custom-roles); an API key gives only member or viewer */
+            role: string;
         };
         /**
          * @example {
@@ -2897,6 +2985,128 @@ export interface components {
          */
         JsonWebKeySet: {
             keys: components["schemas"]["JsonWebKey"][];
+        };
+        /**
+         * @description Every permission a role may grant: the built-in ones, then the product’s own (docs/api.md#the-permission-catalogue)
+         * @example {
+         *       "permissions": [
+         *         {
+         *           "key": "org:read",
+         *           "builtIn": true
+         *         },
+         *         {
+         *           "key": "invoices:approve",
+         *           "builtIn": false
+         *         }
+         *       ]
+         *     }
+         */
+        PermissionCatalogue: {
+            permissions: {
+                key: string;
+                /** @description false: one of the product's own (APP_PERMISSIONS) */
+                builtIn: boolean;
+            }[];
+        };
+        /**
+         * @description A role of an organization (docs/api.md#custom-roles)
+         * @example {
+         *       "key": "billing-manager",
+         *       "name": "Billing manager",
+         *       "description": "Reads the organization and manages its subscription",
+         *       "permissions": [
+         *         "org:read",
+         *         "billing:read",
+         *         "billing:manage",
+         *         "invoices:approve"
+         *       ],
+         *       "builtIn": false,
+         *       "memberCount": 2
+         *     }
+         */
+        Role: {
+            /** @description What memberships, invitations and tokens (`org_role`) name it by */
+            key: string;
+            name: string;
+            description: string | null;
+            /** @description What it grants, in catalogue order */
+            permissions: string[];
+            /** @description owner, admin, member and viewer: unchangeable */
+            builtIn: boolean;
+            /** @description Members holding it now */
+            memberCount: number;
+        };
+        /** @description The four built-in roles, then the custom ones in the order they were made */
+        RoleList: {
+            roles: components["schemas"]["Role"][];
+        };
+        /**
+         * @example {
+         *       "key": "billing-manager",
+         *       "name": "Billing manager",
+         *       "description": "Reads the organization and manages its subscription",
+         *       "permissions": [
+         *         "org:read",
+         *         "billing:read",
+         *         "billing:manage",
+         *         "invoices:approve"
+         *       ]
+         *     }
+         */
+        CreateRoleRequest: {
+            /** @description 2-40 lowercase letters, digits and dashes, starting with a letter; not a built-in role; unique in the organization */
+            key: string;
+            name: string;
+            description?: string | null;
+            /** @description Catalogue keys other than org:delete and org:transfer, each one the caller holds */
+            permissions: string[];
+        };
+        /**
+         * @example {
+         *       "permissions": [
+         *         "org:read",
+         *         "billing:read"
+         *       ]
+         *     }
+         */
+        UpdateRoleRequest: {
+            name?: string;
+            description?: string | null;
+            /** @description Replaces the list: catalogue keys other than org:delete and org:transfer, each one the caller holds */
+            permissions?: string[];
+        };
+        /**
+         * @example {
+         *       "userId": "usr_01jq3bn9zs0a7awy2w2vc6bte1",
+         *       "permissions": [
+         *         "billing:manage",
+         *         "invoices:approve"
+         *       ]
+         *     }
+         */
+        PermissionCheckRequest: {
+            /** @description The person (`usr_…`) */
+            userId: string;
+            /** @description Keys of the permission catalogue */
+            permissions: string[];
+        };
+        /**
+         * @example {
+         *       "userId": "usr_01jq3bn9zs0a7awy2w2vc6bte1",
+         *       "role": "billing-manager",
+         *       "allowed": {
+         *         "billing:manage": true,
+         *         "invoices:approve": true
+         *       }
+         *     }
+         */
+        PermissionCheckResult: {
+            userId: string;
+            role: string | null;
+            /** @description Each permission asked about: whether their role grants it */
+            allowed: {
+                [key: string]: boolean;
+            };
         };
         UserPreferences: {
             /** @enum {unknown} */
@@ -3778,6 +3988,15 @@ export interface components {
             };
         };
         /** @description Not allowed: AUTHORIZATION_ERROR */
+        "403_missingPermission.missing-permission-roles-manage_beyondYourRole_apiKeyRefused": {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description Not allowed: AUTHORIZATION_ERROR */
         "403_missingPermission.missing-permission-webhooks-read_missingScope": {
             headers: {
                 [name: string]: unknown;
@@ -3842,6 +4061,15 @@ export interface components {
         };
         /** @description Not found: NOT_FOUND */
         "404_organizationNotFound_NOT_FOUND.project-not-found": {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description Not found: NOT_FOUND */
+        "404_organizationNotFound_NOT_FOUND.role-not-found": {
             headers: {
                 [name: string]: unknown;
             };
@@ -6165,6 +6393,256 @@ export interface operations {
             };
             400: components["responses"]["400_VALIDATION_ERROR"];
             429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    listPermissions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The catalogue */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PermissionCatalogue"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_apiKeyRefused"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    listRoles: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization (`org_…`) */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The roles */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RoleList"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_missingPermission.missing-permission-members-read_missingScope"];
+            404: components["responses"]["404_organizationNotFound"];
+            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    createRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization (`org_…`) */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateRoleRequest"];
+            };
+        };
+        responses: {
+            /** @description The new role */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Role"];
+                };
+            };
+            /** @description Invalid request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_missingPermission.missing-permission-roles-manage_beyondYourRole_apiKeyRefused"];
+            404: components["responses"]["404_organizationNotFound"];
+            /** @description Conflicts with the current state: CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    deleteRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization (`org_…`) */
+                orgId: string;
+                /** @description The role's key */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Invalid request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_missingPermission.missing-permission-roles-manage_beyondYourRole_apiKeyRefused"];
+            404: components["responses"]["404_organizationNotFound_NOT_FOUND.role-not-found"];
+            /** @description Conflicts with the current state: CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    updateRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization (`org_…`) */
+                orgId: string;
+                /** @description The role's key */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateRoleRequest"];
+            };
+        };
+        responses: {
+            /** @description The changed role */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Role"];
+                };
+            };
+            /** @description Invalid request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_missingPermission.missing-permission-roles-manage_beyondYourRole_apiKeyRefused"];
+            404: components["responses"]["404_organizationNotFound_NOT_FOUND.role-not-found"];
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    checkPermissions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization (`org_…`) */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PermissionCheckRequest"];
+            };
+        };
+        responses: {
+            /** @description The answer */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PermissionCheckResult"];
+                };
+            };
+            /** @description Invalid request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_missingPermission.missing-permission-members-read_missingScope"];
+            404: components["responses"]["404_organizationNotFound"];
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
             500: components["responses"]["500_INTERNAL_ERROR"];
             503: components["responses"]["503_SERVICE_UNAVAILABLE"];
         };

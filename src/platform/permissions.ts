@@ -55,6 +55,9 @@ const ADMIN: Permission[] = [
 export const BUILT_IN_ROLES: readonly BuiltInRole[] = ['owner', 'admin', 'member', 'viewer'];
 export const isBuiltInRole = (role: string): role is BuiltInRole => (BUILT_IN_ROLES as readonly string[]).includes(role);
 
+/** A custom role's key: 2-40 lowercase letters, digits and dashes, starting with a letter. */
+export const ROLE_KEY_PATTERN = '^[a-z][a-z0-9-]{1,39}$';
+
 /** What only the owner holds: no custom role may grant it. */
 export const OWNER_ONLY: readonly Permission[] = ['org:delete', 'org:transfer'];
 

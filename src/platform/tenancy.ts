@@ -60,7 +60,10 @@ export function assertKeyMayGrant(access: OrgAccess, role: Role): void {
 
 /** The 403 of an API key that would change or remove a member whose role is `role`. */
 export const keyManageRefusal = (role: Role) =>
-  authorizationError(`An API key cannot change or remove ${role === 'owner' ? 'the owner' : `an ${role}`}`, 'API keys manage only members and viewers; a person with the admin role must do this');
+  authorizationError(
+    `An API key cannot change or remove ${role === 'owner' ? 'the owner' : role === 'admin' ? 'an admin' : `a member with the ${role} role`}`,
+    'API keys manage only members and viewers; a person with the admin role must do this',
+  );
 
 /** 403 when an API key would change or remove a member whose role is `role` (an admin or the owner). */
 export function assertKeyMayManage(access: OrgAccess, role: Role): void {

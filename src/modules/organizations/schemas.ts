@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { Body, named, Nullable, ref, Timestamp } from '../../http/schemas.js';
 import { PageFields } from '../../platform/pagination.js';
+import { ROLE_KEY_PATTERN } from '../../platform/permissions.js';
 
 export const Slug = Type.String({ minLength: 3, maxLength: 50, pattern: '^[a-z0-9]+(?:-[a-z0-9]+)*$' });
 const Url = Type.String({ format: 'uri', maxLength: 2048, description: 'An absolute http or https URL' });
@@ -118,7 +119,10 @@ export const OrgSummaryList = named('OrganizationMembershipList', Type.Object({ 
   examples: [page({ id: ORG_ID, name: ORG.name, slug: ORG.slug, logoUrl: null, role: 'owner', membershipId: MEMBER.id, joinedAt: MEMBER.joinedAt }, 'organizations')],
 });
 
-export const AssignableRole = Type.Enum(['admin', 'member', 'viewer']);
+export const AssignableRole = Type.String({
+  pattern: ROLE_KEY_PATTERN,
+  description: 'admin, member, viewer, or the key of a custom role of the organization (docs/api.md#custom-roles); an API key gives only member or viewer',
+});
 export const RoleBody = named('UpdateMemberRoleRequest', Body({ role: AssignableRole }), { examples: [{ role: 'admin' }] });
 export const TransferBody = named('TransferOwnershipRequest', Body({ memberId: Type.String({ minLength: 1, maxLength: 64, description: 'The membership id (`mbr_…`) of the new owner' }) }));
 export const TransferResponse = named('TransferOwnershipResponse', Type.Object({ message: Type.String(), owner: ref(Member), previousOwner: ref(Member) }));
