@@ -20,6 +20,8 @@ import { registerMetrics } from './http/metrics.js';
 import { CSP_APP, isWebPath, registerWebApp, WEB_DIST } from './http/web.js';
 import { routes } from './routes.js';
 import { mountRoutes } from './http/mount.js';
+import { JWKS_DESCRIPTION, JWKS_SUMMARY, sendJwks } from './modules/tokens/routes.js';
+import { Jwks } from './modules/tokens/schemas.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -40,6 +42,8 @@ const CSP_PAGE = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' 
 const CSP_OTHER = "default-src 'none'; frame-ancestors 'none'";
 const HSTS = 'max-age=31536000; includeSubDomains';
 const DOCS = /^\/docs(?:[/?]|$)/;
+// The JWKS document is public and meant to be cached (modules/tokens/routes.ts).
+const JWKS = /^(?:\/api\/v1)?\/\.well-known\/jwks\.json(?:\?|$)/;
 
 /**
  * The security headers of every response, errors included: set from the first onSend hook (every
@@ -54,7 +58,8 @@ function securityHeaders(https: boolean) {
     if (https) reply.header('strict-transport-security', HSTS);
     const docs = DOCS.test(request.url);
     const web = isWebPath(request.url);
-    if (!docs && !(web && reply.hasHeader('cache-control'))) reply.header('cache-control', 'no-store');
+    const cacheable = (web || JWKS.test(request.url)) && reply.hasHeader('cache-control');
+    if (!docs && !cacheable) reply.header('cache-control', 'no-store');
     const type = reply.getHeader('content-type');
     const html = typeof type === 'string' && type.trimStart().toLowerCase().startsWith('text/html');
     reply.header('content-security-policy', html ? (docs ? CSP_DOCS : web ? CSP_APP : CSP_PAGE) : CSP_OTHER);
@@ -168,6 +173,23 @@ export async function buildApp(deps: Infra, options: AppOptions = {}): Promise<F
       } catch {
         return sendError(reply, new AppError('SERVICE_UNAVAILABLE', 'Database unreachable', '', { 'Retry-After': '1' }));
       }
+    },
+  );
+
+  app.get(
+    '/.well-known/jwks.json',
+    {
+      schema: {
+        tags: ['Tokens'],
+        security: publicRoute,
+        operationId: 'getWellKnownJwks',
+        summary: JWKS_SUMMARY,
+        description: JWKS_DESCRIPTION.replace('Also at `/.well-known/jwks.json`', 'Also at `/api/v1/.well-known/jwks.json`'),
+        response: { 200: ref(Jwks, 'The published public keys') },
+      },
+    },
+    async (_req, reply) => {
+      await sendJwks(deps, reply as FastifyReply);
     },
   );
 

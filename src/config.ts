@@ -5,10 +5,37 @@
 import path from 'node:path';
 import { loadDevSecrets } from './config/dev-secrets.js';
 import { bool, checkSecret, defaultHashConcurrency, type Env, int, optional, parseEncryptionKeys, parseTrustProxy, str, url } from './config/env.js';
-import { type Config, ConfigError, type OAuthProviderConfig, type PasswordPolicy } from './config/types.js';
+import { type Config, ConfigError, JWT_ALGORITHMS, type JwtAlgorithm, type OAuthProviderConfig, type PasswordPolicy } from './config/types.js';
 
 export { parseEncryptionKey, parseEncryptionKeys } from './config/env.js';
-export { type Config, ConfigError, type OAuthProviderConfig, type PasswordPolicy } from './config/types.js';
+export { type AsymmetricAlgorithm, type Config, ConfigError, type JwtAlgorithm, type OAuthProviderConfig, type PasswordPolicy } from './config/types.js';
+
+function parseJwtAlgorithm(env: Env): JwtAlgorithm {
+  const raw = str(env, 'JWT_ALGORITHM', 'HS256');
+  if (!(JWT_ALGORITHMS as readonly string[]).includes(raw)) throw new ConfigError('JWT_ALGORITHM', `must be one of ${JWT_ALGORITHMS.join(', ')}, got "${raw.slice(0, 20)}"`);
+  return raw as JwtAlgorithm;
+}
+
+const APP_PERMISSION = /^[a-z][a-z0-9-]*:[a-z][a-z0-9-]*$/;
+const MAX_APP_PERMISSIONS = 100;
+
+/** APP_PERMISSIONS: the product's own permissions, `resource:action` each; a bad one is named. */
+function parseAppPermissions(env: Env): string[] {
+  const raw = optional(env, 'APP_PERMISSIONS');
+  if (raw === null) return [];
+  const list = raw.split(',').map((p) => p.trim());
+  const seen = new Set<string>();
+  for (const p of list) {
+    if (p === '') throw new ConfigError('APP_PERMISSIONS', 'has an empty entry: separate the permissions with single commas');
+    if (!APP_PERMISSION.test(p) || p.length > 100) {
+      throw new ConfigError('APP_PERMISSIONS', `has "${p.slice(0, 100)}", which is not resource:action in lowercase letters, digits and dashes`);
+    }
+    if (seen.has(p)) throw new ConfigError('APP_PERMISSIONS', `lists "${p}" twice`);
+    seen.add(p);
+  }
+  if (list.length > MAX_APP_PERMISSIONS) throw new ConfigError('APP_PERMISSIONS', `lists ${list.length} permissions; at most ${MAX_APP_PERMISSIONS}`);
+  return list;
+}
 
 function parseBillingProvider(env: Env, stripeSecretKey: string | null): Config['billingProvider'] {
   const raw = optional(env, 'BILLING_PROVIDER');
@@ -138,6 +165,8 @@ export function loadConfig(env: Env = process.env, defaults: { logLevel?: string
     redisUrl,
     jwtSecret,
     jwtRefreshSecret,
+    jwtAlgorithm: parseJwtAlgorithm(env),
+    appPermissions: parseAppPermissions(env),
     encryptionKey: encryptionKeys[0]!,
     encryptionKeys,
     appOrigin: appOrigin.replace(/\/$/, ''),

@@ -6,6 +6,7 @@ import type { Config } from './config.js';
 import { type DbHandle, openPglite, openPostgres } from './db/client.js';
 import { runMigrations } from './db/migrate.js';
 import { type AuthorizeOrg, createAuthorizer } from './platform/tenancy.js';
+import { createCatalogue, type PermissionCatalogue } from './platform/permissions.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { createKeyStore, type KeyStore } from './platform/identity/key-store.js';
 import { type AuditWriter, createAuditWriter } from './platform/audit/writer.js';
@@ -13,6 +14,7 @@ import { createQuotaGuard, type QuotaGuard } from './platform/quota.js';
 import { createPasswordHasher, type HashCost, type PasswordHasher } from './platform/identity/passwords.js';
 import { createSessionStore, type SessionStore } from './platform/identity/sessions.js';
 import { createTokenService, type TokenService } from './platform/identity/tokens.js';
+import { createSigningKeyRing, ensureSigningKey, type SigningKeyRing } from './platform/identity/signing-keys.js';
 import { createUserCache, type UserCache } from './platform/identity/user-cache.js';
 import { type CheckWaits, createCheckWaits } from './platform/identity/check-waits.js';
 import { createSharedState, type SharedState } from './platform/cache/shared-state.js';
@@ -43,6 +45,8 @@ export interface Infra {
   passwords: PasswordHasher;
   /** Checks of a secret waiting for a place in their account's lockout budget (modules/auth/sign-in.ts). */
   checkWaits: CheckWaits;
+  /** The permission catalogue: the built-in permissions and APP_PERMISSIONS. */
+  permissions: PermissionCatalogue;
   authorizeOrg: AuthorizeOrg;
   apiKeys: KeyStore;
   audit: AuditWriter;
@@ -87,6 +91,8 @@ export interface InfraOverrides {
 }
 
 export async function createInfra(config: Config, overrides: InfraOverrides = {}): Promise<Infra> {
+  // First: an APP_PERMISSIONS entry that names a built-in permission stops the start before anything opens.
+  const permissions = createCatalogue(config.appPermissions);
   const logger = overrides.logger ?? createLogger(config);
   const clock = overrides.clock ?? systemClock;
   const dbHandle =
@@ -105,6 +111,19 @@ export async function createInfra(config: Config, overrides: InfraOverrides = {}
     await dbHandle.close();
     redis?.disconnect();
     throw err;
+  }
+  // Under an asymmetric JWT_ALGORITHM, the first start creates the signing key (signing-keys.ts).
+  let ring: SigningKeyRing | null = null;
+  if (config.jwtAlgorithm !== 'HS256') {
+    try {
+      await ensureSigningKey(dbHandle.db, config, clock, config.jwtAlgorithm);
+      ring = createSigningKeyRing(dbHandle.db, config, clock, logger, config.jwtAlgorithm);
+      await ring.reload();
+    } catch (err) {
+      await dbHandle.close();
+      redis?.disconnect();
+      throw err;
+    }
   }
   const redisPrefix = overrides.redisPrefix ?? 'tenantry:';
   const shared = createSharedState(redis, redisPrefix, logger);
@@ -131,10 +150,11 @@ export async function createInfra(config: Config, overrides: InfraOverrides = {}
     shared,
     sessions,
     users: createUserCache(dbHandle.db, shared),
-    tokens: createTokenService(config, clock),
+    tokens: createTokenService(config, clock, ring),
     passwords: createPasswordHasher(config.auth.hashConcurrency, config.auth.hashQueueLimit, overrides.hashCost),
     checkWaits,
-    authorizeOrg: createAuthorizer(dbHandle.db),
+    permissions,
+    authorizeOrg: createAuthorizer(dbHandle.db, permissions),
     apiKeys: createKeyStore(dbHandle.db, config, clock, shared),
     audit,
     quota: createQuotaGuard(dbHandle.db, clock),

@@ -8,22 +8,28 @@ import type { Route } from './http/route.js';
 import { apiKeyRoutes } from './modules/api-keys/routes.js';
 import { auditRoutes } from './modules/audit/routes.js';
 import { authRoutes } from './modules/auth/routes.js';
+import { sessionRoutes } from './modules/auth/session.routes.js';
 import { authSignInPort } from './modules/auth/sign-in-port.js';
 import { billingRoutes } from './modules/billing/routes.js';
 import { organizationRoutes } from './modules/organizations/routes.js';
 import { passkeyRoutes } from './modules/passkeys/routes.js';
 import { projectRoutes } from './modules/projects/routes.js';
+import { roleRoutes } from './modules/roles/routes.js';
+import { tokenRoutes } from './modules/tokens/routes.js';
 import { userRoutes } from './modules/users/routes.js';
 import { webhookRoutes } from './modules/webhooks/routes.js';
 
 export function routes(deps: Infra): Route[] {
   return [
     ...authRoutes(deps),
+    ...sessionRoutes(deps),
+    ...tokenRoutes(deps),
     ...userRoutes(deps),
     // Passkey sign-in ends through auth's sign-in sequence, handed over as a port: features never
     // import one another (platform/identity/sign-in-port.ts).
     ...passkeyRoutes(deps, authSignInPort(deps)),
     ...organizationRoutes(deps),
+    ...roleRoutes(deps),
     ...projectRoutes(deps),
     ...apiKeyRoutes(deps),
     ...auditRoutes(deps),

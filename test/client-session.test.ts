@@ -25,7 +25,7 @@ function fakeApi(options: { refuseRefresh?: boolean } = {}) {
     if (path === '/api/v1/auth/login') {
       const { password } = JSON.parse(body) as { password: string };
       if (password !== 'right') return unauthorized('Invalid email or password');
-      return json(200, { accessToken: state.live, refreshToken: state.refreshToken, expiresIn: 900, user: { id: 'usr_1', email: 'a@example.com', fullName: null, emailVerified: null, twoFactorEnabled: false } });
+      return json(200, { accessToken: state.live, refreshToken: state.refreshToken, expiresIn: 900, organizationId: null, user: { id: 'usr_1', email: 'a@example.com', fullName: null, emailVerified: null, twoFactorEnabled: false } });
     }
     if (path === '/api/v1/auth/refresh') {
       state.refreshes++;
@@ -34,7 +34,7 @@ function fakeApi(options: { refuseRefresh?: boolean } = {}) {
       generation++;
       state.live = `access-${generation}`;
       state.refreshToken = `refresh-${generation}`;
-      return json(200, { accessToken: state.live, refreshToken: state.refreshToken, expiresIn: 900 });
+      return json(200, { accessToken: state.live, refreshToken: state.refreshToken, expiresIn: 900, organizationId: null });
     }
     if (request.headers.get('authorization') !== `Bearer ${state.live}`) return unauthorized();
     if (path === '/api/v1/users/me') return json(200, { id: 'usr_1', email: 'a@example.com' });
@@ -48,7 +48,7 @@ function fakeApi(options: { refuseRefresh?: boolean } = {}) {
   return { state, fetch, expire };
 }
 
-const stale: TokenPair = { accessToken: 'access-0', refreshToken: 'refresh-1', expiresIn: 900 };
+const stale: TokenPair = { accessToken: 'access-0', refreshToken: 'refresh-1', expiresIn: 900, organizationId: null };
 
 describe('createSession: token refresh', () => {
   it('on a 401 refreshes once, retries the call with the new token and reports the new pair', async () => {
@@ -63,7 +63,7 @@ describe('createSession: token refresh', () => {
       '/api/v1/auth/refresh null',
       '/api/v1/users/me Bearer access-2',
     ]);
-    expect(reported).toEqual([{ accessToken: 'access-2', refreshToken: 'refresh-2', expiresIn: 900 }]);
+    expect(reported).toEqual([{ accessToken: 'access-2', refreshToken: 'refresh-2', expiresIn: 900, organizationId: null }]);
     expect(session.tokens()?.accessToken).toBe('access-2');
   });
 
@@ -126,14 +126,14 @@ describe('createSession: token refresh', () => {
 
     const right = await session.signIn({ email: 'a@example.com', password: 'right' });
     expect(right.data?.user.id).toBe('usr_1');
-    expect(session.tokens()).toEqual({ accessToken: 'access-1', refreshToken: 'refresh-1', expiresIn: 900 });
+    expect(session.tokens()).toEqual({ accessToken: 'access-1', refreshToken: 'refresh-1', expiresIn: 900, organizationId: null });
     expect((await session.client.GET('/api/v1/users/me')).response.status).toBe(200);
     expect(api.state.refreshes).toBe(0);
   });
 
   it('refresh() rotates the pair on demand, and an expired token later is refreshed again', async () => {
     const api = fakeApi();
-    const session = createSession({ baseUrl: BASE, fetch: api.fetch, tokens: { accessToken: 'access-1', refreshToken: 'refresh-1', expiresIn: 900 } });
+    const session = createSession({ baseUrl: BASE, fetch: api.fetch, tokens: { accessToken: 'access-1', refreshToken: 'refresh-1', expiresIn: 900, organizationId: null } });
     expect(await session.refresh()).toBe(true);
     expect(session.tokens()?.accessToken).toBe('access-2');
     expect((await session.client.GET('/api/v1/users/me')).response.status).toBe(200);

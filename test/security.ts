@@ -38,6 +38,7 @@ const HOOK_URL = 'https://example.com/security-table';
  */
 export const protectedRoutes: ProtectedRoute[] = [
   // auth
+  { method: 'GET', url: '/api/v1/auth/session', okStatus: 200 },
   { method: 'POST', url: '/api/v1/auth/logout', okStatus: 200 },
   // No proof once authenticated: 400, nothing counted toward the lockout.
   { method: 'POST', url: '/api/v1/auth/reauthenticate', payload: {}, okStatus: 400 },
@@ -91,6 +92,13 @@ export const protectedRoutes: ProtectedRoute[] = [
   { method: 'POST', url: `${NO_ORG}/invitations/inv_00000000000000000000000000/resend`, okStatus: 404 },
   // An unknown token: 400 once authenticated.
   { method: 'POST', url: '/api/v1/invitations/accept', payload: { token: 'x'.repeat(43) }, okStatus: 400 },
+  // roles (docs/api.md#custom-roles)
+  { method: 'GET', url: '/api/v1/permissions', okStatus: 200 },
+  { method: 'GET', url: `${NO_ORG}/roles`, okStatus: 404 },
+  { method: 'POST', url: `${NO_ORG}/roles`, payload: { key: 'security', name: 'Security', permissions: ['org:read'] }, okStatus: 404 },
+  { method: 'PATCH', url: `${NO_ORG}/roles/security`, payload: { name: 'Changed' }, okStatus: 404 },
+  { method: 'DELETE', url: `${NO_ORG}/roles/security`, okStatus: 404 },
+  { method: 'POST', url: `${NO_ORG}/permissions/check`, payload: { userId: 'usr_00000000000000000000000000', permissions: ['org:read'] }, okStatus: 404 },
   { method: 'GET', url: `${NO_ORG}/projects`, okStatus: 404 },
   { method: 'POST', url: `${NO_ORG}/projects`, payload: { name: 'Security' }, okStatus: 404 },
   { method: 'GET', url: `${NO_ORG}/projects/prj_00000000000000000000000000`, okStatus: 404 },

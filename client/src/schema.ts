@@ -42,6 +42,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/jwks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The public keys that verify access tokens (JWKS)
+         * @description Under an asymmetric `JWT_ALGORITHM` (ES256, EdDSA, RS256), the keys whose `kid` the access tokens name: the one signing, a new one published ahead of signing, and retired ones until their last token has expired. Under HS256: `{"keys": []}`. `Cache-Control: public, max-age=300`. Also at `/api/v1/.well-known/jwks.json` (docs/tokens.md).
+         */
+        get: operations["getWellKnownJwks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/register": {
         parameters: {
             query?: never;
@@ -484,6 +504,46 @@ export interface paths {
          * @description Ends the session of the access token, or without one the session of the refresh token (the body's, or in cookie mode the `tenantry_refresh` cookie, under the same rule as POST /auth/refresh): its access and refresh tokens stop working at once, on every instance. With an access token no body is needed. With `X-Session-Mode: cookie` a successful answer also removes the cookie (docs/api.md#logout).
          */
         post: operations["logout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's session now: its active organization, role and permissions
+         * @description Read from the database on each call: a revoked session answers 401, and a membership lost or a role changed since the access token was signed shows at once (the token keeps its claims until its next refresh). `role` and `permissions` are those of the active organization, else null and []; `organizationId` is null once the membership has ended. `amr` says how the session signed in; `impersonatorId` is null. API keys get 403.
+         */
+        get: operations["getSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/.well-known/jwks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The public keys that verify access tokens (JWKS)
+         * @description Under an asymmetric `JWT_ALGORITHM` (ES256, EdDSA, RS256), the keys whose `kid` the access tokens name: the one signing, a new one published ahead of signing, and retired ones until their last token has expired. Under HS256: `{"keys": []}`. `Cache-Control: public, max-age=300`. Also at `/.well-known/jwks.json` (docs/tokens.md).
+         */
+        get: operations["getJwks"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -948,6 +1008,94 @@ export interface paths {
          * @description `memberId` is a membership id. The old owner becomes admin and keeps the keys they made; two member.updated events are sent. Naming yourself: 400.
          */
         post: operations["transferOwnership"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/permissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The permission catalogue
+         * @description Every permission a role may grant: the built-in ones (`builtIn: true`), then the product’s own from `APP_PERMISSIONS`. Owners and admins hold every product permission, members and viewers none; a custom role holds what it lists.
+         */
+        get: operations["listPermissions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organizations/{orgId}/roles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's roles, with how many members hold each (members:read)
+         * @description Members, or an API key with read:members. The four built-in roles first (`builtIn: true`), then the custom roles in the order they were made.
+         */
+        get: operations["listRoles"];
+        put?: never;
+        /**
+         * Make a custom role (roles:manage)
+         * @description A key of 2-40 lowercase letters, digits and dashes that is no built-in role and unique here (409), and catalogue permissions other than org:delete and org:transfer (400 naming the bad one), each held by the caller (403). At most 50 per organization (409). Sends role.created; audited.
+         */
+        post: operations["createRole"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/organizations/{orgId}/roles/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a custom role (roles:manage); not while a member or a pending invitation holds it
+         * @description Built-in roles: 400. Held by a member or a pending invitation (an expired one included, since it can be renewed): 409. Sends role.deleted; audited.
+         */
+        delete: operations["deleteRole"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a custom role (roles:manage)
+         * @description Any of `name`, `description` (null clears it) and `permissions` (replaces the list, under the rules of creation). Built-in roles: 400. A role that grants a permission the caller lacks cannot be changed by them (403). Its holders get the new permissions at once on every route, and in their tokens at the next refresh; taking api-keys:create away revokes the keys its holders made here. Sends role.updated; audited.
+         */
+        patch: operations["updateRole"];
+        trace?: never;
+    };
+    "/api/v1/organizations/{orgId}/permissions/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Whether a person's role here grants permissions (members:read)
+         * @description Members, or an API key with read:members: for a user id and catalogue permissions, their role and, for each permission, whether it grants it; a non-member gets `role: null` and every permission false. A permission outside the catalogue: 400. Read now, not from any token.
+         */
+        post: operations["checkPermissions"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1907,6 +2055,11 @@ export interface components {
          *       "email": "ada@example.com",
          *       "password": "Analytical-Engine-1"
          *     }
+         * @example {
+         *       "email": "ada@example.com",
+         *       "password": "Analytical-Engine-1",
+         *       "organizationId": "org_01jq3bz8n6m4k2j0h8g6f4d2c0"
+         *     }
          */
         LoginRequest: {
             /**
@@ -1917,6 +2070,8 @@ export interface components {
             password: string;
             /** @description A TOTP code or an unused backup code, when two-factor is enabled */
             twoFactorCode?: string;
+            /** @description The organization the new session acts in (its tokens carry org_id, org_role, org_permissions); 403 when the account is not a member of it */
+            organizationId?: string | null;
         };
         /** @description The person a sign-in answers for */
         SignedInUser: {
@@ -1930,7 +2085,8 @@ export interface components {
          * @example {
          *       "accessToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ1c2VySWQiOiJ1c3JfMDFqcTNibjl6czBhN2F3eTJ3MnZjNmJ0ZTEifQ.c2lnbmF0dXJl",
          *       "refreshToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9uSWQiOiJzZXNfMDFqcTNicDJhN3I1eHE5ZGRmMGtqdDhnMGMifQ.c2lnbmF0dXJl",
-         *       "expiresIn": 900
+         *       "expiresIn": 900,
+         *       "organizationId": "org_01jq3bz8n6m4k2j0h8g6f4d2c0"
          *     }
          */
         TokenPair: {
@@ -1940,6 +2096,7 @@ export interface components {
             refreshToken?: string;
             /** @description Access token lifetime in seconds */
             expiresIn: number;
+            organizationId: string | null;
         };
         /**
          * @description What every sign-in method answers (docs/api.md#sign-in-with-email-and-password)
@@ -1947,6 +2104,7 @@ export interface components {
          *       "accessToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ1c2VySWQiOiJ1c3JfMDFqcTNibjl6czBhN2F3eTJ3MnZjNmJ0ZTEifQ.c2lnbmF0dXJl",
          *       "refreshToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9uSWQiOiJzZXNfMDFqcTNicDJhN3I1eHE5ZGRmMGtqdDhnMGMifQ.c2lnbmF0dXJl",
          *       "expiresIn": 900,
+         *       "organizationId": null,
          *       "user": {
          *         "id": "usr_01jq3bn9zs0a7awy2w2vc6bte1",
          *         "email": "ada@example.com",
@@ -1963,6 +2121,7 @@ export interface components {
             refreshToken?: string;
             /** @description Access token lifetime in seconds */
             expiresIn: number;
+            organizationId: string | null;
             user: components["schemas"]["SignedInUser"];
         };
         /**
@@ -1970,10 +2129,16 @@ export interface components {
          *       "refreshToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9uSWQiOiJzZXNfMDFqcTNicDJhN3I1eHE5ZGRmMGtqdDhnMGMifQ.c2lnbmF0dXJl"
          *     }
          * @example {}
+         * @example {
+         *       "refreshToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9uSWQiOiJzZXNfMDFqcTNicDJhN3I1eHE5ZGRmMGtqdDhnMGMifQ.c2lnbmF0dXJl",
+         *       "organizationId": "org_01jq3bz8n6m4k2j0h8g6f4d2c0"
+         *     }
          */
         RefreshRequest: {
             /** @description Left out in cookie mode (`X-Session-Mode: cookie`): the `tenantry_refresh` cookie is used instead (docs/api.md#cookie-mode) */
             refreshToken?: string;
+            /** @description A string makes that organization the session's active one (403 when the account is not a member: the refresh token stays unspent), null clears it; left out, the session's is kept (cleared if the membership has ended) */
+            organizationId?: string | null;
         };
         /**
          * @description Needed only without an access token: the refresh token of the session to end, or none in cookie mode
@@ -2106,6 +2271,43 @@ export interface components {
         ChangePasswordRequest: {
             currentPassword: string;
             newPassword: string;
+        };
+        /**
+         * @description The caller's session as it stands now (docs/api.md#the-session-now)
+         * @example {
+         *       "userId": "usr_01jq3bn9zs0a7awy2w2vc6bte1",
+         *       "sessionId": "ses_01jq3bp2a7r5xq9ddf0kjt8g0c",
+         *       "organizationId": "org_01jq3bz8n6m4k2j0h8g6f4d2c0",
+         *       "role": "admin",
+         *       "permissions": [
+         *         "org:read",
+         *         "members:read",
+         *         "projects:read",
+         *         "projects:write"
+         *       ],
+         *       "amr": [
+         *         "pwd",
+         *         "otp"
+         *       ],
+         *       "impersonatorId": null,
+         *       "expiresAt": "2026-03-08T12:00:00.000Z"
+         *     }
+         */
+        SessionNow: {
+            userId: string;
+            sessionId: string;
+            organizationId: string | null;
+            role: string | null;
+            /** @description What that role grants: built-in and product permissions */
+            permissions: string[];
+            /** @description How the session signed in: its first factor, then `otp` when a second factor was used */
+            amr: ("pwd" | "otp" | "webauthn" | "magic_link" | "oauth" | "sso")[];
+            impersonatorId: string | null;
+            /**
+             * Format: date-time
+             * @description When the session ends unless refreshed
+             */
+            expiresAt: string;
         };
         /**
          * @example {
@@ -2407,8 +2609,8 @@ export interface components {
             id: string;
             userId: string;
             organizationId: string;
-            /** @enum {unknown} */
-            role: "owner" | "admin" | "member" | "viewer";
+            /** @description owner, admin, member, viewer, or the key of a custom role of the organization */
+            role: string;
             user: {
                 id: string;
                 email: string;
@@ -2455,8 +2657,8 @@ export interface components {
             name: string;
             slug: string;
             logoUrl: string | null;
-            /** @enum {unknown} */
-            role: "owner" | "admin" | "member" | "viewer";
+            /** @description owner, admin, member, viewer, or the key of a custom role of the organization */
+            role: string;
             membershipId: string;
             /** Format: date-time */
             joinedAt: string;
@@ -2494,8 +2696,8 @@ export interface components {
          *     }
          */
         UpdateMemberRoleRequest: {
-            /** @enum {unknown} */
-            role: "admin" | "member" | "viewer";
+            /** @description admin, member, viewer, or the key of a custom role of the organization (docs/api.md#custom-roles); an API key gives only member or viewer */
+            role: string;
         };
         TransferOwnershipRequest: {
             /** @description The membership id (`mbr_…`) of the new owner */
@@ -2527,8 +2729,8 @@ export interface components {
             id: string;
             organizationId: string;
             email: string;
-            /** @enum {unknown} */
-            role: "admin" | "member" | "viewer";
+            /** @description admin, member, viewer, or a custom role of the organization */
+            role: string;
             invitedBy: {
                 id: string;
                 email: string;
@@ -2553,8 +2755,8 @@ export interface components {
         CreateInvitationRequest: {
             /** Format: email */
             email: string;
-            /** @enum {unknown} */
-            role: "admin" | "member" | "viewer";
+            /** @description admin, member, viewer, or the key of a custom role of the organization (docs/api.md#custom-roles); an API key gives only member or viewer */
+            role: string;
         };
         /**
          * @example {
@@ -2816,6 +3018,168 @@ export interface components {
         UpdateProjectRequest: {
             name?: string;
             description?: string | null;
+        };
+        /**
+         * @description Every permission a role may grant: the built-in ones, then the product’s own (docs/api.md#the-permission-catalogue)
+         * @example {
+         *       "permissions": [
+         *         {
+         *           "key": "org:read",
+         *           "builtIn": true
+         *         },
+         *         {
+         *           "key": "invoices:approve",
+         *           "builtIn": false
+         *         }
+         *       ]
+         *     }
+         */
+        PermissionCatalogue: {
+            permissions: {
+                key: string;
+                /** @description false: one of the product's own (APP_PERMISSIONS) */
+                builtIn: boolean;
+            }[];
+        };
+        /**
+         * @description A role of an organization (docs/api.md#custom-roles)
+         * @example {
+         *       "key": "billing-manager",
+         *       "name": "Billing manager",
+         *       "description": "Reads the organization and manages its subscription",
+         *       "permissions": [
+         *         "org:read",
+         *         "billing:read",
+         *         "billing:manage",
+         *         "invoices:approve"
+         *       ],
+         *       "builtIn": false,
+         *       "memberCount": 2
+         *     }
+         */
+        Role: {
+            /** @description What memberships, invitations and tokens (`org_role`) name it by */
+            key: string;
+            name: string;
+            description: string | null;
+            /** @description What it grants, in catalogue order */
+            permissions: string[];
+            /** @description owner, admin, member and viewer: unchangeable */
+            builtIn: boolean;
+            /** @description Members holding it now */
+            memberCount: number;
+        };
+        /** @description The four built-in roles, then the custom ones in the order they were made */
+        RoleList: {
+            roles: components["schemas"]["Role"][];
+        };
+        /**
+         * @example {
+         *       "key": "billing-manager",
+         *       "name": "Billing manager",
+         *       "description": "Reads the organization and manages its subscription",
+         *       "permissions": [
+         *         "org:read",
+         *         "billing:read",
+         *         "billing:manage",
+         *         "invoices:approve"
+         *       ]
+         *     }
+         */
+        CreateRoleRequest: {
+            /** @description 2-40 lowercase letters, digits and dashes, starting with a letter; not a built-in role; unique in the organization */
+            key: string;
+            name: string;
+            description?: string | null;
+            /** @description Catalogue keys other than org:delete and org:transfer, each one the caller holds */
+            permissions: string[];
+        };
+        /**
+         * @example {
+         *       "permissions": [
+         *         "org:read",
+         *         "billing:read"
+         *       ]
+         *     }
+         */
+        UpdateRoleRequest: {
+            name?: string;
+            description?: string | null;
+            /** @description Replaces the list: catalogue keys other than org:delete and org:transfer, each one the caller holds */
+            permissions?: string[];
+        };
+        /**
+         * @example {
+         *       "userId": "usr_01jq3bn9zs0a7awy2w2vc6bte1",
+         *       "permissions": [
+         *         "billing:manage",
+         *         "invoices:approve"
+         *       ]
+         *     }
+         */
+        PermissionCheckRequest: {
+            /** @description The person (`usr_…`) */
+            userId: string;
+            /** @description Keys of the permission catalogue */
+            permissions: string[];
+        };
+        /**
+         * @example {
+         *       "userId": "usr_01jq3bn9zs0a7awy2w2vc6bte1",
+         *       "role": "billing-manager",
+         *       "allowed": {
+         *         "billing:manage": true,
+         *         "invoices:approve": true
+         *       }
+         *     }
+         */
+        PermissionCheckResult: {
+            userId: string;
+            role: string | null;
+            /** @description Each permission asked about: whether their role grants it */
+            allowed: {
+                [key: string]: boolean;
+            };
+        };
+        /** @description A public key that verifies access tokens (RFC 7517) */
+        JsonWebKey: {
+            /** @description `EC` (ES256), `OKP` (EdDSA) or `RSA` (RS256) */
+            kty: string;
+            /** @description The `kid` header of the tokens this key signs */
+            kid: string;
+            /** @description `ES256`, `EdDSA` or `RS256` */
+            alg: string;
+            /** @enum {string} */
+            use: "sig";
+            /** @description `P-256` or `Ed25519` */
+            crv?: string;
+            /** @description EC and OKP keys */
+            x?: string;
+            /** @description EC keys */
+            y?: string;
+            /** @description RSA keys: the modulus */
+            n?: string;
+            /** @description RSA keys: the exponent */
+            e?: string;
+        };
+        /**
+         * @description The public keys of the access tokens: the one signing, the one about to, and retired ones until their tokens have expired. Empty under HS256.
+         * @example {
+         *       "keys": [
+         *         {
+         *           "kty": "EC",
+         *           "crv": "P-256",
+         *           "x": "33I5neYUYPZZCpfpfsjUxb8k4DV6N9DshldruA4kVKM",
+         *           "y": "Ljf2tpf7DK7kaUXJbXuHnUL6f1S5JQmMJqUxYqV4ss0",
+         *           "kid": "jwk_01jq3bn9zs0a7awy2w2vc6bte1",
+         *           "alg": "ES256",
+         *           "use": "sig"
+         *         }
+         *       ]
+         *     }
+         */
+        JsonWebKeySet: {
+            keys: components["schemas"]["JsonWebKey"][];
         };
         UserPreferences: {
             /** @enum {unknown} */
@@ -3706,7 +4070,7 @@ export interface components {
             };
         };
         /** @description Not allowed: AUTHORIZATION_ERROR */
-        "403_missingPermission.missing-permission-webhooks-read_missingScope": {
+        "403_missingPermission.missing-permission-roles-manage_beyondYourRole_apiKeyRefused": {
             headers: {
                 [name: string]: unknown;
             };
@@ -3714,8 +4078,8 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description Not allowed: EMAIL_NOT_VERIFIED */
-        "403_EMAIL_NOT_VERIFIED": {
+        /** @description Not allowed: AUTHORIZATION_ERROR */
+        "403_missingPermission.missing-permission-webhooks-read_missingScope": {
             headers: {
                 [name: string]: unknown;
             };
@@ -3779,6 +4143,15 @@ export interface components {
         };
         /** @description Not found: NOT_FOUND */
         "404_organizationNotFound_NOT_FOUND.project-not-found": {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description Not found: NOT_FOUND */
+        "404_organizationNotFound_NOT_FOUND.role-not-found": {
             headers: {
                 [name: string]: unknown;
             };
@@ -3951,6 +4324,26 @@ export interface operations {
             };
         };
     };
+    getWellKnownJwks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The published public keys */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonWebKeySet"];
+                };
+            };
+        };
+    };
     register: {
         parameters: {
             query?: never;
@@ -4030,7 +4423,15 @@ export interface operations {
                     "application/json": components["schemas"]["SignInErrorResponse"];
                 };
             };
-            403: components["responses"]["403_EMAIL_NOT_VERIFIED"];
+            /** @description Not allowed: EMAIL_NOT_VERIFIED, AUTHORIZATION_ERROR */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
             423: components["responses"]["423_ACCOUNT_LOCKED"];
@@ -4912,6 +5313,15 @@ export interface operations {
                 };
             };
             401: components["responses"]["401_AUTHENTICATION_ERROR.invalid-or-expired-refresh-token_noRefreshToken"];
+            /** @description Not allowed: AUTHORIZATION_ERROR */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
             429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
@@ -4945,6 +5355,56 @@ export interface operations {
             401: components["responses"]["401_AUTHENTICATION_ERROR.invalid-or-expired-refresh-token_noRefreshToken"];
             413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    getSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionNow"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_apiKeyRefused"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    getJwks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The published public keys */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonWebKeySet"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
             429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
             500: components["responses"]["500_INTERNAL_ERROR"];
             503: components["responses"]["503_SERVICE_UNAVAILABLE"];
@@ -5366,7 +5826,15 @@ export interface operations {
                     "application/json": components["schemas"]["SignInErrorResponse"];
                 };
             };
-            403: components["responses"]["403_EMAIL_NOT_VERIFIED"];
+            /** @description Not allowed: EMAIL_NOT_VERIFIED */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
             423: components["responses"]["423_ACCOUNT_LOCKED"];
@@ -6072,6 +6540,256 @@ export interface operations {
             413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
             429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    listPermissions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The catalogue */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PermissionCatalogue"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_apiKeyRefused"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    listRoles: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization (`org_…`) */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The roles */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RoleList"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_missingPermission.missing-permission-members-read_missingScope"];
+            404: components["responses"]["404_organizationNotFound"];
+            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    createRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization (`org_…`) */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateRoleRequest"];
+            };
+        };
+        responses: {
+            /** @description The new role */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Role"];
+                };
+            };
+            /** @description Invalid request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_missingPermission.missing-permission-roles-manage_beyondYourRole_apiKeyRefused"];
+            404: components["responses"]["404_organizationNotFound"];
+            /** @description Conflicts with the current state: CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    deleteRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization (`org_…`) */
+                orgId: string;
+                /** @description The role's key */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Invalid request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_missingPermission.missing-permission-roles-manage_beyondYourRole_apiKeyRefused"];
+            404: components["responses"]["404_organizationNotFound_NOT_FOUND.role-not-found"];
+            /** @description Conflicts with the current state: CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    updateRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization (`org_…`) */
+                orgId: string;
+                /** @description The role's key */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateRoleRequest"];
+            };
+        };
+        responses: {
+            /** @description The changed role */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Role"];
+                };
+            };
+            /** @description Invalid request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_missingPermission.missing-permission-roles-manage_beyondYourRole_apiKeyRefused"];
+            404: components["responses"]["404_organizationNotFound_NOT_FOUND.role-not-found"];
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    checkPermissions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The organization (`org_…`) */
+                orgId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PermissionCheckRequest"];
+            };
+        };
+        responses: {
+            /** @description The answer */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PermissionCheckResult"];
+                };
+            };
+            /** @description Invalid request: VALIDATION_ERROR */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_missingPermission.missing-permission-members-read_missingScope"];
+            404: components["responses"]["404_organizationNotFound"];
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_QUOTA_EXCEEDED_RATE_LIMIT_EXCEEDED"];
             500: components["responses"]["500_INTERNAL_ERROR"];
             503: components["responses"]["503_SERVICE_UNAVAILABLE"];
         };

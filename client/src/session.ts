@@ -21,7 +21,12 @@ export type Session = ReturnType<typeof createSession>;
 // an expired token: the session neither sends its token there nor refreshes on their 401.
 const PUBLIC_AUTH = /\/api\/v1\/auth\/(?:login|refresh|register|verify-email|resend-verification|password\/|magic-link|two-factor\/login|oauth\/)/;
 
-const pairOf = (r: LoginResponse | TokenPair): TokenPair => ({ accessToken: r.accessToken, refreshToken: r.refreshToken, expiresIn: r.expiresIn });
+const pairOf = (r: LoginResponse | TokenPair): TokenPair => ({
+  accessToken: r.accessToken,
+  refreshToken: r.refreshToken,
+  expiresIn: r.expiresIn,
+  organizationId: r.organizationId,
+});
 
 export function createSession(options: SessionOptions) {
   const send = options.fetch ?? ((request: Request) => globalThis.fetch(request));

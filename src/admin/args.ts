@@ -1,7 +1,7 @@
 // The admin commands' command line: `<command> [--flag value | --flag=value | --switch]…`. A wrong
 // line is a UsageError (exit code 2, one line of usage).
 
-export const COMMANDS = ['create-user', 'verify-user', 'disable-user', 'enable-user', 'rotate-encryption-key', 'seed-demo'] as const;
+export const COMMANDS = ['create-user', 'verify-user', 'disable-user', 'enable-user', 'rotate-encryption-key', 'rotate-signing-key', 'seed-demo'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 export const USAGE = `Usage: npm run admin -- <${COMMANDS.join('|')}> [options] (--help for details)`;
@@ -18,6 +18,9 @@ export const HELP = `${USAGE}
   disable-user --email E           deactivate the account: every session revoked, sign-in refused
   enable-user --email E            let a deactivated account sign in again
   rotate-encryption-key            re-encrypt every stored secret with the first key of ENCRYPTION_KEY
+  rotate-signing-key [--delay-s N]
+      a new access-token signing key (asymmetric JWT_ALGORITHM): published now, signing N seconds
+      later (default 600); the current key verifies until its last token has expired
   seed-demo [--email E] [--webhook-url U]
       a demo user, organization, project, API key and webhook endpoint (refused in production)
 
@@ -32,6 +35,7 @@ const FLAGS: Record<Command, Record<string, boolean>> = {
   'disable-user': { email: false },
   'enable-user': { email: false },
   'rotate-encryption-key': {},
+  'rotate-signing-key': { 'delay-s': false },
   'seed-demo': { email: false, 'webhook-url': false },
 };
 const REQUIRED: Partial<Record<Command, string[]>> = {

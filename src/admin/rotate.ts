@@ -1,5 +1,6 @@
 // rotate-encryption-key: every stored secret (users' TOTP secrets, set up or pending; webhook
-// endpoints' signing secrets, the current one and the one kept through a rotation's grace period)
+// endpoints' signing secrets, the current one and the one kept through a rotation's grace period;
+// the private keys that sign access tokens)
 // re-encrypted with the first key of ENCRYPTION_KEY, in batches, while the service runs. A value the
 // first key opens already is left alone, so the command can be run again (it is idempotent) and a
 // run that was interrupted resumes. Each update is guarded by the value it replaces: a secret the
@@ -19,6 +20,7 @@ interface Target {
 const TARGETS: Target[] = [
   { label: 'two-factor secrets', table: 'two_factor', keys: ['user_id'], columns: ['secret_enc', 'pending_secret_enc'] },
   { label: 'webhook signing secrets', table: 'webhook_endpoints', keys: ['organization_id', 'id'], columns: ['secret_enc', 'previous_secret_enc'] },
+  { label: 'access-token signing keys', table: 'signing_keys', keys: ['id'], columns: ['private_key_enc'] },
 ];
 
 export interface RotationCount {

@@ -4,6 +4,7 @@ import type { Infra } from '../infra.js';
 import type { Command } from './args.js';
 import { rotateEncryptionKey } from './rotate.js';
 import { seedDemo } from './seed.js';
+import { parseDelay, rotateKey } from './signing-key.js';
 import { createUser, disableUser, enableUser, type Io, verifyUser } from './users.js';
 
 export async function runCommand(deps: Infra, command: Command, flags: Record<string, string | true>, io: Io): Promise<number> {
@@ -24,6 +25,8 @@ export async function runCommand(deps: Infra, command: Command, flags: Record<st
       return 0;
     case 'rotate-encryption-key':
       return rotateEncryptionKey(deps, io);
+    case 'rotate-signing-key':
+      return rotateKey(deps, parseDelay(value('delay-s')), io);
     case 'seed-demo':
       await seedDemo(deps, { email: value('email'), webhookUrl: value('webhook-url') }, io);
       return 0;

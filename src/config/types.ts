@@ -22,6 +22,10 @@ export interface OAuthProviderConfig {
   /** Google: the OIDC userinfo endpoint; GitHub: the REST API base (…/user, …/user/emails). */
   userInfoUrl: string;
 }
+export const JWT_ALGORITHMS = ['HS256', 'ES256', 'EdDSA', 'RS256'] as const;
+export type JwtAlgorithm = (typeof JWT_ALGORITHMS)[number];
+export type AsymmetricAlgorithm = Exclude<JwtAlgorithm, 'HS256'>;
+
 export interface Config {
   env: 'development' | 'production' | 'test';
   port: number;
@@ -31,6 +35,13 @@ export interface Config {
   redisUrl: string | null;
   jwtSecret: string;
   jwtRefreshSecret: string;
+  /**
+   * How access tokens are signed: HS256 under JWT_SECRET, or an asymmetric algorithm whose private
+   * keys live in the database (platform/identity/signing-keys.ts) and whose public keys are published.
+   */
+  jwtAlgorithm: JwtAlgorithm;
+  /** The product's own permissions (APP_PERMISSIONS), beside the built-in ones. */
+  appPermissions: string[];
   /** The first key of ENCRYPTION_KEY: everything encrypted from now on uses it. */
   encryptionKey: Buffer;
   /** Every key of ENCRYPTION_KEY, the first one first: a stored value is decrypted with whichever opens it. */

@@ -144,3 +144,4 @@ export function pgErrorCode(err: unknown): string | undefined {
 }
 
 export const isUniqueViolation = (err: unknown) => pgErrorCode(err) === '23505';
+export const isForeignKeyViolation = (err: unknown) => pgErrorCode(err) === '23503';

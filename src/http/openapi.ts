@@ -20,6 +20,7 @@ const TAGS: Array<{ group: string; tags: Array<[name: string, description: strin
       ['Social sign-in', 'Google and GitHub (docs/api.md#social-sign-in)'],
       ['Passkeys', 'WebAuthn passkeys: registration, the list, sign-in (docs/api.md#passkeys)'],
       ['Sessions', 'Token refresh, logout and the session list (docs/api.md#tokens-and-refresh)'],
+      ['Tokens', "Access tokens your own services verify: the JWKS and the session's live view (docs/tokens.md)"],
     ],
   },
   {
@@ -27,6 +28,7 @@ const TAGS: Array<{ group: string; tags: Array<[name: string, description: strin
     tags: [
       ['Organizations', 'Organizations, ownership (docs/api.md#organizations)'],
       ['Members', 'Members and their roles (docs/api.md#members)'],
+      ['Roles', 'The permission catalogue, custom roles and permission checks (docs/api.md#custom-roles)'],
       ['Invitations', 'Invitations by email (docs/api.md#invitations)'],
       ['Projects', "An organization's projects (docs/api.md#projects)"],
     ],

@@ -65,7 +65,7 @@ async function readCredential(deps: Infra, request: FastifyRequest): Promise<Cre
   if (!match) return { kind: 'invalid' };
   if (deps.apiKeys.looksLikeKey(match[1]!)) return { kind: 'apiKey', check: await deps.apiKeys.check(match[1]!) };
   try {
-    return { kind: 'user', claims: deps.tokens.verifyAccess(match[1]!) };
+    return { kind: 'user', claims: await deps.tokens.verifyAccess(match[1]!) };
   } catch {
     return { kind: 'invalid' };
   }

@@ -13,6 +13,9 @@ export const EVENT_TYPES = [
   'project.updated',
   'project.deleted',
   'webhook_endpoint.disabled',
+  'role.created',
+  'role.updated',
+  'role.deleted',
   'test',
 ] as const;
 

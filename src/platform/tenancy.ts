@@ -5,8 +5,8 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import type { Actor } from './identity/actor.js';
-import { type Permission, permissionsOfScopes, ROLE_PERMISSIONS, SCOPE_PERMISSIONS, SCOPES } from './permissions.js';
-import { memberships, organizations, type Role } from '../db/tables/organizations.js';
+import { type Permission, type PermissionCatalogue, permissionsOfScopes, SCOPE_PERMISSIONS, SCOPES } from './permissions.js';
+import { memberships, organizationRoles, organizations, type Role } from '../db/tables/organizations.js';
 import { users } from '../db/tables/users.js';
 import { AppError, authenticationError, authorizationError, notFound } from '../lib/errors.js';
 
@@ -39,7 +39,8 @@ export type OrgActor =
 export interface OrgAccess {
   organizationId: string;
   actor: OrgActor;
-  permissions: ReadonlySet<Permission>;
+  /** What the caller may do here: its role's permissions (built-in and the product's own), or its key's. */
+  permissions: ReadonlySet<string>;
   request: RequestContext;
 }
 
@@ -59,22 +60,28 @@ export function assertKeyMayGrant(access: OrgAccess, role: Role): void {
 
 /** The 403 of an API key that would change or remove a member whose role is `role`. */
 export const keyManageRefusal = (role: Role) =>
-  authorizationError(`An API key cannot change or remove ${role === 'owner' ? 'the owner' : `an ${role}`}`, 'API keys manage only members and viewers; a person with the admin role must do this');
+  authorizationError(
+    `An API key cannot change or remove ${role === 'owner' ? 'the owner' : role === 'admin' ? 'an admin' : `a member with the ${role} role`}`,
+    'API keys manage only members and viewers; a person with the admin role must do this',
+  );
 
 /** 403 when an API key would change or remove a member whose role is `role` (an admin or the owner). */
 export function assertKeyMayManage(access: OrgAccess, role: Role): void {
   if (access.actor.type === 'api_key' && !KEY_MANAGED_ROLES.includes(role)) throw keyManageRefusal(role);
 }
 
-export function createAuthorizer(db: Db) {
-  // One round trip: whether the caller's account is active, the organization, and the caller's
-  // membership in it. The account's flag is read here, where a round trip is made anyway, so an
-  // account deactivated by any means is refused at once even while a cache still holds it active.
+export function createAuthorizer(db: Db, catalogue: PermissionCatalogue) {
+  // One round trip: whether the caller's account is active, the organization, the caller's
+  // membership in it and, for a custom role, what it grants (read with the membership, so a custom
+  // role costs no query of its own and a change to it holds at the next request, on every instance).
+  // The account's flag is read here, where a round trip is made anyway, so an account deactivated by
+  // any means is refused at once even while a cache still holds it active.
   const lookup = db
-    .select({ active: users.isActive, id: organizations.id, role: memberships.role })
+    .select({ active: users.isActive, id: organizations.id, role: memberships.role, custom: organizationRoles.permissions })
     .from(users)
     .leftJoin(organizations, eq(organizations.id, sql.placeholder('orgId')))
     .leftJoin(memberships, and(eq(memberships.organizationId, organizations.id), eq(memberships.userId, users.id)))
+    .leftJoin(organizationRoles, and(eq(organizationRoles.organizationId, memberships.organizationId), eq(organizationRoles.key, memberships.role)))
     .where(eq(users.id, sql.placeholder('userId')))
     .prepare('org_access');
 
@@ -82,7 +89,7 @@ export function createAuthorizer(db: Db) {
     if (actor.kind === 'apiKey') {
       // A key reaches its own organization only, and only what its scopes map to (deny by default).
       if (actor.organizationId !== orgId) throw authorizationError('This API key belongs to another organization');
-      const permissions = permissionsOfScopes(actor.scopes);
+      const permissions: ReadonlySet<string> = permissionsOfScopes(actor.scopes);
       if (!permissions.has(permission)) {
         const needed = SCOPES.filter((s) => (SCOPE_PERMISSIONS[s] as readonly Permission[]).includes(permission));
         throw authorizationError(
@@ -103,7 +110,7 @@ export function createAuthorizer(db: Db) {
     if (!row?.active) throw new AccountDeactivatedError(actor.userId);
     if (!row.id) throw notFound('Organization not found');
     if (!row.role) throw authorizationError('You are not a member of this organization');
-    const permissions = ROLE_PERMISSIONS[row.role];
+    const permissions = catalogue.grants(row.role, row.custom);
     if (!permissions.has(permission)) throw authorizationError(`Missing permission ${permission}`, `Your role (${row.role}) does not grant ${permission}`);
     return {
       organizationId: row.id,

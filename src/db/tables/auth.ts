@@ -1,5 +1,10 @@
-import { bigint, index, integer, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { sql } from 'drizzle-orm';
+import { bigint, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { organizations } from './organizations.js';
 import { users } from './users.js';
+
+/** How a session signed in (the `amr` claim): its first factor, then `otp` when a second one was used. */
+export type AuthMethod = 'pwd' | 'otp' | 'webauthn' | 'magic_link' | 'oauth' | 'sso';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date', precision: 3 });
 
@@ -26,10 +31,17 @@ export const sessions = pgTable(
     authenticatedAt: ts('authenticated_at').notNull(),
     revokedAt: ts('revoked_at'),
     revokedReason: text('revoked_reason'),
+    // How the session signed in; sessions started before it was recorded have none.
+    amr: text('amr').array().$type<AuthMethod[]>().notNull().default(sql`'{}'::text[]`),
+    // The organization the session acts in (the tokens' org_* claims); a membership lost clears it
+    // at the next refresh, a deleted organization at once.
+    activeOrganizationId: text('active_organization_id').references(() => organizations.id, { onDelete: 'set null' }),
   },
   (t) => [
     uniqueIndex('sessions_refresh_token_hash_key').on(t.refreshTokenHash),
     index('sessions_user_active_idx').on(t.userId, t.lastUsedAt),
+    // A deleted organization clears the sessions acting in it (the foreign key's set null).
+    index('sessions_active_organization_idx').on(t.activeOrganizationId).where(sql`active_organization_id is not null`),
   ],
 );
 
@@ -51,8 +63,9 @@ export const emailTokens = pgTable(
     tokenHash: text('token_hash').notNull(),
     // The address the token was sent to: a verification proves this address, not a later one.
     email: text('email').notNull(),
-    // verify_email only: a fingerprint of the password of the registration that asked for the token.
-    // The token verifies nothing once that password changed (someone else may own the account now).
+    // verify_email: a fingerprint of the password of the registration that asked for the token; the
+    // token verifies nothing once that password changed (someone else may own the account now).
+    // two_factor_login: the sign-in method of the first factor (an `amr` value), for the session.
     binding: text('binding'),
     // Two-factor codes checked against this token (magic link, two-factor ticket): reserved before
     // each check; the 5th spends the token.
@@ -137,3 +150,26 @@ export const oauthHandoffs = pgTable('oauth_handoffs', {
   expiresAt: ts('expires_at').notNull(),
   createdAt: ts('created_at').notNull(),
 });
+
+/**
+ * The private keys that sign access tokens under an asymmetric JWT_ALGORITHM (platform/identity/
+ * signing-keys.ts). A key is published from `createdAt`, signs from `activeFrom`, stops signing at
+ * `retiresAt` (its successor's `activeFrom`) and stays published until its last token has expired.
+ * The private key is a PKCS#8 PEM encrypted under ENCRYPTION_KEY, never stored in the clear.
+ */
+export const signingKeys = pgTable(
+  'signing_keys',
+  {
+    // The `kid` of its tokens and of its JWK.
+    id: text('id').primaryKey(),
+    algorithm: text('algorithm').notNull(),
+    publicJwk: jsonb('public_jwk').$type<Record<string, string>>().notNull(),
+    privateKeyEnc: text('private_key_enc').notNull(),
+    createdAt: ts('created_at').notNull(),
+    activeFrom: ts('active_from').notNull(),
+    retiresAt: ts('retires_at'),
+  },
+  (t) => [index('signing_keys_algorithm_idx').on(t.algorithm, t.activeFrom)],
+);
+
+export type SigningKeyRow = typeof signingKeys.$inferSelect;

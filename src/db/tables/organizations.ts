@@ -4,7 +4,10 @@ import { users } from './users.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date', precision: 3 });
 
-export type Role = 'owner' | 'admin' | 'member' | 'viewer';
+/** The four roles every organization has. */
+export type BuiltInRole = 'owner' | 'admin' | 'member' | 'viewer';
+/** A role key: a built-in role, or a custom role of the membership's organization (organization_roles). */
+export type Role = BuiltInRole | (string & {});
 export type PlanName = 'free' | 'pro' | 'enterprise';
 
 export interface OrgSettings {
@@ -84,6 +87,28 @@ export const invitations = pgTable(
   ],
 );
 
+/**
+ * Custom roles (docs/api.md#custom-roles): a key unique in its organization, never a built-in name,
+ * granting catalogue permissions (never org:delete or org:transfer). Members and invitations hold
+ * it by key; it cannot be deleted while one does.
+ */
+export const organizationRoles = pgTable(
+  'organization_roles',
+  {
+    organizationId: text('organization_id')
+      .notNull()
+      .references(() => organizations.id, { onDelete: 'cascade' }),
+    key: text('key').notNull(),
+    name: text('name').notNull(),
+    description: text('description'),
+    permissions: text('permissions').array().notNull(),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.organizationId, t.key] })],
+);
+
 export type OrganizationRow = typeof organizations.$inferSelect;
+export type OrganizationRoleRow = typeof organizationRoles.$inferSelect;
 export type MembershipRow = typeof memberships.$inferSelect;
 export type InvitationRow = typeof invitations.$inferSelect;

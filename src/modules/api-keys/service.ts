@@ -11,8 +11,8 @@ import { randomHex, sha256 } from '../../lib/secrets.js';
 import { keyLastUsedSql, keyRequestsSql } from '../../platform/audit/counters.js';
 import { auditChange } from '../../platform/audit/record.js';
 import { assertWithinLimit, lockPlanLimits } from '../../platform/plans.js';
-import { ROLE_PERMISSIONS } from '../../platform/permissions.js';
-import { memberships } from '../../db/tables/organizations.js';
+import { memberships, organizationRoles } from '../../db/tables/organizations.js';
+import { isBuiltInRole, permissionsOfScopes } from '../../platform/permissions.js';
 import { recordEvent } from '../../platform/outbox.js';
 import { keyEventData as eventData } from '../../platform/member-keys.js';
 import { apiKeys, type ApiKeyRow } from '../../db/tables/api-keys.js';
@@ -44,14 +44,30 @@ export const present = (k: KeyWithUse) => ({
  * waits for this key, then revokes it with the others. Taken after the organization's lock, which a
  * membership change's audit entry does not wait for (FOR KEY SHARE).
  */
-async function assertStillMayCreate(tx: Tx, access: OrgAccess) {
+async function assertStillMayCreate(deps: Infra, tx: Tx, access: OrgAccess, scopes: string[]) {
   const [mine] = await tx
     .select({ role: memberships.role })
     .from(memberships)
     .where(and(eq(memberships.organizationId, access.organizationId), eq(memberships.userId, access.actor.userId)))
     .for('share');
-  if (!mine || !ROLE_PERMISSIONS[mine.role].has('api-keys:create')) {
+  // A custom role's row is held too: a change to its permissions waits for this key, then sees it.
+  const custom =
+    mine && !isBuiltInRole(mine.role)
+      ? await tx
+          .select({ permissions: organizationRoles.permissions })
+          .from(organizationRoles)
+          .where(and(eq(organizationRoles.organizationId, access.organizationId), eq(organizationRoles.key, mine.role)))
+          .for('share')
+      : [];
+  const granted = mine ? deps.permissions.grants(mine.role, custom[0]?.permissions ?? null) : new Set<string>();
+  if (!granted.has('api-keys:create')) {
     throw authorizationError('Missing permission api-keys:create', 'Your role in this organization changed while the key was being created');
+  }
+  // A key reaches no further than its maker's role (a custom role may make keys without holding
+  // every permission a scope reaches).
+  for (const scope of scopes) {
+    const beyond = [...permissionsOfScopes([scope])].find((p) => !granted.has(p));
+    if (beyond) throw authorizationError(`You cannot give a key the scope ${scope}`, `It reaches ${beyond}, which your own role does not grant`);
   }
 }
 
@@ -72,7 +88,7 @@ export async function createApiKey(deps: Infra, access: OrgAccess, input: Create
   const plainKey = `${prefix}_${mode}_${random}`;
   return transaction(deps.db, async (tx) => {
     const limits = await lockPlanLimits(tx, access.organizationId);
-    await assertStillMayCreate(tx, access);
+    await assertStillMayCreate(deps, tx, access, input.scopes ?? []);
     const [active] = await tx
       .select({ n: count() })
       .from(apiKeys)

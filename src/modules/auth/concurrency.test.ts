@@ -133,7 +133,7 @@ if (onPostgres) {
           const expires = new Date(now.getTime() + 86_400_000).toISOString();
           await Promise.all(
             clients.map((c, i) =>
-              c.query(`select id from tenantry_start_session($1, $2, $3, null, null, $4, $5, '[]', 4) as id`, [
+              c.query(`select id from tenantry_start_session($1, $2, $3, null, null, $4, $5, '[]', 4, '{pwd}', null) as id`, [
                 `ses_race_${round}_${i}`,
                 user!.id,
                 `hash-${round}-${i}`,

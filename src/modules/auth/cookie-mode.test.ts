@@ -44,7 +44,7 @@ async function cookieSession(label: string) {
 describe('signing in', () => {
   it('login sets the cookie with the exact attributes and leaves the refresh token out of the body', async () => {
     const s = await cookieSession('ck-login');
-    expect(Object.keys(json(s.res)).sort()).toEqual(['accessToken', 'expiresIn', 'user']);
+    expect(Object.keys(json(s.res)).sort()).toEqual(['accessToken', 'expiresIn', 'organizationId', 'user']);
     expect(decodeJwt(s.cookie).payload).toMatchObject({ sessionId: expect.stringMatching(/^ses_/) });
     expect((await getMe(t, s.accessToken)).statusCode).toBe(200);
   });
@@ -75,7 +75,7 @@ describe('refresh with the cookie', () => {
       const before = s.cookie;
       const res = await refresh(withCookie(before, headers));
       expect(res.statusCode, res.body).toBe(200);
-      expect(Object.keys(json(res)).sort()).toEqual(['accessToken', 'expiresIn']);
+      expect(Object.keys(json(res)).sort()).toEqual(['accessToken', 'expiresIn', 'organizationId']);
       s.cookie = cookieOf(res);
       expect(s.cookie).not.toBe(before);
       expect((await getMe(t, json(res).accessToken)).statusCode).toBe(200);

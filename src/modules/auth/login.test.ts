@@ -57,18 +57,19 @@ describe('login: credentials', () => {
 });
 
 describe('login: response and tokens', () => {
-  it('answers exactly {accessToken, refreshToken, expiresIn: 900, user}', async () => {
+  it('answers exactly {accessToken, refreshToken, expiresIn: 900, organizationId: null, user}', async () => {
     const { email, userId } = await verifiedUser(t, 'shape');
     const res = await loginRaw(t, email, PASSWORD);
     expect(res.statusCode, res.body).toBe(200);
     const body = json(res);
-    expect(Object.keys(body).sort()).toEqual(['accessToken', 'expiresIn', 'refreshToken', 'user']);
+    expect(Object.keys(body).sort()).toEqual(['accessToken', 'expiresIn', 'organizationId', 'refreshToken', 'user']);
     expect(body.expiresIn).toBe(900);
+    expect(body.organizationId).toBeNull();
     expect(body.user).toEqual({ id: userId, email, fullName: 'Test User', emailVerified: expect.any(String), twoFactorEnabled: false });
     expect(new Date(body.user.emailVerified).toISOString()).toBe(body.user.emailVerified);
   });
 
-  it('signs an access token with userId, email, sessionId (a real session), iss, iat and exp = iat + 900', async () => {
+  it('signs an access token with userId, email, sessionId (a real session), sub, amr, iss, iat and exp = iat + 900', async () => {
     const { email, userId } = await verifiedUser(t, 'claims');
     const body = json(await loginRaw(t, email, PASSWORD));
     const { header, payload } = decodeJwt(body.accessToken);
@@ -77,6 +78,8 @@ describe('login: response and tokens', () => {
       userId,
       email,
       sessionId: expect.stringMatching(/^ses_[0-9a-z]{26}$/),
+      sub: userId,
+      amr: ['pwd'],
       iss: 'tenantry',
       iat: Math.floor(t.clock.now().getTime() / 1000),
       exp: expect.any(Number),

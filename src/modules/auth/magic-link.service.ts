@@ -37,7 +37,7 @@ export async function verifyMagicLink(deps: Infra, input: { token: string; twoFa
     });
     // Verified in between by another path: the link is spent; the sign-in starts over as usual.
     if (!claimed) throw invalidLink();
-    return startSession(deps, claimed, meta);
+    return startSession(deps, claimed, meta, null, { amr: ['magic_link'] });
   }
 
   assertNotLocked(deps, user);
@@ -47,5 +47,5 @@ export async function verifyMagicLink(deps: Infra, input: { token: string; twoFa
     reservation = await checkSecondFactorOnToken(deps, user, input.token, 'magic_link', input.twoFactorCode);
   }
   await transaction(deps.db, (tx) => consumeEmailToken(deps, tx, input.token, 'magic_link'));
-  return startSession(deps, user, meta, reservation);
+  return startSession(deps, user, meta, reservation, { amr: reservation ? ['magic_link', 'otp'] : ['magic_link'] });
 }

@@ -63,7 +63,7 @@ describe('signing in with a magic link', () => {
     const res = await verify(token);
     expect(res.statusCode, res.body).toBe(200);
     const body = json(res);
-    expect(Object.keys(body).sort()).toEqual(['accessToken', 'expiresIn', 'refreshToken', 'user']);
+    expect(Object.keys(body).sort()).toEqual(['accessToken', 'expiresIn', 'organizationId', 'refreshToken', 'user']);
     expect(body.expiresIn).toBe(900);
     expect(body.user).toEqual({ id: userId, email, fullName: 'Test User', emailVerified: expect.any(String), twoFactorEnabled: false });
     expect(decodeJwt(body.accessToken).payload).toMatchObject({ userId, email, sessionId: expect.stringMatching(/^ses_/) });

@@ -55,7 +55,7 @@ describe('the callback: accounts', () => {
     const res = await signIn(identity(email.toUpperCase()));
     expect(res.statusCode, res.body).toBe(200);
     const body = json(res);
-    expect(Object.keys(body).sort()).toEqual(['accessToken', 'expiresIn', 'refreshToken', 'user']);
+    expect(Object.keys(body).sort()).toEqual(['accessToken', 'expiresIn', 'organizationId', 'refreshToken', 'user']);
     expect(body.expiresIn).toBe(900);
     expect(body.user).toEqual({ id: expect.stringMatching(/^usr_/), email, fullName: 'Social User', emailVerified: t.clock.now().toISOString(), twoFactorEnabled: false });
     // The state cookie is cleared.

@@ -61,7 +61,7 @@ describe('the hand-off', () => {
     const res = await exchange(fragment.code);
     expect(res.statusCode, res.body).toBe(200);
     const body = json(res);
-    expect(Object.keys(body).sort()).toEqual(['accessToken', 'expiresIn', 'refreshToken', 'user']);
+    expect(Object.keys(body).sort()).toEqual(['accessToken', 'expiresIn', 'organizationId', 'refreshToken', 'user']);
     expect(body.user).toMatchObject({ id: row!.user_id, email, emailVerified: expect.any(String), twoFactorEnabled: false });
     expect(json(await getMe(t, body.accessToken))).toMatchObject({ id: row!.user_id, email });
     expect((await t.request({ method: 'POST', url: '/api/v1/auth/refresh', payload: { refreshToken: body.refreshToken } })).statusCode).toBe(200);
@@ -195,7 +195,7 @@ describe('two-factor', () => {
       headers: { 'x-session-mode': 'cookie' },
     });
     expect(done.statusCode, done.body).toBe(200);
-    expect(Object.keys(json(done)).sort()).toEqual(['accessToken', 'expiresIn', 'user']);
+    expect(Object.keys(json(done)).sort()).toEqual(['accessToken', 'expiresIn', 'organizationId', 'user']);
     expect(String(done.headers['set-cookie'])).toMatch(/^tenantry_refresh=[\w.-]+; HttpOnly; SameSite=Strict; Path=\/api\/v1\/auth; Max-Age=604800$/);
   });
 

@@ -235,8 +235,8 @@ function assertSocialSignIn(deps: Infra, user: UserRow) {
 /** The end of a social sign-in: the two-factor step (401 with a ticket), else a session. */
 async function completeSocialSignIn(deps: Infra, user: UserRow, meta: ClientMeta) {
   assertSocialSignIn(deps, user);
-  if (needsSecondFactor(deps, user)) throw await startTwoFactorChallenge(deps, user);
-  return startSession(deps, user, meta);
+  if (needsSecondFactor(deps, user)) throw await startTwoFactorChallenge(deps, user, 'oauth');
+  return startSession(deps, user, meta, null, { amr: ['oauth'] });
 }
 
 /** The JSON callback: answers as login does. */

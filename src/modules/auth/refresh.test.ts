@@ -28,7 +28,7 @@ describe('POST /auth/refresh', () => {
     const res = await refreshRaw(t, user.refreshToken);
     expect(res.statusCode, res.body).toBe(200);
     const next = json(res);
-    expect(Object.keys(next).sort()).toEqual(['accessToken', 'expiresIn', 'refreshToken']);
+    expect(Object.keys(next).sort()).toEqual(['accessToken', 'expiresIn', 'organizationId', 'refreshToken']);
     expect(next.expiresIn).toBe(900);
     expect(next.refreshToken).not.toBe(user.refreshToken);
     expect(next.accessToken).not.toBe(user.accessToken);

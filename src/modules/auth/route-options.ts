@@ -43,3 +43,9 @@ export const INVALID_CODE: ErrorExample = {
   details: 'code: does not match the authenticator or an unused backup code',
 };
 export const USER_NOT_FOUND: ErrorExample = { code: 'NOT_FOUND', message: 'User not found' };
+export const NOT_A_MEMBER: ErrorExample = {
+  code: 'AUTHORIZATION_ERROR',
+  name: 'notAMember',
+  message: 'You are not a member of this organization',
+  details: 'organizationId: names an organization this account does not belong to',
+};

@@ -13,7 +13,7 @@ import { ChangePasswordBody, EmailBody, LoginBody, LoginResponse, LogoutBody, Re
 import * as account from './account.service.js';
 import * as auth from './service.js';
 import * as signIn from './sign-in.js';
-import { clientMeta, COOKIE_MODE, INVALID_SECOND_FACTOR, INVALID_TOKEN, LOCKED, TWO_FACTOR_REQUIRED, USER_NOT_FOUND, WEAK_PASSWORD } from './route-options.js';
+import { clientMeta, COOKIE_MODE, INVALID_SECOND_FACTOR, NOT_A_MEMBER, INVALID_TOKEN, LOCKED, TWO_FACTOR_REQUIRED, USER_NOT_FOUND, WEAK_PASSWORD } from './route-options.js';
 import { magicLinkRoutes, oauthRoutes } from './link.routes.js';
 import { twoFactorRoutes } from './two-factor.routes.js';
 import { accountRoutes } from './account.routes.js';
@@ -91,11 +91,12 @@ export function authRoutes(deps: Infra) {
         { code: 'AUTHENTICATION_ERROR', message: 'Invalid or expired refresh token' },
         NO_REFRESH_TOKEN,
         { code: 'VALIDATION_ERROR', message: 'Invalid request body', details: 'refreshToken: is required' },
+        NOT_A_MEMBER,
       ],
       handler: async (ctx, { body }) => {
         const token = cookies.refreshToken(ctx.request, body.refreshToken);
         if (token === undefined) throw noRefreshToken(ctx.request, validationError('Invalid request body', 'refreshToken: is required'));
-        return cookies.deliver(ctx.request, ctx.reply, await auth.refresh(deps, token));
+        return cookies.deliver(ctx.request, ctx.reply, await auth.refresh(deps, token, body.organizationId));
       },
     }),
     route({
@@ -166,6 +167,7 @@ function passwordRoutes(deps: Infra) {
         INVALID_SECOND_FACTOR,
         'EMAIL_NOT_VERIFIED',
         LOCKED,
+        NOT_A_MEMBER,
         { code: 'INTERNAL_ERROR', message: 'The two-factor secret cannot be read', details: 'It was encrypted with a key that ENCRYPTION_KEY no longer lists' },
       ],
       handler: async (ctx, { body }) => cookies.deliver(ctx.request, ctx.reply, await signIn.login(deps, body, clientMeta(ctx.request))),

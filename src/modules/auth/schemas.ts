@@ -11,6 +11,10 @@ const PASSWORD = 'Analytical-Engine-1';
 const ACCESS = 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ1c2VySWQiOiJ1c3JfMDFqcTNibjl6czBhN2F3eTJ3MnZjNmJ0ZTEifQ.c2lnbmF0dXJl';
 const REFRESH = 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9uSWQiOiJzZXNfMDFqcTNicDJhN3I1eHE5ZGRmMGtqdDhnMGMifQ.c2lnbmF0dXJl';
 const USER_ID = 'usr_01jq3bn9zs0a7awy2w2vc6bte1';
+const ORG_ID = 'org_01jq3bz8n6m4k2j0h8g6f4d2c0';
+
+/** An organization to act in (docs/api.md#active-organization): a string makes it active, null clears it. */
+const ActiveOrganization = Nullable(Type.String({ minLength: 1, maxLength: 64 }));
 
 export const RegisterBody = named(
   'RegisterRequest',
@@ -29,8 +33,12 @@ export const LoginBody = named(
     email: Email,
     password: Password,
     twoFactorCode: Type.Optional(Type.String({ minLength: 1, maxLength: 32, description: 'A TOTP code or an unused backup code, when two-factor is enabled' })),
+    organizationId: Type.Optional({
+      ...ActiveOrganization,
+      description: 'The organization the new session acts in (its tokens carry org_id, org_role, org_permissions); 403 when the account is not a member of it',
+    }),
   }),
-  { examples: [{ email: ADA, password: PASSWORD }] },
+  { examples: [{ email: ADA, password: PASSWORD }, { email: ADA, password: PASSWORD, organizationId: ORG_ID }] },
 );
 
 export const LoginUser = named(
@@ -54,9 +62,10 @@ const tokenFields = {
     }),
   ),
   expiresIn: Type.Integer({ description: 'Access token lifetime in seconds' }),
+  organizationId: Nullable(Type.String({ description: "The session's active organization (docs/api.md#active-organization), or null" })),
 };
 
-export const TokenPair = named('TokenPair', Type.Object(tokenFields), { examples: [{ accessToken: ACCESS, refreshToken: REFRESH, expiresIn: 900 }] });
+export const TokenPair = named('TokenPair', Type.Object(tokenFields), { examples: [{ accessToken: ACCESS, refreshToken: REFRESH, expiresIn: 900, organizationId: ORG_ID }] });
 
 export const LoginResponse = named('LoginResponse', Type.Object({ ...tokenFields, user: ref(LoginUser) }), {
   description: 'What every sign-in method answers (docs/api.md#sign-in-with-email-and-password)',
@@ -65,6 +74,7 @@ export const LoginResponse = named('LoginResponse', Type.Object({ ...tokenFields
       accessToken: ACCESS,
       refreshToken: REFRESH,
       expiresIn: 900,
+      organizationId: null,
       user: { id: USER_ID, email: ADA, fullName: 'Ada Lovelace', emailVerified: '2026-03-01T12:00:00.000Z', twoFactorEnabled: false },
     },
   ],
@@ -74,7 +84,18 @@ const refreshTokenField = Type.Optional({
   ...Token,
   description: 'Left out in cookie mode (`X-Session-Mode: cookie`): the `tenantry_refresh` cookie is used instead (docs/api.md#cookie-mode)',
 });
-export const RefreshBody = named('RefreshRequest', Body({ refreshToken: refreshTokenField }), { examples: [{ refreshToken: REFRESH }, {}] });
+export const RefreshBody = named(
+  'RefreshRequest',
+  Body({
+    refreshToken: refreshTokenField,
+    organizationId: Type.Optional({
+      ...ActiveOrganization,
+      description:
+        "A string makes that organization the session's active one (403 when the account is not a member: the refresh token stays unspent), null clears it; left out, the session's is kept (cleared if the membership has ended)",
+    }),
+  }),
+  { examples: [{ refreshToken: REFRESH }, {}, { refreshToken: REFRESH, organizationId: ORG_ID }] },
+);
 export const LogoutBody = named('LogoutRequest', Body({ refreshToken: refreshTokenField }), {
   description: 'Needed only without an access token: the refresh token of the session to end, or none in cookie mode',
   examples: [{}, { refreshToken: REFRESH }],
@@ -167,4 +188,35 @@ export const ChangePasswordBody = named(
     newPassword: Type.String({ minLength: 8, maxLength: 128 }),
   }),
   { examples: [{ currentPassword: PASSWORD, newPassword: 'Difference-Engine-2' }] },
+);
+
+export const AuthMethod = Type.Enum(['pwd', 'otp', 'webauthn', 'magic_link', 'oauth', 'sso']);
+
+export const SessionNow = named(
+  'SessionNow',
+  Type.Object({
+    userId: Type.String(),
+    sessionId: Type.String(),
+    organizationId: Nullable(Type.String({ description: 'The active organization, or null (none, or the membership has ended)' })),
+    role: Nullable(Type.String({ description: "The caller's role key in the active organization" })),
+    permissions: Type.Array(Type.String(), { description: 'What that role grants: built-in and product permissions' }),
+    amr: Type.Array(AuthMethod, { description: 'How the session signed in: its first factor, then `otp` when a second factor was used' }),
+    impersonatorId: Nullable(Type.String({ description: 'The platform administrator acting as the user, or null' })),
+    expiresAt: Type.String({ format: 'date-time', description: 'When the session ends unless refreshed' }),
+  }),
+  {
+    description: "The caller's session as it stands now (docs/api.md#the-session-now)",
+    examples: [
+      {
+        userId: USER_ID,
+        sessionId: 'ses_01jq3bp2a7r5xq9ddf0kjt8g0c',
+        organizationId: ORG_ID,
+        role: 'admin',
+        permissions: ['org:read', 'members:read', 'projects:read', 'projects:write'],
+        amr: ['pwd', 'otp'],
+        impersonatorId: null,
+        expiresAt: '2026-03-08T12:00:00.000Z',
+      },
+    ],
+  },
 );

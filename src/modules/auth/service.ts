@@ -2,7 +2,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { prepared } from '../../db/prepared.js';
 import type { Infra } from '../../infra.js';
-import { isUniqueViolation } from '../../db/client.js';
+import { isForeignKeyViolation, isUniqueViolation } from '../../db/client.js';
 import { authenticationError, conflict, validationError } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import { sha256 } from '../../lib/secrets.js';
@@ -15,6 +15,7 @@ import { claimUnverifiedAccount, voidSignInTickets } from './claim.js';
 import { consumeEmailToken, issueEmailToken, mailTokenLater, passwordBinding } from './email-tokens.js';
 import { sessions } from '../../db/tables/auth.js';
 import { transaction } from '../../db/transaction.js';
+import { notAMember, organizationClaims } from './active-organization.js';
 
 
 
@@ -80,7 +81,12 @@ export async function resendVerification(deps: Infra, email: string) {
   if (user && user.isActive && !user.emailVerifiedAt) mailTokenLater(deps, user, 'verify_email', verifyEmailMail);
 }
 
-export async function refresh(deps: Infra, refreshToken: string) {
+/**
+ * A new pair for the session's current refresh token. `organizationId`: a string makes it the active
+ * organization (403 for a non-member, before the token is spent), null clears it, absent keeps the
+ * session's, cleared if the membership has ended. The claims show the role as it is now.
+ */
+export async function refresh(deps: Infra, refreshToken: string, organizationId?: string | null) {
   let claims;
   try {
     claims = deps.tokens.verifyRefresh(refreshToken);
@@ -89,11 +95,33 @@ export async function refresh(deps: Infra, refreshToken: string) {
   }
   const now = deps.clock.now();
   const oldHash = sha256(claims.jti);
+  // The organization is decided for a token that is the session's current one; any other goes on to
+  // the guarded swap, which refuses it (and detects a reuse) as before.
+  const [current] = await deps.db
+    .select({ hash: sessions.refreshTokenHash, revokedAt: sessions.revokedAt, expiresAt: sessions.expiresAt, org: sessions.activeOrganizationId, amr: sessions.amr })
+    .from(sessions)
+    .where(and(eq(sessions.id, claims.sessionId), eq(sessions.userId, claims.userId)));
+  let organization = null;
+  if (current && current.hash === oldHash && !current.revokedAt && current.expiresAt > now) {
+    const target = organizationId === undefined ? current.org : organizationId;
+    if (target) organization = await organizationClaims(deps, target, claims.userId);
+    if (organizationId && !organization) throw notAMember();
+  }
+  const [user] = await deps.db.select().from(users).where(eq(users.id, claims.userId));
   const next = deps.tokens.signRefresh(claims.userId, claims.sessionId);
+  // Signed before the swap: a key that cannot be read fails the refresh with the token unspent.
+  const accessToken = user?.isActive ? await deps.tokens.signAccess({ user, sessionId: claims.sessionId, amr: current?.amr ?? [], organization }) : null;
   // The swap is one guarded UPDATE: of concurrent refreshes with one token exactly one matches.
-  const [swapped] = await deps.db
+  const swap = deps.db
     .update(sessions)
-    .set({ refreshTokenHash: sha256(next.jti), previousTokenHash: oldHash, rotatedAt: now, lastUsedAt: now, expiresAt: next.expiresAt })
+    .set({
+      refreshTokenHash: sha256(next.jti),
+      previousTokenHash: oldHash,
+      rotatedAt: now,
+      lastUsedAt: now,
+      expiresAt: next.expiresAt,
+      activeOrganizationId: organization?.id ?? null,
+    })
     .where(
       and(
         eq(sessions.id, claims.sessionId),
@@ -104,13 +132,25 @@ export async function refresh(deps: Infra, refreshToken: string) {
       ),
     )
     .returning({ id: sessions.id });
+  let swapped;
+  try {
+    [swapped] = await swap;
+  } catch (err) {
+    // The organization was deleted since it was read: the token is not spent.
+    if (isForeignKeyViolation(err)) throw notAMember();
+    throw err;
+  }
   if (!swapped) {
     await handleStaleRefresh(deps, claims.sessionId, claims.userId, oldHash);
     throw authenticationError('Invalid or expired refresh token');
   }
-  const [user] = await deps.db.select().from(users).where(eq(users.id, claims.userId));
-  if (!user || !user.isActive) throw authenticationError('Invalid or expired refresh token');
-  return { accessToken: deps.tokens.signAccess(user, claims.sessionId), refreshToken: next.token, expiresIn: deps.tokens.accessTtlS };
+  if (accessToken === null) throw authenticationError('Invalid or expired refresh token');
+  return {
+    accessToken,
+    refreshToken: next.token,
+    expiresIn: deps.tokens.accessTtlS,
+    organizationId: organization?.id ?? null,
+  };
 }
 
 /**

@@ -27,6 +27,9 @@ import { sql } from 'drizzle-orm';
 import type { UserRow } from '../../db/tables/users.js';
 import type { Infra } from '../../infra.js';
 import { AppError, authenticationError } from '../../lib/errors.js';
+import { isForeignKeyViolation } from '../../db/client.js';
+import type { AuthMethod } from '../../db/tables/auth.js';
+import { notAMember, organizationClaims } from './active-organization.js';
 import { newId } from '../../lib/ids.js';
 import { reserveTokenCheck } from './email-tokens.js';
 import { findUserByEmail, invalidToken } from './service.js';
@@ -229,24 +232,51 @@ export const loginUser = (user: UserRow) => ({
   twoFactorEnabled: user.twoFactorEnabled,
 });
 
+/** How a session starts: how it signed in (the `amr` claim) and the organization it acts in, if any. */
+export interface SessionStart {
+  amr: AuthMethod[];
+  organizationId?: string | null;
+}
+
 /**
- * The end of every sign-in method: failures cleared (and the sign-in's reserved check ended, if it
- * had one), a new session (under the cap), a token pair.
+ * The end of every sign-in method: the organization to make active checked (403 for a non-member:
+ * nothing starts, the reserved check is released), failures cleared (and the sign-in's reserved
+ * check ended, if it had one), a new session (under the cap), a token pair.
  */
-export async function startSession(deps: Infra, user: UserRow, meta: ClientMeta, reservation: Reservation | null = null) {
+export async function startSession(deps: Infra, user: UserRow, meta: ClientMeta, reservation: Reservation | null, start: SessionStart) {
+  const organization = start.organizationId ? await organizationClaims(deps, start.organizationId, user.id) : null;
+  if (start.organizationId && !organization) {
+    if (reservation) await releaseCheck(deps, reservation);
+    throw notAMember();
+  }
   const sessionId = newId('ses', deps.clock.now().getTime());
   const refresh = deps.tokens.signRefresh(user.id, sessionId);
+  // Signed first: a key that cannot be read (ENCRYPTION_KEY) fails the sign-in before anything is written.
+  let accessToken;
+  try {
+    accessToken = await deps.tokens.signAccess({ user, sessionId, amr: start.amr, organization });
+  } catch (err) {
+    if (reservation) await releaseCheck(deps, reservation);
+    throw err;
+  }
   await passCheck(deps, user.id, reservation);
-  await deps.sessions.start(sessionId, user.id, meta, refresh.jti, refresh.expiresAt);
+  try {
+    await deps.sessions.start(sessionId, user.id, meta, refresh.jti, refresh.expiresAt, start.amr, organization?.id ?? null);
+  } catch (err) {
+    // The organization was deleted since it was checked.
+    if (isForeignKeyViolation(err)) throw notAMember();
+    throw err;
+  }
   return {
-    accessToken: deps.tokens.signAccess(user, sessionId),
+    accessToken,
     refreshToken: refresh.token,
     expiresIn: deps.tokens.accessTtlS,
+    organizationId: organization?.id ?? null,
     user: loginUser(user),
   };
 }
 
-export async function login(deps: Infra, input: { email: string; password: string; twoFactorCode?: string }, meta: ClientMeta) {
+export async function login(deps: Infra, input: { email: string; password: string; twoFactorCode?: string; organizationId?: string | null }, meta: ClientMeta) {
   const user = await findUserByEmail(deps, input.email);
   if (!user || !user.passwordHash || !user.isActive) {
     await deps.passwords.verifyDummy(input.password);
@@ -269,7 +299,7 @@ export async function login(deps: Infra, input: { email: string; password: strin
     assertCanSignIn(deps, user);
     throw twoFactorRequired();
   }
-  return startSession(deps, user, meta, reservation);
+  return startSession(deps, user, meta, reservation, { amr: code ? ['pwd', 'otp'] : ['pwd'], organizationId: input.organizationId ?? null });
 }
 
 export const needsSecondFactor = (deps: Infra, user: UserRow) => user.twoFactorEnabled && deps.config.auth.methods.twoFactor;

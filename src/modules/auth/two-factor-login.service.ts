@@ -6,13 +6,17 @@ import { eq } from 'drizzle-orm';
 import type { Infra } from '../../infra.js';
 import { validationError } from '../../lib/errors.js';
 import { users, type UserRow } from '../../db/tables/users.js';
+
+/** The first factors that leave the second to a ticket. */
+export type FirstFactor = 'oauth' | 'webauthn';
 import { consumeEmailToken, findLiveToken, issueToken } from './email-tokens.js';
 import { assertNotLocked, checkSecondFactorOnToken, type ClientMeta, startSession } from './sign-in.js';
 import { twoFactorRequired } from './second-factor.js';
 import { transaction } from '../../db/transaction.js';
 
-export async function startTwoFactorChallenge(deps: Infra, user: UserRow) {
-  const token = await transaction(deps.db, (tx) => issueToken(deps, tx, user.id, user.email, 'two_factor_login'));
+/** The ticket of a sign-in whose first factor (`method`, recorded for the session's `amr`) is proven. */
+export async function startTwoFactorChallenge(deps: Infra, user: UserRow, method: FirstFactor) {
+  const token = await transaction(deps.db, (tx) => issueToken(deps, tx, user.id, user.email, 'two_factor_login', method));
   const err = twoFactorRequired();
   err.extra.twoFactorToken = token;
   return err;
@@ -27,6 +31,8 @@ export async function completeTwoFactorLogin(deps: Infra, input: { twoFactorToke
   if (!user || !user.isActive) throw invalidTicket();
   assertNotLocked(deps, user);
   const reservation = await checkSecondFactorOnToken(deps, user, input.twoFactorToken, 'two_factor_login', input.code);
-  await transaction(deps.db, (tx) => consumeEmailToken(deps, tx, input.twoFactorToken, 'two_factor_login'));
-  return startSession(deps, user, meta, reservation);
+  const { binding } = await transaction(deps.db, (tx) => consumeEmailToken(deps, tx, input.twoFactorToken, 'two_factor_login'));
+  // Tickets issued before the first factor was recorded came from a social sign-in.
+  const first: FirstFactor = binding === 'webauthn' ? 'webauthn' : 'oauth';
+  return startSession(deps, user, meta, reservation, { amr: [first, 'otp'] });
 }

@@ -22,6 +22,10 @@ afterAll(async () => {
   await t?.close();
 });
 
+/** A custom role every fixture organization has (the role routes' `:key`). */
+const FIXTURE_ROLE = 'fixture-role';
+let roleCounter = 0;
+
 interface Ids {
   org: string;
   /** A plain member (role member) other than the callers. */
@@ -41,6 +45,8 @@ async function fixture(owner: SignedInUser, extra: SignedInUser): Promise<Ids> {
   const { invitation } = await invite(t, org.id, owner, uniqueEmail('pending'), 'member');
   const project = await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/projects`, headers: owner.auth, payload: { name: 'Fixture' } });
   expect(project.statusCode, project.body).toBe(201);
+  const role = await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/roles`, headers: owner.auth, payload: { key: FIXTURE_ROLE, name: 'Fixture', permissions: ['org:read'] } });
+  expect(role.statusCode, role.body).toBe(201);
   return { org: org.id, member: member.id, invitation: invitation.id as string, project: json(project).id as string };
 }
 
@@ -48,7 +54,7 @@ async function fixture(owner: SignedInUser, extra: SignedInUser): Promise<Ids> {
 async function state(ids: Ids[]) {
   const out = [];
   for (const { org } of ids) {
-    for (const table of ['organizations', 'memberships', 'invitations', 'projects', 'events', 'audit_logs'] as const) {
+    for (const table of ['organizations', 'memberships', 'invitations', 'projects', 'organization_roles', 'events', 'audit_logs'] as const) {
       const key = table === 'organizations' ? sql`id` : sql`organization_id`;
       out.push(rowsOf(await t.deps.db.execute(sql`select row_to_json(x)::text as r from ${sql.identifier(table)} x where ${key} = ${org} order by 1`)).map((r) => r.r));
     }
@@ -88,6 +94,11 @@ const ROUTES: OrgRoute[] = [
   { method: 'GET', pattern: '/organizations/:orgId/projects/:projectId', min: 'viewer', control: 200, sub: 'projectId' },
   { method: 'PATCH', pattern: '/organizations/:orgId/projects/:projectId', min: 'member', control: 200, payload: () => ({ name: 'Renamed' }), sub: 'projectId' },
   { method: 'DELETE', pattern: '/organizations/:orgId/projects/:projectId', min: 'member', control: 200, sub: 'projectId' },
+  { method: 'GET', pattern: '/organizations/:orgId/roles', min: 'viewer', control: 200 },
+  { method: 'POST', pattern: '/organizations/:orgId/roles', min: 'admin', control: 201, payload: () => ({ key: `access-${++roleCounter}`, name: 'New', permissions: ['org:read'] }) },
+  { method: 'PATCH', pattern: '/organizations/:orgId/roles/:key', min: 'admin', control: 200, payload: () => ({ name: 'Renamed' }) },
+  { method: 'DELETE', pattern: '/organizations/:orgId/roles/:key', min: 'admin', control: 200 },
+  { method: 'POST', pattern: '/organizations/:orgId/permissions/check', min: 'viewer', control: 200, payload: () => ({ userId: users.target.userId, permissions: ['org:read'] }) },
 ];
 
 const RANK: OrgRole[] = ['viewer', 'member', 'admin', 'owner'];
@@ -98,7 +109,8 @@ function url(route: OrgRoute, ids: Ids, orgId = ids.org, subId?: string) {
     .replace(':orgId', orgId)
     .replace(':memberId', subId ?? ids.member)
     .replace(':invitationId', subId ?? ids.invitation)
-    .replace(':projectId', subId ?? ids.project)}`;
+    .replace(':projectId', subId ?? ids.project)
+    .replace(':key', FIXTURE_ROLE)}`;
 }
 
 function call(route: OrgRoute, caller: SignedInUser, path: string, ids: Ids) {

@@ -17,7 +17,9 @@ import { assertWithinLimit, lockPlanLimits, type PlanLimits } from '../../platfo
 import { users } from '../../db/tables/users.js';
 import { recordEvent } from '../../platform/outbox.js';
 import { memberEventData, presentMember } from './service.js';
-import { invitations, memberships, organizations, type InvitationRow, type InvitationStatus, type Role } from '../../db/tables/organizations.js';
+import { invitations, memberships, organizations, type InvitationRow, type InvitationStatus } from '../../db/tables/organizations.js';
+import { assertWithinCeiling, assignableRole, roleGrants } from '../../platform/roles.js';
+import { assertNotOwnerRole } from './members.service.js';
 import { transaction } from '../../db/transaction.js';
 
 const VALIDITY_MS = 7 * 24 * 60 * 60 * 1000;
@@ -83,7 +85,8 @@ async function mailInvitation(deps: Infra, tx: Tx, inv: InvitationRow, inviter: 
   return invitationMail(inv.email, org?.name ?? 'an organization', inviter.fullName ?? inviter.email, inv.role, inviteUrl(deps, token));
 }
 
-export async function createInvitation(deps: Infra, access: OrgAccess, input: { email: string; role: Exclude<Role, 'owner'> }) {
+export async function createInvitation(deps: Infra, access: OrgAccess, input: { email: string; role: string }) {
+  assertNotOwnerRole(input.role);
   // An API key invites members and viewers only (403 before anything is written).
   assertKeyMayGrant(access, input.role);
   const email = input.email.trim().toLowerCase();
@@ -92,6 +95,8 @@ export async function createInvitation(deps: Infra, access: OrgAccess, input: { 
   const result = await transaction(deps.db, async (tx) => {
     // Conflicts first (a 409 says more than a 402), all under the organization's row lock.
     const limits = await lockPlanLimits(tx, access.organizationId);
+    // A custom role of this organization (400 otherwise), within the inviter's own permissions (403).
+    assertWithinCeiling(access, await assignableRole(tx, deps.permissions, access.organizationId, input.role), 'give');
     await assertInvitable(tx, access.organizationId, email, now);
     await assertSeatAvailable(tx, access.organizationId, now, limits);
     const [inv] = await tx
@@ -171,8 +176,10 @@ export async function resendInvitation(deps: Infra, access: OrgAccess, invitatio
   const token = randomToken(32);
   const result = await transaction(deps.db, async (tx) => {
     const { inv, by } = await loadInvitation(tx, access.organizationId, invitationId);
-    // Renewing an admin invitation gives the role as much as sending it: not through an API key.
+    // Renewing an admin invitation gives the role as much as sending it: not through an API key, nor
+    // by a person whose own permissions do not cover the role.
     assertKeyMayGrant(access, inv.role);
+    assertWithinCeiling(access, await roleGrants(tx, deps.permissions, access.organizationId, inv.role), 'give');
     if (inv.status !== 'pending') throw notPending(statusOf(inv, now));
     // An expired invitation no longer holds a seat, nor blocks a new invitation to its email:
     // renewing it takes a seat again and must not duplicate a newer invitation or a membership.

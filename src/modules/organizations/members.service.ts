@@ -11,7 +11,8 @@ import { auditChange } from '../../platform/audit/record.js';
 import { users } from '../../db/tables/users.js';
 import { recordEvent } from '../../platform/outbox.js';
 import { loadMember, memberEventData, memberUserColumns, presentMember } from './service.js';
-import { memberships, type Role } from '../../db/tables/organizations.js';
+import { memberships } from '../../db/tables/organizations.js';
+import { assertWithinCeiling, assignableRole, roleGrants } from '../../platform/roles.js';
 
 /**
  * Why a guarded change of a membership found no row: it is gone (404), it became the owner's (400),
@@ -35,8 +36,10 @@ async function memberGone(tx: Tx, access: OrgAccess, memberId: string) {
 const changeable = (access: OrgAccess) =>
   access.actor.type === 'api_key' ? inArray(memberships.role, [...KEY_MANAGED_ROLES]) : ne(memberships.role, 'owner');
 
-/** Below admin, nobody holds API keys: every live key the person made here is revoked. */
-const keepsKeys = (role: Role) => role === 'owner' || role === 'admin';
+/** 400 for the owner role, which only a transfer gives (checked before anything else, as the schema once did). */
+export function assertNotOwnerRole(role: string) {
+  if (role === 'owner') throw validationError('Invalid request body', 'role: owner is given only by transferring ownership');
+}
 
 export async function listMembers(deps: Infra, access: OrgAccess, page: number, pageSize: number) {
   const inOrg = eq(memberships.organizationId, access.organizationId);
@@ -55,16 +58,22 @@ export async function listMembers(deps: Infra, access: OrgAccess, page: number, 
 
 /**
  * The owner's role and the caller's own role cannot be changed; nobody becomes owner this
- * way. An API key gives only member or viewer, to a member or a viewer. A demotion below admin
- * revokes the API keys the person made here, in the same transaction.
+ * way. The role is admin, member, viewer or a custom role of this organization (400 otherwise). A
+ * person gives, and changes the role of, only roles within their own permissions (the privilege
+ * ceiling: 403); an API key gives only member or viewer, to a member or a viewer. A role that cannot
+ * make API keys revokes the keys the person made here, in the same transaction.
  */
-export async function updateMemberRole(deps: Infra, access: OrgAccess, memberId: string, role: Exclude<Role, 'owner'>) {
+export async function updateMemberRole(deps: Infra, access: OrgAccess, memberId: string, role: string) {
+  assertNotOwnerRole(role);
   assertKeyMayGrant(access, role);
   return transaction(deps.db, async (tx, afterCommit) => {
     const target = await loadMember(tx, access.organizationId, memberId);
     assertKeyMayManage(access, target.m.role);
     if (target.m.role === 'owner') throw validationError("The owner's role cannot be changed", 'memberId: is the owner; transfer ownership instead');
     if (target.m.userId === access.actor.id) throw validationError('You cannot change your own role', 'memberId: is your own membership');
+    const next = await assignableRole(tx, deps.permissions, access.organizationId, role);
+    assertWithinCeiling(access, await roleGrants(tx, deps.permissions, access.organizationId, target.m.role), 'manage');
+    assertWithinCeiling(access, next, 'give');
     // Guarded: a concurrent transfer may have made the target owner, a promotion made it admin (for
     // a key), or a removal taken it away, since it was read.
     const [updated] = await tx
@@ -76,18 +85,24 @@ export async function updateMemberRole(deps: Infra, access: OrgAccess, memberId:
     if (target.m.role !== role) {
       await recordEvent(deps, tx, access.organizationId, 'member.updated', { ...memberEventData(updated, target.u.email), previousRole: target.m.role });
     }
-    if (!keepsKeys(role)) await revokeKeysOfCreator(deps, tx, afterCommit, access, updated.userId, 'member_demoted');
+    // Keys live as long as their maker may make them, and reach no further than the maker's role.
+    const within = next.permissions.has('api-keys:create') ? next.permissions : undefined;
+    await revokeKeysOfCreator(deps, tx, afterCommit, access, updated.userId, 'member_demoted', within);
     await auditChange(deps, tx, access);
     return presentMember(updated, target.u);
   });
 }
 
-/** Not the owner; through an API key, only a member or a viewer. The person's API keys here are revoked with the membership. */
+/**
+ * Not the owner; through an API key, only a member or a viewer; for a person, only a member whose
+ * role is within their own permissions. The person's API keys here are revoked with the membership.
+ */
 export async function removeMember(deps: Infra, access: OrgAccess, memberId: string): Promise<void> {
   await transaction(deps.db, async (tx, afterCommit) => {
     const target = await loadMember(tx, access.organizationId, memberId);
     assertKeyMayManage(access, target.m.role);
     if (target.m.role === 'owner') throw validationError('The owner cannot be removed', 'memberId: is the owner; transfer ownership first');
+    assertWithinCeiling(access, await roleGrants(tx, deps.permissions, access.organizationId, target.m.role), 'manage');
     // Guarded and counted: of concurrent removals (or a removal and a leave) one deletes and records
     // member.removed; and a member who became owner (or, for a key, admin) meanwhile stays.
     const [removed] = await tx

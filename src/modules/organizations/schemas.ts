@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { Body, named, Nullable, ref, Timestamp } from '../../http/schemas.js';
 import { PageFields } from '../../platform/pagination.js';
+import { ROLE_KEY_PATTERN } from '../../platform/permissions.js';
 
 export const Slug = Type.String({ minLength: 3, maxLength: 50, pattern: '^[a-z0-9]+(?:-[a-z0-9]+)*$' });
 const Url = Type.String({ format: 'uri', maxLength: 2048, description: 'An absolute http or https URL' });
@@ -81,6 +82,9 @@ export const PatchOrgBody = named(
   { examples: [{ settings: { branding: { accentColor: '#f00' } } }] },
 );
 
+/** A role: owner, admin, member, viewer, or a custom role's key (docs/api.md#custom-roles). */
+export const RoleKey = Type.String({ description: 'owner, admin, member, viewer, or the key of a custom role of the organization' });
+
 const Id = (description: string) => Type.String({ minLength: 1, maxLength: 64, description });
 const orgId = Id('The organization (`org_…`)');
 export const MemberParams = Type.Object({ orgId, memberId: Id('A membership (`mbr_…`)') });
@@ -90,7 +94,7 @@ export const Member = named('Member', Type.Object({
   id: Type.String(),
   userId: Type.String(),
   organizationId: Type.String(),
-  role: Type.Enum(['owner', 'admin', 'member', 'viewer']),
+  role: RoleKey,
   user: Type.Object({ id: Type.String(), email: Type.String(), fullName: Nullable(Type.String()), avatarUrl: Nullable(Type.String()) }),
   joinedAt: Timestamp,
 }), { description: 'A membership (docs/api.md#members)', examples: [MEMBER] });
@@ -105,7 +109,7 @@ export const OrgSummary = named('OrganizationMembership', Type.Object({
   name: Type.String(),
   slug: Type.String(),
   logoUrl: Nullable(Type.String()),
-  role: Type.Enum(['owner', 'admin', 'member', 'viewer']),
+  role: RoleKey,
   membershipId: Type.String(),
   joinedAt: Timestamp,
 }), { description: 'One of your organizations, with your role in it' });
@@ -115,7 +119,10 @@ export const OrgSummaryList = named('OrganizationMembershipList', Type.Object({ 
   examples: [page({ id: ORG_ID, name: ORG.name, slug: ORG.slug, logoUrl: null, role: 'owner', membershipId: MEMBER.id, joinedAt: MEMBER.joinedAt }, 'organizations')],
 });
 
-export const AssignableRole = Type.Enum(['admin', 'member', 'viewer']);
+export const AssignableRole = Type.String({
+  pattern: ROLE_KEY_PATTERN,
+  description: 'admin, member, viewer, or the key of a custom role of the organization (docs/api.md#custom-roles); an API key gives only member or viewer',
+});
 export const RoleBody = named('UpdateMemberRoleRequest', Body({ role: AssignableRole }), { examples: [{ role: 'admin' }] });
 export const TransferBody = named('TransferOwnershipRequest', Body({ memberId: Type.String({ minLength: 1, maxLength: 64, description: 'The membership id (`mbr_…`) of the new owner' }) }));
 export const TransferResponse = named('TransferOwnershipResponse', Type.Object({ message: Type.String(), owner: ref(Member), previousOwner: ref(Member) }));
@@ -125,7 +132,7 @@ export const Invitation = named('Invitation', Type.Object({
   id: Type.String(),
   organizationId: Type.String(),
   email: Type.String(),
-  role: AssignableRole,
+  role: { ...RoleKey, description: 'admin, member, viewer, or a custom role of the organization' },
   invitedBy: Type.Object({ id: Type.String(), email: Type.String(), fullName: Nullable(Type.String()) }),
   expiresAt: Timestamp,
   createdAt: Timestamp,

@@ -9,7 +9,7 @@ import { prepareRaw } from '../../db/prepared.js';
 import type { Clock } from '../../lib/clock.js';
 import { sha256 } from '../../lib/secrets.js';
 import type { SharedState } from '../cache/shared-state.js';
-import { sessions } from '../../db/tables/auth.js';
+import { type AuthMethod, sessions } from '../../db/tables/auth.js';
 
 const CACHE_TTL_MS = 30_000;
 const CACHE_MAX = 100_000;
@@ -51,7 +51,8 @@ export function createSessionStore(db: Db, config: Config, clock: Clock, shared:
     db,
     'session_start',
     sql`select id from tenantry_start_session(${p('id')}, ${p('userId')}, ${p('hash')}, ${p('userAgent')}, ${p('ip')},
-      ${p('now')}::timestamptz, ${p('expiresAt')}::timestamptz, ${p('touched')}::json, ${p('keep')}::integer) as id`,
+      ${p('now')}::timestamptz, ${p('expiresAt')}::timestamptz, ${p('touched')}::json, ${p('keep')}::integer,
+      ${p('amr')}::text[], ${p('organizationId')}::text) as id`,
   );
 
   async function markRevoked(ids: string[]) {
@@ -118,6 +119,8 @@ export function createSessionStore(db: Db, config: Config, clock: Clock, shared:
       meta: { userAgent: string | null; ipAddress: string | null },
       refreshJti: string,
       expiresAt: Date,
+      amr: readonly AuthMethod[],
+      organizationId: string | null,
     ) {
       // Recency counts the touches not yet written (a session used since the last flush is not the
       // least recently used).
@@ -136,6 +139,8 @@ export function createSessionStore(db: Db, config: Config, clock: Clock, shared:
         expiresAt: expiresAt.toISOString(),
         touched: JSON.stringify(pending),
         keep: config.auth.maxSessions - 1,
+        amr: `{${amr.join(',')}}`,
+        organizationId,
       });
       await markRevoked(rows.map((r) => r.id as string));
     },

@@ -17,6 +17,7 @@ export interface SignInAnswer {
   accessToken: string;
   refreshToken?: string;
   expiresIn: number;
+  organizationId: string | null;
   user: { id: string; email: string; fullName: string | null; emailVerified: string | null; twoFactorEnabled: boolean };
 }
 
