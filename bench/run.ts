@@ -30,9 +30,10 @@ import { keysBench } from './keys.js';
 import { loginBench } from './login.js';
 import { stormBench } from './storm.js';
 import { usersMeBench } from './users-me.js';
+import { tokensBench } from './tokens.js';
 import { webhooksBench } from './webhooks.js';
 
-const BENCHMARKS: Benchmark[] = [loginBench, usersMeBench, stormBench, keysBench, auditBench, webhooksBench];
+const BENCHMARKS: Benchmark[] = [loginBench, usersMeBench, stormBench, keysBench, auditBench, webhooksBench, tokensBench];
 const DEFAULT_STORM_POSTGRES = 'postgres://postgres@127.0.0.1:5432/test';
 
 function usage(): string {

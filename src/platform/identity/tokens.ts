@@ -8,7 +8,8 @@
 // whatever the algorithm: only this service reads them.
 //
 // Times come from the injected clock; expiry is checked here against it. Verified tokens are kept
-// (10,000 per instance, by their exact text) so the hot path verifies each token's signature once.
+// (10,000 per instance, by their exact text, whatever the algorithm) so the hot path verifies each
+// token's signature once: a Map lookup, cheaper than fast-jwt's own cache (which hashes the token).
 import { createSigner, createVerifier } from 'fast-jwt';
 import { decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
 import type { Config } from '../../config.js';
@@ -61,10 +62,14 @@ export function createTokenService(config: Config, clock: Clock, ring: SigningKe
   const signHs256 = createSigner({ key: config.jwtSecret, algorithm: 'HS256' });
   const signRefreshJwt = createSigner({ key: config.jwtRefreshSecret, algorithm: 'HS256' });
   const verifierOptions = { algorithms: ['HS256' as const], allowedIss: ISSUER, ignoreExpiration: true, ignoreNotBefore: true };
-  const verifyHs256 = createVerifier({ ...verifierOptions, key: config.jwtSecret, cache: VERIFIED_CACHE_MAX });
+  const verifyHs256 = createVerifier({ ...verifierOptions, key: config.jwtSecret });
   const verifyRefreshJwt = createVerifier({ ...verifierOptions, key: config.jwtRefreshSecret });
-  // Asymmetric tokens verified once, by text, with the key that verified them.
-  const verified = new Map<string, { claims: AccessClaims; kid: string }>();
+  // Tokens verified once, by text, with the key that verified them (null: JWT_SECRET).
+  const verified = new Map<string, { claims: AccessClaims; kid: string | null }>();
+  const remember = (token: string, claims: AccessClaims, kid: string | null) => {
+    if (verified.size >= VERIFIED_CACHE_MAX) verified.delete(verified.keys().next().value!);
+    verified.set(token, { claims, kid });
+  };
 
   const nowS = () => Math.floor(clock.now().getTime() / 1000);
 
@@ -78,12 +83,6 @@ export function createTokenService(config: Config, clock: Clock, ring: SigningKe
   }
 
   async function verifyAsymmetric(keys: SigningKeyRing, token: string): Promise<AccessClaims> {
-    const hit = verified.get(token);
-    if (hit) {
-      if (!keys.accepts(hit.kid)) throw new TokenError('The key of this token is retired');
-      checkTimes(hit.claims);
-      return hit.claims;
-    }
     let header;
     try {
       header = decodeProtectedHeader(token);
@@ -102,8 +101,20 @@ export function createTokenService(config: Config, clock: Clock, ring: SigningKe
     }
     checkAccessShape(claims);
     checkTimes(claims);
-    if (verified.size >= VERIFIED_CACHE_MAX) verified.delete(verified.keys().next().value!);
-    verified.set(token, { claims, kid: header.kid });
+    remember(token, claims, header.kid);
+    return claims;
+  }
+
+  function verifyHs256Token(token: string): AccessClaims {
+    let claims: AccessClaims;
+    try {
+      claims = verifyHs256(token) as AccessClaims;
+    } catch {
+      throw new TokenError('Invalid token');
+    }
+    checkAccessShape(claims);
+    checkTimes(claims);
+    remember(token, claims, null);
     return claims;
   }
 
@@ -139,16 +150,14 @@ export function createTokenService(config: Config, clock: Clock, ring: SigningKe
     },
 
     async verifyAccess(token: string): Promise<AccessClaims> {
-      if (ring) return verifyAsymmetric(ring, token);
-      let claims: AccessClaims;
-      try {
-        claims = verifyHs256(token) as AccessClaims;
-      } catch {
-        throw new TokenError('Invalid token');
+      const hit = verified.get(token);
+      if (hit) {
+        // Still refused once expired, or once its key is retired past its tokens' life.
+        if (hit.kid !== null && !ring?.accepts(hit.kid)) throw new TokenError('The key of this token is retired');
+        checkTimes(hit.claims);
+        return hit.claims;
       }
-      checkAccessShape(claims);
-      checkTimes(claims);
-      return claims;
+      return ring ? verifyAsymmetric(ring, token) : verifyHs256Token(token);
     },
 
     verifyRefresh(token: string): RefreshClaims {
