@@ -63,7 +63,12 @@ describe('the table itself', () => {
     expect(PUBLIC_OPERATIONS.filter((id) => refusesAnonymous.has(id)), 'PUBLIC_OPERATIONS entries that refuse an anonymous caller').toEqual([]);
     expect([...refusesAnonymous].filter((id) => !rows.has(id))).toEqual([]);
     // The transitional rows name protected operations of the document, at their documented paths.
-    expect(Object.keys(NOT_IN_TABLE_YET).filter((id) => !refusesAnonymous.has(id)), 'NOT_IN_TABLE_YET entries that are not (or no longer) protected operations').toEqual([]);
+    expect(
+      Object.entries(NOT_IN_TABLE_YET)
+        .filter(([id, entry]) => !refusesAnonymous.has(id) && entry.auth !== 'optional')
+        .map(([id]) => id),
+      'NOT_IN_TABLE_YET entries that are not (or no longer) protected operations',
+    ).toEqual([]);
     const byId = new Map(documented.map((op) => [op.operationId, op]));
     for (const [id, entry] of Object.entries(NOT_IN_TABLE_YET)) {
       const doc = byId.get(id);
