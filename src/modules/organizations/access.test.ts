@@ -7,8 +7,8 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiKey, createOrg, createWebhook, invite, rowsOf, setPlan, signedInUser, uniqueEmail, type OrgRole, type SignedInUser } from '../../../test/factories.js';
-import { createTestApp, json, queryRows } from '../../../test/harness.js';
+import { createApiKey, createOrg, createWebhook, invite, organizationRows, setPlan, signedInUser, uniqueEmail, type OrgRole, type SignedInUser } from '../../../test/factories.js';
+import { createTestApp, json } from '../../../test/harness.js';
 import { newId } from '../../lib/ids.js';
 import {
   BODY_IDS,
@@ -45,17 +45,8 @@ const CONTROL_STATUS: Record<string, number> = { cancelSubscription: 409 };
 const users = {} as Record<OrgRole | 'target' | 'outsider', SignedInUser>;
 /** Another organization (owned by the outsider), whose ids must never work through the fixture's routes. */
 let foreign: Ids;
-/** The tables that hold an organization's rows (an organization_id column), read from the database. */
-let orgTables: string[];
-
 beforeAll(async () => {
   for (const role of ['owner', 'admin', 'member', 'viewer', 'target', 'outsider'] as const) users[role] = await signedInUser(t, role);
-  orgTables = (
-    await queryRows<{ table_name: string }>(
-      t,
-      sql`select table_name from information_schema.columns where column_name = 'organization_id' and table_schema = current_schema() order by 1`,
-    )
-  ).map((r) => r.table_name);
   foreign = await fixture(users.outsider, users.viewer);
 });
 
@@ -100,17 +91,12 @@ async function fixture(owner: SignedInUser, extra: SignedInUser): Promise<Ids> {
   };
 }
 
+let forReads: Promise<Ids> | undefined;
+/** A row's fixture: its own, but the reads share one (a read's control changes nothing another row relies on). */
+const fixtureFor = (op: Operation) => (op.method === 'GET' ? (forReads ??= fixture(users.owner, users.target)) : fixture(users.owner, users.target));
+
 /** Everything a refused request could have touched, in both organizations. */
-async function state(ids: Ids[]) {
-  const out = [];
-  for (const { org } of ids) {
-    for (const table of ['organizations', ...orgTables]) {
-      const key = table === 'organizations' ? sql`id` : sql`organization_id`;
-      out.push(rowsOf(await t.deps.db.execute(sql`select row_to_json(x)::text as r from ${sql.identifier(table)} x where ${key} = ${org} order by 1`)).map((r) => r.r));
-    }
-  }
-  return out;
-}
+const state = (ids: Ids[]) => organizationRows(t, ids.map((i) => i.org));
 
 function call(op: Operation, caller: SignedInUser, ids: Ids) {
   return t.request({ method: op.method, url: pathOf(op, ids), headers: caller.auth, ...inputOf(op, ids) });
@@ -150,7 +136,7 @@ for (const op of ORG_ROUTES) {
     let ids: Ids;
     let before: Awaited<ReturnType<typeof state>>;
     beforeAll(async () => {
-      ids = await fixture(users.owner, users.target);
+      ids = await fixtureFor(op);
       before = await state([ids, foreign]);
     });
 
