@@ -179,6 +179,21 @@ export const PUBLIC_OPERATIONS = [
   'cancelTestCheckout',
 ];
 
+/** The operations of NOT_IN_TABLE_YET, as the route table will list them (what a request needs comes from their entries). */
+export function transitionalOperations(): Operation[] {
+  return Object.entries(NOT_IN_TABLE_YET).map(([operationId, { method, url, auth }]): Operation => ({
+    operationId,
+    method,
+    url: `${API}${url}`,
+    params: [...url.matchAll(/:(\w+)/g)].map((m) => m[1]!),
+    auth: auth ?? 'user',
+    needsBody: false,
+    requiredQuery: [],
+    success: 200,
+    served: true,
+  }));
+}
+
 /** The table's fixtures as the `:name` placeholders `resolveRoute` fills in; the other kinds name nothing. */
 const FIXTURE_IDS: Ids = { ...UNKNOWN, org: ':org', key: ':key', hook: ':hook', delivery: ':delivery' };
 
@@ -216,11 +231,10 @@ export function securityTable(ops: Operation[]): SecurityTable {
 
   const before = new Map<string, string[]>();
   const rows: ProtectedRoute[] = [];
-  for (const [operationId, { method, url, auth = 'user', ...control }] of Object.entries(NOT_IN_TABLE_YET)) {
-    const params = [...url.matchAll(/:(\w+)/g)].map((m) => m[1]!);
-    const op: Operation = { operationId, method, url: `${API}${url}`, params, auth, needsBody: false, requiredQuery: [], success: 200, served: true };
+  for (const op of transitionalOperations()) {
+    const { method: _method, url: _url, auth: _auth, ...control } = NOT_IN_TABLE_YET[op.operationId]!;
     rows.push(row(op, control));
-    if (control.before) before.set(operationId, control.before);
+    if (control.before) before.set(op.operationId, control.before);
   }
   for (const op of ops) {
     if (op.auth === 'none' || !op.served) continue;
