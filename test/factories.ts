@@ -93,6 +93,40 @@ export async function auditOf(t: TestApp, orgId: string): Promise<Row[]> {
   );
 }
 
+/** The tables that hold an organization's rows (an organization_id column), read once per app. */
+const orgTablesOf = new WeakMap<TestApp, Promise<string[]>>();
+function orgTables(t: TestApp): Promise<string[]> {
+  let tables = orgTablesOf.get(t);
+  if (!tables) {
+    tables = (async () =>
+      rowsOf(
+        await t.deps.db.execute(
+          sql`select table_name from information_schema.columns where column_name = 'organization_id' and table_schema = current_schema() order by 1`,
+        ),
+      ).map((r) => r.table_name as string))();
+    orgTablesOf.set(t, tables);
+  }
+  return tables;
+}
+
+/**
+ * Every row the organizations own, in every table that holds an organization's rows, as text, in one
+ * query: what a refused request must not change (compare before and after). `except` leaves tables
+ * out (the audit log, which a key's refused request writes to).
+ */
+export async function organizationRows(t: TestApp, orgIds: string[], except?: RegExp): Promise<string[]> {
+  const ids = sql.join(
+    orgIds.map((id) => sql`${id}`),
+    sql`, `,
+  );
+  const tables = (await orgTables(t)).filter((table) => !except?.test(table));
+  const parts = [
+    sql`select 'organizations'::text as t, row_to_json(x)::text as r from organizations x where id in (${ids})`,
+    ...tables.map((table) => sql`select ${table}::text as t, row_to_json(x)::text as r from ${sql.identifier(table)} x where organization_id in (${ids})`),
+  ];
+  return rowsOf(await t.deps.db.execute(sql`${sql.join(parts, sql` union all `)} order by 1, 2`)).map((row) => `${row.t} ${row.r}`);
+}
+
 // ---- webhooks ---------------------------------------------------------------------
 
 export interface ReceivedRequest {

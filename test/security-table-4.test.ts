@@ -1,5 +1,5 @@
 // Part 4 of the shared security table (test/security.ts): every case against each of its rows, on an
 // app, an account and fixtures of its own. The parts are separate files so that they run in parallel.
-import { describeSecurityTable, tablePart } from './security.js';
+import { describeSecurityTablePart } from './security.js';
 
-describeSecurityTable(tablePart(4));
+await describeSecurityTablePart(4);

@@ -1,16 +1,21 @@
-// The shared security table (ARCHITECTURE.md, after unkey): every protected route adds one row to
-// `protectedRoutes`, and `describeSecurityTable` runs every case of `securityCases` against every
-// row. Bad tokens are forged here with node:crypto (HS256 by hand), so a bug in the token code under
-// test cannot make its own forgeries pass.
+// The shared security table (ARCHITECTURE.md, after unkey): every protected operation of the route
+// table (src/routes.ts) is a row, and `describeSecurityTable` runs every case of `securityCases`
+// against every row. The rows are generated: a route whose guard is not 'none' has one, and so has
+// each of its aliases; what its declaration cannot say (the control's status, a body that changes
+// nothing, which fixture a parameter names) is its entry in `CONTROLS`. Bad tokens are forged here
+// with node:crypto (HS256 by hand), so a bug in the token code under test cannot make its own
+// forgeries pass.
 import { createHmac, randomBytes } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, type TestApp } from './harness.js';
-import { createOrg, createWebhook, login, PASSWORD, registerUser, setPlan, signedInUser, uniqueEmail, verifyEmailOf } from './factories.js';
+import { createOrg, createWebhook, login, PASSWORD, registerUser, setPlan, uniqueEmail, verifyEmailOf } from './factories.js';
+import { BODIES, entryOf, HOOK_URL, type Ids, type Operation, operations, paramValues, pathOf, QUERIES, strayEntries, UNKNOWN } from './route-table.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface ProtectedRoute {
+  operationId: string;
   method: HttpMethod;
   /**
    * A concrete path. Path parameters may be placeholders (authentication is decided before any
@@ -22,140 +27,223 @@ export interface ProtectedRoute {
   query?: Record<string, string>;
   /** The status a valid token gets (the control); when absent, anything but 401. */
   okStatus?: number;
+  /** The guard is 'optional': without a token the route answers as it does to anyone (`anonymous`). */
+  optional?: boolean;
+  /** An optional route's answer without a credential; when absent, `okStatus`. */
+  anonymous?: number;
 }
 
-/** An organization that does not exist: rows under it change nothing once authenticated. */
-const NO_ORG = '/api/v1/organizations/org_00000000000000000000000000';
-/** The table's own organization (fixture `org`, owned by the table's account, on the enterprise plan). */
-const ORG = '/api/v1/organizations/:org';
-/** A webhook target that needs no private-URL switch; nothing is delivered (no worker runs here). */
-const HOOK_URL = 'https://example.com/security-table';
+/**
+ * What the table knows of an operation beyond its declaration. Every field is optional; the
+ * completeness test (security.test.ts) says when one is needed.
+ */
+export interface Control {
+  /**
+   * Path parameters, where the default is not meant: `:name` for a fixture (a row that destroys what
+   * it names has a fixture of its own), else a literal. Default: the table's fixture of the
+   * parameter's kind (`org`, `key`, `hook`, `delivery`), else an id that names nothing.
+   */
+  params?: Record<string, string>;
+  /** The body, where the valid one (BODIES in route-table.ts) would change something that matters. */
+  payload?: unknown;
+  query?: Record<string, string>;
+  /**
+   * The control's status, needed by every state-changing operation (someone must have decided that
+   * its call changes nothing that matters to the other rows) and by a read that names something
+   * other than a fixture. Default, for a read of fixtures: the route's first success status.
+   */
+  okStatus?: number;
+  /** Where the guard is 'optional': the answer without a credential, where it is not the control's. */
+  anonymous?: number;
+  /** Operations whose rows must come after this one, on the same account. */
+  before?: string[];
+}
+
+/** An organization that does not exist: calls under it change nothing once authenticated (404). */
+const NO_ORG = { orgId: UNKNOWN.org };
 
 /**
- * The table. Each issue that adds a protected route adds its row here, in its module's group.
- * Payloads are chosen so that an authenticated call changes nothing that matters (or fails later,
- * with another status), while the same call without valid credentials must answer 401 first.
+ * The hand-kept knowledge of the table, by operationId (an alias has its route's entry, under its
+ * own). Payloads are chosen so that an authenticated call changes nothing that matters (or fails
+ * later, with another status), while the same call without valid credentials must answer 401 first.
+ * The rows of the table's own organization (`:org`, on the enterprise plan) succeed for its owner.
  */
-export const protectedRoutes: ProtectedRoute[] = [
-  // auth
-  { method: 'GET', url: '/api/v1/auth/session', okStatus: 200 },
-  { method: 'POST', url: '/api/v1/auth/logout', okStatus: 200 },
-  // No proof once authenticated: 400, nothing counted toward the lockout.
-  { method: 'POST', url: '/api/v1/auth/reauthenticate', payload: {}, okStatus: 400 },
-  // A token that is no email-change link's: 400 once authenticated.
-  { method: 'POST', url: '/api/v1/auth/confirm-email-change', payload: { token: 'not-a-live-token' }, okStatus: 400 },
-  // two-factor. verify and disable come before setup: until the setup control has run the account has
-  // no pending secret, so '000000' cannot happen to be a right code (400 either way), and two-factor is
-  // never enabled for the account whose sign-ins the table needs. setup leaves only a pending secret.
-  { method: 'POST', url: '/api/v1/auth/two-factor/verify', payload: { code: '000000' }, okStatus: 400 },
-  { method: 'POST', url: '/api/v1/auth/two-factor/disable', payload: { password: PASSWORD, code: '000000' }, okStatus: 400 },
-  { method: 'POST', url: '/api/v1/auth/two-factor/setup', payload: { password: PASSWORD }, okStatus: 200 },
+export const CONTROLS: Record<string, Control> = {
   // users
-  { method: 'GET', url: '/api/v1/users/me', okStatus: 200 },
-  { method: 'PATCH', url: '/api/v1/users/me', payload: { preferences: { language: 'en' } }, okStatus: 200 },
+  updateMe: { okStatus: 200 },
+  revokeSession: { okStatus: 404 },
+  revokeAllSessions: { okStatus: 200 },
+  // organizations, members, invitations, projects (docs/api.md#organizations): the writes meet an
+  // unknown organization (404), or an invalid body (400).
+  createOrganization: { payload: { name: 'Security', slug: 'x' }, okStatus: 400 },
+  updateOrganization: { params: NO_ORG, okStatus: 404 },
+  deleteOrganization: { params: NO_ORG, okStatus: 404 },
+  transferOwnership: { params: NO_ORG, okStatus: 404 },
+  updateMemberRole: { params: NO_ORG, okStatus: 404 },
+  removeMember: { params: NO_ORG, okStatus: 404 },
+  leaveOrganization: { params: NO_ORG, okStatus: 404 },
+  createInvitation: { params: NO_ORG, okStatus: 404 },
+  revokeInvitation: { params: NO_ORG, okStatus: 404 },
+  resendInvitation: { params: NO_ORG, okStatus: 404 },
+  // An unknown token: 400 once authenticated, and to anyone on the optional decline.
+  acceptInvitation: { okStatus: 400 },
+  declineInvitation: { okStatus: 400 },
+  createProject: { params: NO_ORG, okStatus: 404 },
+  getProject: { params: NO_ORG, okStatus: 404 },
+  updateProject: { params: NO_ORG, okStatus: 404 },
+  deleteProject: { params: NO_ORG, okStatus: 404 },
+  // API keys
+  createApiKey: { okStatus: 201 },
+  createOrganizationApiKey: { okStatus: 201 },
+  revokeApiKey: { params: { keyId: ':keyToRevoke' }, okStatus: 200 },
+  revokeApiKeyById: { params: { keyId: ':keyToRevokeFlat' }, okStatus: 200 },
+  // webhooks, on both path shapes; the product's own events
+  publishEvent: { okStatus: 201 },
+  createWebhookEndpoint: { okStatus: 201 },
+  createWebhookEndpointFlat: { okStatus: 201 },
+  updateWebhookEndpoint: { okStatus: 200 },
+  deleteWebhookEndpoint: { params: { id: ':hookToDelete' }, okStatus: 200 },
+  deleteWebhookEndpointFlat: { params: { id: ':hookToDeleteFlat' } },
+  sendWebhookTestEvent: { okStatus: 200 },
+  rotateWebhookSecret: { okStatus: 200 },
+  recoverWebhookDeliveries: { okStatus: 202 },
+  // A pending delivery (of the fixture's test event) may be retried: 200.
+  retryWebhookDelivery: { okStatus: 200 },
+  // billing (the built-in test provider: no Stripe). No subscription to cancel: 409 for a valid
+  // caller (the plan was set in the database, not bought).
+  createCheckout: { okStatus: 200 },
+  cancelSubscription: { okStatus: 409 },
+  // auth and passkeys. Two-factor verify and disable run before setup: until the setup control has
+  // run the account has no pending secret, so '000000' cannot happen to be a right code (400 either
+  // way), and two-factor is never enabled for the account whose sign-ins the table needs; setup leaves
+  // only a pending secret.
+  // Without an access token, logout takes a refresh token instead: with neither, 401.
+  logout: { okStatus: 200, anonymous: 401 },
+  verifyTwoFactor: { payload: { code: '000000' }, okStatus: 400, before: ['setUpTwoFactor'] },
+  disableTwoFactor: { payload: { password: PASSWORD, code: '000000' }, okStatus: 400, before: ['setUpTwoFactor'] },
+  setUpTwoFactor: { payload: { password: PASSWORD }, okStatus: 200 },
   // Same new password as the current one: 400 once authenticated, so the account is untouched.
-  { method: 'PUT', url: '/api/v1/users/me/password', payload: { currentPassword: PASSWORD, newPassword: PASSWORD }, okStatus: 400 },
-  { method: 'GET', url: '/api/v1/users/me/sessions', okStatus: 200 },
-  { method: 'DELETE', url: '/api/v1/users/me/sessions/ses_00000000000000000000000000', okStatus: 404 },
-  { method: 'DELETE', url: '/api/v1/users/me/sessions', okStatus: 200 },
-  { method: 'DELETE', url: '/api/v1/users/sessions', okStatus: 200 },
+  changePassword: { payload: { currentPassword: PASSWORD, newPassword: PASSWORD }, okStatus: 400 },
   // The account's life: an invalid address, or no proof at all, answers 400 once authenticated.
-  { method: 'POST', url: '/api/v1/users/me/email', payload: { newEmail: 'not-an-address', password: PASSWORD }, okStatus: 400 },
-  { method: 'GET', url: '/api/v1/users/me/export', okStatus: 200 },
-  { method: 'DELETE', url: '/api/v1/users/me', payload: {}, okStatus: 400 },
+  requestEmailChange: { payload: { newEmail: 'not-an-address', password: PASSWORD }, okStatus: 400 },
+  deleteMe: { payload: {}, okStatus: 400 },
   // passkeys (docs/api.md#passkeys): options change nothing but a challenge; the rest meet nothing.
-  { method: 'POST', url: '/api/v1/auth/passkeys/registration/options', okStatus: 200 },
-  {
-    method: 'POST',
-    url: '/api/v1/auth/passkeys/registration/verify',
+  passkeyRegistrationOptions: { okStatus: 200 },
+  passkeyRegistrationVerify: {
     payload: { response: { id: 'AAAA', rawId: 'AAAA', type: 'public-key', response: { clientDataJSON: 'AAAA' } } },
     okStatus: 400,
   },
-  { method: 'GET', url: '/api/v1/users/me/passkeys', okStatus: 200 },
-  { method: 'PATCH', url: '/api/v1/users/me/passkeys/pk_00000000000000000000000000', payload: { name: 'Security' }, okStatus: 404 },
-  { method: 'DELETE', url: '/api/v1/users/me/passkeys/pk_00000000000000000000000000', okStatus: 404 },
-  // organizations, members, invitations, projects (docs/api.md#organizations). The caller belongs to no organization,
-  // so an authenticated call meets an unknown organization (404) or an invalid body (400).
-  { method: 'POST', url: '/api/v1/organizations', payload: { name: 'Security', slug: 'x' }, okStatus: 400 },
-  { method: 'GET', url: '/api/v1/users/me/organizations', okStatus: 200 },
-  { method: 'GET', url: NO_ORG, okStatus: 404 },
-  { method: 'PATCH', url: NO_ORG, payload: { name: 'Changed' }, okStatus: 404 },
-  { method: 'DELETE', url: NO_ORG, okStatus: 404 },
-  { method: 'POST', url: `${NO_ORG}/transfer-ownership`, payload: { memberId: 'mbr_00000000000000000000000000' }, okStatus: 404 },
-  { method: 'GET', url: `${NO_ORG}/members`, okStatus: 404 },
-  { method: 'PATCH', url: `${NO_ORG}/members/mbr_00000000000000000000000000`, payload: { role: 'viewer' }, okStatus: 404 },
-  { method: 'DELETE', url: `${NO_ORG}/members/mbr_00000000000000000000000000`, okStatus: 404 },
-  { method: 'POST', url: `${NO_ORG}/leave`, okStatus: 404 },
-  { method: 'GET', url: `${NO_ORG}/invitations`, okStatus: 404 },
-  { method: 'POST', url: `${NO_ORG}/invitations`, payload: { email: 'nobody@example.com', role: 'viewer' }, okStatus: 404 },
-  { method: 'DELETE', url: `${NO_ORG}/invitations/inv_00000000000000000000000000`, okStatus: 404 },
-  { method: 'POST', url: `${NO_ORG}/invitations/inv_00000000000000000000000000/resend`, okStatus: 404 },
+  listPasskeys: { okStatus: 200 },
+  reauthenticate: { okStatus: 200 },
   // An unknown token: 400 once authenticated.
-  { method: 'POST', url: '/api/v1/invitations/accept', payload: { token: 'x'.repeat(43) }, okStatus: 400 },
-  // roles (docs/api.md#custom-roles)
-  { method: 'GET', url: '/api/v1/permissions', okStatus: 200 },
-  { method: 'GET', url: `${NO_ORG}/roles`, okStatus: 404 },
-  { method: 'POST', url: `${NO_ORG}/roles`, payload: { key: 'security', name: 'Security', permissions: ['org:read'] }, okStatus: 404 },
-  { method: 'PATCH', url: `${NO_ORG}/roles/security`, payload: { name: 'Changed' }, okStatus: 404 },
-  { method: 'DELETE', url: `${NO_ORG}/roles/security`, okStatus: 404 },
-  { method: 'POST', url: `${NO_ORG}/permissions/check`, payload: { userId: 'usr_00000000000000000000000000', permissions: ['org:read'] }, okStatus: 404 },
-  { method: 'GET', url: `${NO_ORG}/projects`, okStatus: 404 },
-  { method: 'POST', url: `${NO_ORG}/projects`, payload: { name: 'Security' }, okStatus: 404 },
-  { method: 'GET', url: `${NO_ORG}/projects/prj_00000000000000000000000000`, okStatus: 404 },
-  { method: 'PATCH', url: `${NO_ORG}/projects/prj_00000000000000000000000000`, payload: { name: 'Changed' }, okStatus: 404 },
-  { method: 'DELETE', url: `${NO_ORG}/projects/prj_00000000000000000000000000`, okStatus: 404 },
-  // The rows below run against the table's fixtures (TableFixtures): each control is the route's
-  // success for its owner. A row that destroys what it names has a fixture of its own.
-  // API keys
-  { method: 'GET', url: `${ORG}/api-keys`, okStatus: 200 },
-  { method: 'POST', url: `${ORG}/api-keys`, payload: { name: 'Security table' }, okStatus: 201 },
-  { method: 'POST', url: '/api/v1/api-keys', payload: { organizationId: ':org', name: 'Security table' }, okStatus: 201 },
-  { method: 'DELETE', url: `${ORG}/api-keys/:keyToRevoke`, okStatus: 200 },
-  { method: 'DELETE', url: '/api/v1/api-keys/:keyToRevokeFlat', okStatus: 200 },
-  { method: 'GET', url: '/api/v1/api-keys/:key/usage', okStatus: 200 },
-  // audit
-  { method: 'GET', url: `${ORG}/audit-logs`, okStatus: 200 },
-  // webhooks, on both path shapes
-  { method: 'GET', url: `${ORG}/webhooks`, okStatus: 200 },
-  { method: 'POST', url: `${ORG}/webhooks`, payload: { url: HOOK_URL }, okStatus: 201 },
-  { method: 'POST', url: '/api/v1/webhooks', payload: { organizationId: ':org', url: HOOK_URL }, okStatus: 201 },
-  ...[
-    [`${ORG}/webhooks`, ':hookToDelete'],
-    ['/api/v1/webhooks', ':hookToDeleteFlat'],
-  ].flatMap(([base, toDelete]): ProtectedRoute[] => [
-    { method: 'GET', url: `${base}/:hook`, okStatus: 200 },
-    { method: 'PATCH', url: `${base}/:hook`, payload: { description: 'Security table' }, okStatus: 200 },
-    { method: 'GET', url: `${base}/:hook/deliveries`, okStatus: 200 },
-    { method: 'GET', url: `${base}/:hook/deliveries/:delivery/attempts`, okStatus: 200 },
-    { method: 'POST', url: `${base}/:hook/test`, okStatus: 200 },
-    { method: 'POST', url: `${base}/:hook/rotate-secret`, okStatus: 200 },
-    { method: 'POST', url: `${base}/:hook/recover`, payload: { since: '2026-01-01T00:00:00.000Z' }, okStatus: 202 },
-    // A pending delivery (of the fixture's test event) may be retried: 200.
-    { method: 'POST', url: `${base}/:hook/deliveries/:delivery/retry`, okStatus: 200 },
-    { method: 'DELETE', url: `${base}/${toDelete}`, okStatus: 200 },
-  ]),
-  // the product's own events, published to the organization's endpoints.
-  { method: 'POST', url: `${ORG}/events`, payload: { type: 'order.shipped', data: { orderId: 'o_1' } }, okStatus: 201 },
-  // billing (the built-in test provider: no Stripe). URLs are on the harness's APP_ORIGIN.
-  { method: 'GET', url: `${ORG}/billing`, okStatus: 200 },
-  {
-    method: 'POST',
-    url: `${ORG}/billing/checkout`,
-    payload: { priceId: 'price_pro', successUrl: 'http://app.test/billing/success', cancelUrl: 'http://app.test/billing/cancel' },
-    okStatus: 200,
-  },
-  { method: 'GET', url: `${ORG}/billing/portal`, query: { return_url: 'http://app.test/billing' }, okStatus: 200 },
-  // No subscription to cancel: 409 for a valid caller (the plan was set in the database, not bought).
-  { method: 'POST', url: `${ORG}/billing/cancel`, okStatus: 409 },
-];
+  confirmEmailChange: { okStatus: 400 },
+  // roles: a new role of the table's organization; the others name no role of it (404).
+  createRole: { okStatus: 201 },
+  updateRole: { okStatus: 404 },
+  deleteRole: { okStatus: 404 },
+  checkPermissions: { okStatus: 200 },
+  renamePasskey: { params: { id: 'pk_00000000000000000000000000' }, payload: { name: 'Security' }, okStatus: 404 },
+  deletePasskey: { params: { id: 'pk_00000000000000000000000000' }, okStatus: 404 },
+};
+
 
 /**
- * Protected routes (OpenAPI path templates) that have not joined the table yet: they arrived from
- * other issues while the table was being built. The issue that owns one replaces its entry with a row
- * above. The completeness test (security.test.ts) fails for a protected route in neither list, and for
- * an entry here that has a row or is no longer a protected route.
+ * The documented operations that answer to anyone, with or without a credential (auth 'none'), in
+ * the route table or not yet: every other documented operation is a row. A public route has no row,
+ * so each is named here, where making a route public shows as a decision; a guard dropped by mistake
+ * would otherwise drop its row with it (security.test.ts checks the document against both lists).
  */
-export const awaitingRows: string[] = [];
+export const PUBLIC_OPERATIONS = [
+  'getHealth',
+  'getReadiness',
+  // the public keys that verify access tokens (docs/tokens.md)
+  'getJwks',
+  'getWellKnownJwks',
+  // auth and passkeys: signing up and in, mailed links, tokens
+  'register',
+  'login',
+  'forgotPassword',
+  'resetPassword',
+  'completeTwoFactorLogin',
+  'requestMagicLink',
+  'verifyMagicLink',
+  'verifyEmail',
+  'resendVerificationEmail',
+  'refreshTokens',
+  'passkeyAuthenticationOptions',
+  'passkeyAuthenticationVerify',
+  // billing: Stripe's inbound events, and the built-in test provider's checkout page
+  'receiveStripeEvent',
+  'showTestCheckout',
+  'completeTestCheckout',
+  'cancelTestCheckout',
+];
+
+
+/** The table's fixtures as the `:name` placeholders `resolveRoute` fills in; the other kinds name nothing. */
+const FIXTURE_IDS: Ids = { ...UNKNOWN, org: ':org', key: ':key', hook: ':hook', delivery: ':delivery' };
+
+export interface SecurityTable {
+  rows: ProtectedRoute[];
+  /** What the rows lack, and hand-kept entries that name no row: the completeness test fails on any. */
+  problems: string[];
+}
+
+/** The rows of every protected operation of the route table (`ops`) the app serves. */
+export function securityTable(ops: Operation[]): SecurityTable {
+  const problems: string[] = [];
+  const row = (op: Operation, control: Control): ProtectedRoute => {
+    const url = pathOf(op, FIXTURE_IDS, control.params);
+    const onFixtures = Object.values(paramValues(op, FIXTURE_IDS, control.params)).every((v) => v.startsWith(':'));
+    const payload = control.payload ?? entryOf(BODIES, op)?.(FIXTURE_IDS);
+    const query = control.query ?? entryOf(QUERIES, op);
+    const okStatus = control.okStatus ?? (op.method === 'GET' && onFixtures ? op.success : undefined);
+    const what = `${op.operationId} (${op.method} ${op.url})`;
+    if (okStatus === undefined) problems.push(`${what}: needs the status of its control in CONTROLS (test/security.ts)`);
+    if (op.needsBody && payload === undefined) problems.push(`${what}: needs a body, in BODIES (test/route-table.ts) or CONTROLS`);
+    if (op.requiredQuery.length && query === undefined) {
+      problems.push(`${what}: requires ${op.requiredQuery.join(', ')}, in QUERIES (test/route-table.ts) or CONTROLS`);
+    }
+    return {
+      operationId: op.operationId,
+      method: op.method,
+      url,
+      ...(payload !== undefined ? { payload } : {}),
+      ...(query !== undefined ? { query } : {}),
+      ...(okStatus !== undefined ? { okStatus } : {}),
+      ...(op.auth === 'optional' ? { optional: true, ...(control.anonymous !== undefined ? { anonymous: control.anonymous } : {}) } : {}),
+    };
+  };
+
+  const before = new Map<string, string[]>();
+  const rows: ProtectedRoute[] = [];
+  for (const op of ops) {
+    if (op.auth === 'none' || !op.served) continue;
+    const control = entryOf(CONTROLS, op) ?? {};
+    rows.push(row(op, control));
+    if (control.before) before.set(op.operationId, control.before);
+  }
+
+  // Hand-kept entries that name no row.
+  const named = new Set(rows.map((r) => r.operationId));
+  for (const id of strayEntries(CONTROLS, ops)) problems.push(`CONTROLS.${id}: names no operation of the route table`);
+  for (const op of ops) {
+    if (op.auth === 'none' && CONTROLS[op.operationId]) problems.push(`CONTROLS.${op.operationId}: the route is public (auth 'none')`);
+  }
+  for (const [id, later] of before) for (const l of later) if (!named.has(l)) problems.push(`${id}.before: ${l} names no row`);
+
+  // A row comes before the rows it names in `before`.
+  for (const [id, later] of before) {
+    for (const l of later) {
+      const i = rows.findIndex((r) => r.operationId === id);
+      const j = rows.findIndex((r) => r.operationId === l);
+      if (j === -1 || j > i) continue;
+      const [moved] = rows.splice(j, 1);
+      rows.splice(i, 0, moved!); // right after `id`, now at i - 1
+    }
+  }
+  return { rows, problems };
+}
 
 // ---- forging tokens -------------------------------------------------------------------------
 
@@ -198,7 +286,7 @@ export function send(t: TestApp, route: ProtectedRoute, headers: Record<string, 
   });
 }
 
-const PROBE: ProtectedRoute = { method: 'GET', url: '/api/v1/users/me' };
+const PROBE: ProtectedRoute = { operationId: 'getMe', method: 'GET', url: '/api/v1/users/me' };
 
 /** 401 with exactly the error envelope of docs/api.md#errors. */
 export function expectAuthenticationError(res: LightMyRequestResponse, what = '') {
@@ -332,8 +420,18 @@ export const securityCases: SecurityCase[] = [
     },
   },
   {
-    name: 'no token: 401',
+    name: "no token: 401 (where the guard is 'optional', the answer to anyone)",
     async run({ t }, route) {
+      if (route.optional) {
+        // The route is open to anyone: no credential is no caller, and the answer is the one anyone gets.
+        const expected = route.anonymous ?? route.okStatus;
+        for (const headers of [{}, { authorization: '' }] as Record<string, string>[]) {
+          const res = await send(t, route, headers);
+          if (expected === 401) expectAuthenticationError(res, `no credential: ${JSON.stringify(headers)}`);
+          else expect(res.statusCode, res.body).toBe(expected);
+        }
+        return;
+      }
       expectAuthenticationError(await send(t, route), 'no Authorization header');
       expectAuthenticationError(await send(t, route, { authorization: '' }), 'empty Authorization header');
     },
@@ -390,9 +488,10 @@ export const securityCases: SecurityCase[] = [
   },
   {
     name: 'expired access token: 401',
-    async run({ t }, route) {
-      // A user of its own: the clock moves, and this session must not have been touched by another case.
-      const user = await signedInUser(t, 'expired');
+    async run({ t, freshSession }, route) {
+      // A session of its own: the clock moves, and this session must not have been touched by another
+      // case (a new sign-in of the table's account; a new account would cost a sign-up per row).
+      const user = await freshSession();
       const { iat, exp } = decodeJwt(user.accessToken) as { iat: number; exp: number };
       expect(exp - iat).toBe(15 * 60);
       t.clock.advance(exp * 1000 - 1000 - t.clock.now().getTime());
@@ -446,12 +545,24 @@ export const TABLE_PARTS = 4;
 
 /**
  * Part `part` (1 to `parts`) of the rows: contiguous, in the table's order, each row in exactly one
- * part. A part runs on an account and fixtures of its own, so the order the rows rely on (two-factor
- * verify and disable before setup) holds within each.
+ * part. A part runs on an account and fixtures of its own, so the order the rows rely on (`before`)
+ * holds within each.
  */
-export function tablePart(part: number, parts = TABLE_PARTS): ProtectedRoute[] {
-  const size = Math.ceil(protectedRoutes.length / parts);
-  return protectedRoutes.slice((part - 1) * size, part * size);
+export function tablePart(rows: ProtectedRoute[], part: number, parts = TABLE_PARTS): ProtectedRoute[] {
+  const size = Math.ceil(rows.length / parts);
+  return rows.slice((part - 1) * size, part * size);
+}
+
+/**
+ * Part `part` of the table, on an app of its own: the app is made while the file is collected, since
+ * the rows are read from its route table (the switches of its configuration decide which routes exist).
+ */
+export async function describeSecurityTablePart(part: number): Promise<void> {
+  const t = await createTestApp();
+  afterAll(async () => {
+    await t.close();
+  });
+  describeSecurityTable(tablePart(securityTable(operations(t)).rows, part), () => t);
 }
 
 /**
@@ -477,7 +588,7 @@ export function describeSecurityTable(routes: ProtectedRoute[], app?: () => Test
     });
 
     for (const route of routes) {
-      describe(`${route.method} ${route.url}`, () => {
+      describe(`${route.operationId}: ${route.method} ${route.url}`, () => {
         for (const c of securityCases) it(c.name, () => c.run(ctx, resolveRoute(route, fixtures)));
       });
     }

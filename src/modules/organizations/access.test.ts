@@ -1,121 +1,111 @@
-// Who may do what on every organization route, table-driven (docs/api.md#roles-and-permissions): a non-member gets 403,
-// each role below the route's permission 403, an unknown organization 404, and another
-// organization's member, invitation or project id through this organization's path 404, never 200.
-// None of these refusals changes anything. The lowest role allowed is the control.
+// Who may do what on every organization route (docs/api.md#roles-and-permissions), generated from the
+// route table (test/route-table.ts): every route and alias whose guard is {org, permission}, with the
+// roles that hold the permission read from ROLE_PERMISSIONS. A non-member gets 403, each role without
+// the permission 403, an unknown organization 404, and another organization's member, invitation,
+// project, key, endpoint or delivery id through this organization's route 404, never 200. None of
+// these refusals changes anything. The lowest role allowed is the control.
 import type { LightMyRequestResponse } from 'fastify';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMember, createOrg, invite, rowsOf, setPlan, signedInUser, uniqueEmail, type OrgRole, type SignedInUser } from '../../../test/factories.js';
-import { createTestApp, json, type TestApp } from '../../../test/harness.js';
+import { createApiKey, createOrg, createWebhook, invite, organizationRows, setPlan, signedInUser, uniqueEmail, type OrgRole, type SignedInUser } from '../../../test/factories.js';
+import { createTestApp, json } from '../../../test/harness.js';
+import { newId } from '../../lib/ids.js';
+import {
+  BODY_IDS,
+  HOOK_URL,
+  type Ids,
+  inputOf,
+  missingInput,
+  type Operation,
+  operations,
+  orgKind,
+  pathOf,
+  RANK,
+  rolesWith,
+  strayEntries,
+  subKinds,
+  UNKNOWN,
+  unnamedParams,
+} from '../../../test/route-table.js';
 
-let t: TestApp;
+// The app is made while the file is collected: the rows are read from its route table.
+const t = await createTestApp();
+afterAll(async () => {
+  await t.close();
+});
+const ORG_ROUTES = operations(t).filter((op) => op.org && op.served);
+
+/**
+ * The control's status where it is not the route's first success: the fixture's organization has
+ * its plan set in the database, not bought, so there is no subscription to cancel (409, from the
+ * handler: the guard let the caller through).
+ */
+const CONTROL_STATUS: Record<string, number> = { cancelSubscription: 409 };
+
 const users = {} as Record<OrgRole | 'target' | 'outsider', SignedInUser>;
-/** Another organization (owned by the outsider), whose ids must never work through the fixture's path. */
+/** Another organization (owned by the outsider), whose ids must never work through the fixture's routes. */
 let foreign: Ids;
-
 beforeAll(async () => {
-  t = await createTestApp();
   for (const role of ['owner', 'admin', 'member', 'viewer', 'target', 'outsider'] as const) users[role] = await signedInUser(t, role);
   foreign = await fixture(users.outsider, users.viewer);
 });
-afterAll(async () => {
-  await t?.close();
-});
 
-/** A custom role every fixture organization has (the role routes' `:key`). */
-const FIXTURE_ROLE = 'fixture-role';
-let roleCounter = 0;
-
-interface Ids {
-  org: string;
-  /** A plain member (role member) other than the callers. */
-  member: string;
-  invitation: string;
-  project: string;
+/**
+ * `user` joins `org` with `role`. The rows are made directly: how people join is tested elsewhere
+ * (invitations-*.test.ts), and a fixture made for each row must be cheap.
+ */
+async function join(org: string, user: SignedInUser, role: Exclude<OrgRole, 'owner'>): Promise<string> {
+  const id = newId('mbr', t.clock.now().getTime());
+  const now = t.clock.now().toISOString();
+  await t.deps.db.execute(sql`insert into memberships (organization_id, id, user_id, role, joined_at, updated_at)
+    values (${org}, ${id}, ${user.userId}, ${role}, ${now}::timestamptz, ${now}::timestamptz)`);
+  return id;
 }
 
-/** An organization with every role, one more member, a pending invitation and a project. */
+/**
+ * An organization on the Pro plan with every role, one more member (role member), a pending
+ * invitation, a project, an API key and a webhook endpoint with a pending delivery (of a test event).
+ */
+let fixtures = 0;
 async function fixture(owner: SignedInUser, extra: SignedInUser): Promise<Ids> {
   const org = await createOrg(t, owner);
   await setPlan(t, org.id, 'pro');
   if (owner === users.owner) {
-    for (const role of ['admin', 'member', 'viewer'] as const) await addMember(t, org.id, owner, users[role], role);
+    for (const role of ['admin', 'member', 'viewer'] as const) await join(org.id, users[role], role);
   }
-  const member = await addMember(t, org.id, owner, extra, 'member');
+  const member = await join(org.id, extra, 'member');
   const { invitation } = await invite(t, org.id, owner, uniqueEmail('pending'), 'member');
   const project = await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/projects`, headers: owner.auth, payload: { name: 'Fixture' } });
   expect(project.statusCode, project.body).toBe(201);
-  const role = await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/roles`, headers: owner.auth, payload: { key: FIXTURE_ROLE, name: 'Fixture', permissions: ['org:read'] } });
+  const key = await createApiKey(t, org.id, owner, []);
+  const hook = await createWebhook(t, org.id, owner, { url: HOOK_URL });
+  const test = await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}/test`, headers: owner.auth });
+  expect(test.statusCode, test.body).toBe(200);
+  // A custom role of its own key, so another organization's key names nothing here.
+  const roleKey = `fixture-${++fixtures}`;
+  const role = await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/roles`, headers: owner.auth, payload: { key: roleKey, name: 'Fixture', permissions: ['org:read'] } });
   expect(role.statusCode, role.body).toBe(201);
-  return { org: org.id, member: member.id, invitation: invitation.id as string, project: json(project).id as string };
+  return {
+    org: org.id,
+    member,
+    invitation: invitation.id as string,
+    project: json(project).id as string,
+    key: key.id,
+    hook: hook.id,
+    delivery: json(test).data.deliveryId as string,
+    role: roleKey,
+  };
 }
+
+let forReads: Promise<Ids> | undefined;
+/** A row's fixture: its own, but the reads share one (a read's control changes nothing another row relies on). */
+const fixtureFor = (op: Operation) => (op.method === 'GET' ? (forReads ??= fixture(users.owner, users.target)) : fixture(users.owner, users.target));
 
 /** Everything a refused request could have touched, in both organizations. */
-async function state(ids: Ids[]) {
-  const out = [];
-  for (const { org } of ids) {
-    for (const table of ['organizations', 'memberships', 'invitations', 'projects', 'organization_roles', 'events', 'audit_logs'] as const) {
-      const key = table === 'organizations' ? sql`id` : sql`organization_id`;
-      out.push(rowsOf(await t.deps.db.execute(sql`select row_to_json(x)::text as r from ${sql.identifier(table)} x where ${key} = ${org} order by 1`)).map((r) => r.r));
-    }
-  }
-  return out;
-}
+const state = (ids: Ids[]) => organizationRows(t, ids.map((i) => i.org));
 
-type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
-interface OrgRoute {
-  method: Method;
-  /** The route pattern as registered. */
-  pattern: string;
-  /** Lowest role allowed (docs/api.md#roles-and-permissions). */
-  min: OrgRole;
-  /** Answer to that role on the fixture. */
-  control: number;
-  payload?: (ids: Ids) => unknown;
-  /** Which path parameter names a row of the organization. */
-  sub?: 'memberId' | 'invitationId' | 'projectId';
-}
-
-const ROUTES: OrgRoute[] = [
-  { method: 'GET', pattern: '/organizations/:orgId', min: 'viewer', control: 200 },
-  { method: 'PATCH', pattern: '/organizations/:orgId', min: 'admin', control: 200, payload: () => ({ name: 'Changed', settings: { features: { webhooks: true } } }) },
-  { method: 'DELETE', pattern: '/organizations/:orgId', min: 'owner', control: 200 },
-  { method: 'POST', pattern: '/organizations/:orgId/transfer-ownership', min: 'owner', control: 200, payload: (ids) => ({ memberId: ids.member }) },
-  { method: 'GET', pattern: '/organizations/:orgId/members', min: 'viewer', control: 200 },
-  { method: 'PATCH', pattern: '/organizations/:orgId/members/:memberId', min: 'admin', control: 200, payload: () => ({ role: 'admin' }), sub: 'memberId' },
-  { method: 'DELETE', pattern: '/organizations/:orgId/members/:memberId', min: 'admin', control: 200, sub: 'memberId' },
-  { method: 'POST', pattern: '/organizations/:orgId/leave', min: 'viewer', control: 200 },
-  { method: 'GET', pattern: '/organizations/:orgId/invitations', min: 'viewer', control: 200 },
-  { method: 'POST', pattern: '/organizations/:orgId/invitations', min: 'admin', control: 201, payload: () => ({ email: uniqueEmail('access'), role: 'admin' }) },
-  { method: 'DELETE', pattern: '/organizations/:orgId/invitations/:invitationId', min: 'admin', control: 200, sub: 'invitationId' },
-  { method: 'POST', pattern: '/organizations/:orgId/invitations/:invitationId/resend', min: 'admin', control: 200, sub: 'invitationId' },
-  { method: 'GET', pattern: '/organizations/:orgId/projects', min: 'viewer', control: 200 },
-  { method: 'POST', pattern: '/organizations/:orgId/projects', min: 'member', control: 201, payload: () => ({ name: 'New' }) },
-  { method: 'GET', pattern: '/organizations/:orgId/projects/:projectId', min: 'viewer', control: 200, sub: 'projectId' },
-  { method: 'PATCH', pattern: '/organizations/:orgId/projects/:projectId', min: 'member', control: 200, payload: () => ({ name: 'Renamed' }), sub: 'projectId' },
-  { method: 'DELETE', pattern: '/organizations/:orgId/projects/:projectId', min: 'member', control: 200, sub: 'projectId' },
-  { method: 'GET', pattern: '/organizations/:orgId/roles', min: 'viewer', control: 200 },
-  { method: 'POST', pattern: '/organizations/:orgId/roles', min: 'admin', control: 201, payload: () => ({ key: `access-${++roleCounter}`, name: 'New', permissions: ['org:read'] }) },
-  { method: 'PATCH', pattern: '/organizations/:orgId/roles/:key', min: 'admin', control: 200, payload: () => ({ name: 'Renamed' }) },
-  { method: 'DELETE', pattern: '/organizations/:orgId/roles/:key', min: 'admin', control: 200 },
-  { method: 'POST', pattern: '/organizations/:orgId/permissions/check', min: 'viewer', control: 200, payload: () => ({ userId: users.target.userId, permissions: ['org:read'] }) },
-];
-
-const RANK: OrgRole[] = ['viewer', 'member', 'admin', 'owner'];
-const SUB_ID = { memberId: 'member', invitationId: 'invitation', projectId: 'project' } as const;
-
-function url(route: OrgRoute, ids: Ids, orgId = ids.org, subId?: string) {
-  return `/api/v1${route.pattern
-    .replace(':orgId', orgId)
-    .replace(':memberId', subId ?? ids.member)
-    .replace(':invitationId', subId ?? ids.invitation)
-    .replace(':projectId', subId ?? ids.project)
-    .replace(':key', FIXTURE_ROLE)}`;
-}
-
-function call(route: OrgRoute, caller: SignedInUser, path: string, ids: Ids) {
-  const payload = route.payload?.(ids);
-  return t.request({ method: route.method, url: path, headers: caller.auth, ...(payload !== undefined ? { payload: payload as object } : {}) });
+function call(op: Operation, caller: SignedInUser, ids: Ids) {
+  return t.request({ method: op.method, url: pathOf(op, ids), headers: caller.auth, ...inputOf(op, ids) });
 }
 
 function expectError(res: LightMyRequestResponse, status: number, code: string, what: string) {
@@ -123,58 +113,62 @@ function expectError(res: LightMyRequestResponse, status: number, code: string, 
   expect(json(res).error?.code, what).toBe(code);
 }
 
-it('the table covers every organization route the app serves', () => {
-  const doc = t.app.swagger() as { paths: Record<string, Record<string, unknown>> };
-  const ours = new Set(ROUTES.map((r) => `${r.method} /api/v1${r.pattern.replace(/:(\w+)/g, '{$1}')}`));
-  const orgPaths = Object.entries(doc.paths)
-    .filter(([p]) => /^\/api\/v1\/organizations\/\{orgId\}/.test(p))
-    .flatMap(([p, item]) => (['get', 'post', 'patch', 'delete'] as const).filter((m) => item[m]).map((m) => `${m.toUpperCase()} ${p}`))
-    // Routes of other issues (API keys, audit log, webhooks, billing) have tables of their own.
-    .filter((op) => !/\/(api-keys|audit-logs|webhooks|events|billing)(\/|$)/.test(op));
-  expect(orgPaths.filter((op) => !ours.has(op))).toEqual([]);
+describe('the table itself', () => {
+  it('has a row for every organization route the app serves, each with what it needs', () => {
+    const doc = t.app.swagger() as unknown as { paths: Record<string, Record<string, { operationId: string } | undefined>> };
+    // Every documented operation under an organization's path is an organization route of the table
+    // (a route there declared with another guard would have no row).
+    const documented = Object.entries(doc.paths)
+      .filter(([p]) => /^\/api\/v1\/organizations\/\{orgId\}/.test(p))
+      .flatMap(([, item]) => (['get', 'post', 'put', 'patch', 'delete'] as const).map((m) => item[m]?.operationId).filter((id) => id !== undefined));
+    const ours = new Set(ORG_ROUTES.map((op) => op.operationId));
+    expect(documented.length).toBeGreaterThan(10);
+    expect(documented.filter((id) => !ours.has(id))).toEqual([]);
+    expect(ORG_ROUTES.flatMap((op) => [...missingInput(op), ...unnamedParams(op).map((p) => `${op.operationId}: :${p} names no kind of id (PARAM_IDS)`)])).toEqual([]);
+    expect(ORG_ROUTES.filter((op) => rolesWith(op.org!.permission).length === 0).map((op) => op.operationId), 'permissions no role holds').toEqual([]);
+    expect(strayEntries(CONTROL_STATUS, ORG_ROUTES)).toEqual([]);
+  });
 });
 
-for (const route of ROUTES) {
-  describe(`${route.method} ${route.pattern} (${route.min} and above)`, () => {
+for (const op of ORG_ROUTES) {
+  const allowed = rolesWith(op.org!.permission);
+  const refused = RANK.filter((r) => !allowed.includes(r));
+  const lowest = allowed[0]!;
+  const kind = orgKind(op);
+  const subs = [...subKinds(op), ...(BODY_IDS[op.operationId] ?? [])];
+  const control = CONTROL_STATUS[op.operationId] ?? op.success;
+
+  describe(`${op.operationId}: ${op.method} ${op.url} (${allowed.join(', ')})`, () => {
     let ids: Ids;
     let before: Awaited<ReturnType<typeof state>>;
     beforeAll(async () => {
-      ids = await fixture(users.owner, users.target);
+      ids = await fixtureFor(op);
       before = await state([ids, foreign]);
     });
 
     it('a non-member gets 403', async () => {
-      expectError(await call(route, users.outsider, url(route, ids), ids), 403, 'AUTHORIZATION_ERROR', 'outsider');
+      expectError(await call(op, users.outsider, ids), 403, 'AUTHORIZATION_ERROR', 'outsider');
     });
 
-    const below = RANK.slice(0, RANK.indexOf(route.min));
-    if (below.length) {
-      it(`${below.join(', ')}: 403`, async () => {
-        for (const role of below) expectError(await call(route, users[role], url(route, ids), ids), 403, 'AUTHORIZATION_ERROR', role);
+    if (refused.length) {
+      it(`${refused.join(', ')}: 403`, async () => {
+        for (const role of refused) expectError(await call(op, users[role], ids), 403, 'AUTHORIZATION_ERROR', role);
       });
     }
 
     it('an unknown organization is 404, for anyone', async () => {
       for (const who of [users.owner, users.outsider]) {
-        expectError(await call(route, who, url(route, ids, 'org_00000000000000000000000000'), ids), 404, 'NOT_FOUND', 'unknown org');
+        expectError(await call(op, who, { ...ids, [kind]: UNKNOWN[kind] }), 404, 'NOT_FOUND', `unknown ${kind}`);
       }
-      // Another organization's id is not this one: its owner is a non-member here.
-      expectError(await call(route, users.owner, url(route, ids, foreign.org), ids), 403, 'AUTHORIZATION_ERROR', "another organization's path");
+      // Another organization is not this one: its owner is a non-member here.
+      expectError(await call(op, users.owner, { ...ids, [kind]: foreign[kind] }), 403, 'AUTHORIZATION_ERROR', `another organization's ${kind}`);
     });
 
-    if (route.sub) {
-      const sub = route.sub;
-      it(`another organization's ${sub} through this organization's path is 404`, async () => {
-        const foreignId = foreign[SUB_ID[sub]];
-        for (const role of RANK.slice(RANK.indexOf(route.min))) {
-          expectError(await call(route, users[role], url(route, ids, ids.org, foreignId), ids), 404, 'NOT_FOUND', `${role} with a foreign ${sub}`);
+    for (const sub of subs) {
+      it(`another organization's ${sub} through this organization's route is 404`, async () => {
+        for (const role of allowed) {
+          expectError(await call(op, users[role], { ...ids, [sub]: foreign[sub] }), 404, 'NOT_FOUND', `${role} with a foreign ${sub}`);
         }
-      });
-    }
-    if (route.pattern.endsWith('/transfer-ownership')) {
-      it("another organization's member as the new owner is 404", async () => {
-        const res = await call(route, users.owner, url(route, ids), { ...ids, member: foreign.member });
-        expectError(res, 404, 'NOT_FOUND', 'foreign memberId');
       });
     }
 
@@ -182,9 +176,9 @@ for (const route of ROUTES) {
       expect(await state([ids, foreign])).toEqual(before);
     });
 
-    it(`control: ${route.min} gets ${route.control}`, async () => {
-      const res = await call(route, users[route.min], url(route, ids), ids);
-      expect(res.statusCode, res.body).toBe(route.control);
+    it(`control: ${lowest} gets ${control}`, async () => {
+      const res = await call(op, users[lowest], ids);
+      expect(res.statusCode, res.body).toBe(control);
     });
   });
 }
