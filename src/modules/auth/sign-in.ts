@@ -76,8 +76,8 @@ const staleBefore = (now: Date) => new Date(now.getTime() - CHECK_STALE_MS).toIS
 
 /**
  * The places a new check could take now, read from the row an UPDATE … RETURNING just wrote: the
- * budget less the failures of an unexpired count and the checks under way (not stale); 'all' when
- * the account is locked (every waiting check must hear it).
+ * budget less the failures of an unexpired count and the checks under way (not stale); -1 when the
+ * account is locked (every waiting check must hear it, to answer 423).
  */
 const placesAfter = (nowIso: string, staleIso: string) => sql`
   case when locked_until > ${nowIso}::timestamptz then -1
