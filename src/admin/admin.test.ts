@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, expectError, getMe, loginRaw, requestMagicLink } from '../../test/fixtures/auth.js';
+import { bearer, getMe, loginRaw, requestMagicLink } from '../../test/fixtures/auth.js';
 import { createOrg, createWebhook, PASSWORD, registerUser, rowsOf, setPlan, signedInUser, stripeVerify, uniqueEmail } from '../../test/factories.js';
 import { oauthAccounts } from '../db/tables/auth.js';
 import { passkeys } from '../db/tables/passkeys.js';
@@ -18,6 +18,7 @@ import { parseArgs, UsageError } from './args.js';
 import { rotateEncryptionKey } from './rotate.js';
 import { runCommand } from './run.js';
 import { describeError, type Io } from './users.js';
+import { expectError } from '../../test/expect.js';
 
 const OLD = randomBytes(32).toString('hex');
 const NEW = randomBytes(32).toString('hex');

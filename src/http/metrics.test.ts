@@ -4,10 +4,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOrg, createWebhook, setPlan, signedInUser, type SignedInUser } from '../../test/factories.js';
 import { createTestApp, json, type TestApp } from '../../test/harness.js';
-import { waitUntil, workerFixtures } from '../../test/fixtures/worker.js';
+import { workerFixtures } from '../../test/fixtures/worker.js';
 import { Semaphore } from '../lib/semaphore.js';
 import { startWorkerMetrics } from '../worker-metrics.js';
 import { bearerMatches, createQueueReader } from './metrics.js';
+import { waitUntil } from '../../test/expect.js';
 
 const apps: TestApp[] = [];
 async function app(env: Record<string, string> = {}, productionHashCost = false) {

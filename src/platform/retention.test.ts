@@ -5,8 +5,9 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOrg, rowsOf, signedInUser } from '../../test/factories.js';
 import { createTestApp, type TestApp } from '../../test/harness.js';
-import { deferred, waitUntil } from '../../test/fixtures/worker.js';
+import { deferred } from '../../test/fixtures/worker.js';
 import { createRetentionJob, SESSION_DAYS } from './retention.js';
+import { waitUntil } from '../../test/expect.js';
 
 const DAY = 24 * 3600_000;
 const MS = 1;

@@ -29,6 +29,8 @@ import {
 } from '../../../test/route-table.js';
 import { newId } from '../../lib/ids.js';
 import { SCOPES, type Scope } from '../../platform/permissions.js';
+import { expectError, type ExpectedError } from '../../../test/expect.js';
+import type { ErrorCode } from '../../lib/errors.js';
 
 // The app is made while the file is collected: the rows are read from its route table.
 const t = await createTestApp();
@@ -148,12 +150,6 @@ function call(op: Operation, key: string, ids: Ids, input = inputOf(op, ids)) {
   return t.request({ method: op.method, url: pathOf(op, ids), headers: { 'x-api-key': key }, ...input });
 }
 
-function expectError(res: LightMyRequestResponse, status: number, code: string, message?: string) {
-  expect(res.statusCode, res.body).toBe(status);
-  expect(json(res).error.code).toBe(code);
-  if (message) expect(json(res).error.message).toBe(message);
-}
-
 describe('routes reachable by keys', () => {
   it('the table has what its rows need, and every scope is the control of some route', () => {
     expect(KEY_ROUTES.length).toBeGreaterThan(10);
@@ -177,21 +173,21 @@ describe('routes reachable by keys', () => {
     const before = await state();
 
     const audited: Array<{ organization_id: string; actor_id: string; status_code: number; path: string }> = [];
-    const refused = async (key: keyof typeof keys, status: number, code: string, message?: string, at = ids, keyOrg = orgId) => {
-      expectError(await call(op, keys[key].plain, at), status, code, message);
+    const refused = async (key: keyof typeof keys, status: number, code: ErrorCode, expected: ExpectedError = {}, at = ids, keyOrg = orgId) => {
+      expectError(await call(op, keys[key].plain, at), status, code, expected);
       audited.push({ organization_id: keyOrg, actor_id: keys[key].id, status_code: status, path: pathOf(op, at) });
     };
     await refused('none', 403, 'AUTHORIZATION_ERROR');
     for (const s of wrong) await refused(s, 403, 'AUTHORIZATION_ERROR');
     // Another organization's key with every scope, on this organization's route.
-    await refused('foreign', 403, 'AUTHORIZATION_ERROR', undefined, ids, otherOrgId);
+    await refused('foreign', 403, 'AUTHORIZATION_ERROR', {}, ids, otherOrgId);
     // This organization's key (every scope) on the other organization's route.
-    await refused('all', 403, 'AUTHORIZATION_ERROR', undefined, elsewhere);
-    await refused('revoked', 401, 'AUTHENTICATION_ERROR', 'API key is inactive');
+    await refused('all', 403, 'AUTHORIZATION_ERROR', {}, elsewhere);
+    await refused('revoked', 401, 'AUTHENTICATION_ERROR', { message: 'API key is inactive' });
     const start = t.clock.now().getTime();
     t.clock.advance(2 * 3_600_000);
     try {
-      await refused('expired', 401, 'AUTHENTICATION_ERROR', 'API key has expired');
+      await refused('expired', 401, 'AUTHENTICATION_ERROR', { message: 'API key has expired' });
     } finally {
       t.clock.set(start);
     }

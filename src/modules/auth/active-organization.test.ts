@@ -6,10 +6,11 @@
 // way. Run under HS256 and ES256 alike.
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, decodeJwt, expectError, refreshRaw } from '../../../test/fixtures/auth.js';
+import { bearer, decodeJwt, refreshRaw } from '../../../test/fixtures/auth.js';
 import { addMember, createApiKey, createOrg, PASSWORD, setPlan, signedInUser, type SignedInUser } from '../../../test/factories.js';
 import { createTestApp, json, queryRows, type TestApp } from '../../../test/harness.js';
 import { ROLE_PERMISSIONS } from '../../platform/permissions.js';
+import { expectError } from '../../../test/expect.js';
 
 const NO_ORG = 'org_00000000000000000000000000';
 

@@ -5,8 +5,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, onPostgres, queryRows, type TestApp } from '../../../test/harness.js';
 import { PASSWORD, registerUser, signedInUser, uniqueEmail } from '../../../test/factories.js';
-import { expectError, getMe, listSessions, loginRaw, refreshRaw, verifiedUser } from '../../../test/fixtures/auth.js';
+import { getMe, listSessions, loginRaw, refreshRaw, verifiedUser } from '../../../test/fixtures/auth.js';
 import { passCheck } from './sign-in.js';
+import { expectError } from '../../../test/expect.js';
 
 let t: TestApp;
 beforeAll(async () => {

@@ -5,7 +5,8 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { registerUser, uniqueEmail, verifyEmailOf } from '../../../test/factories.js';
-import { bearer, decodeJwt, expectError, getMe, requestMagicLink } from '../../../test/fixtures/auth.js';
+import { bearer, decodeJwt, getMe, requestMagicLink } from '../../../test/fixtures/auth.js';
+import { expectError } from '../../../test/expect.js';
 
 let t: TestApp;
 beforeAll(async () => {

@@ -7,8 +7,9 @@
 import { describe, expect, it } from 'vitest';
 import { json } from '../../../test/harness.js';
 import { PASSWORD, signedInUser, uniqueEmail } from '../../../test/factories.js';
-import { bearer, expectError, getMe } from '../../../test/fixtures/auth.js';
+import { bearer, getMe } from '../../../test/fixtures/auth.js';
 import { identity, linksOf, signIn, t, useOAuthApp } from '../../../test/fixtures/oauth.js';
+import { expectError } from '../../../test/expect.js';
 
 useOAuthApp();
 

@@ -6,8 +6,9 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { PASSWORD } from '../../../test/factories.js';
-import { bearer, expectError, loginRaw, verifiedUser } from '../../../test/fixtures/auth.js';
+import { bearer, loginRaw, verifiedUser } from '../../../test/fixtures/auth.js';
 import { totpCode } from '../../../test/totp.js';
+import { expectError } from '../../../test/expect.js';
 
 const A = randomBytes(32).toString('hex');
 const B = randomBytes(32).toString('hex');

@@ -5,9 +5,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { PASSWORD } from '../../../test/factories.js';
-import { bearer, expectError, loginRaw, requestMagicLink, verifiedUser } from '../../../test/fixtures/auth.js';
+import { bearer, loginRaw, requestMagicLink, verifiedUser } from '../../../test/fixtures/auth.js';
 import { startOAuthServer, type OAuthTestServer } from '../../../test/oauth-server.js';
 import { totpCode, wrongCode } from '../../../test/totp.js';
+import { expectError } from '../../../test/expect.js';
 
 const WRONG = 'Wrong-Password-1';
 const MINUTE = 60_000;

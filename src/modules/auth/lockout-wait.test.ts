@@ -8,7 +8,8 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, onRedis, queryRows, type TestApp } from '../../../test/harness.js';
 import { PASSWORD } from '../../../test/factories.js';
-import { expectError, getMe, loginRaw, verifiedUser } from '../../../test/fixtures/auth.js';
+import { getMe, loginRaw, verifiedUser } from '../../../test/fixtures/auth.js';
+import { expectError } from '../../../test/expect.js';
 
 const WRONG = 'Wrong-Password-1';
 // Parallel Argon2 verifications: room for a loaded machine.

@@ -4,8 +4,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { PASSWORD, registerUser, uniqueEmail } from '../../../test/factories.js';
-import { bearer, decodeJwt, expectError, getMe, listSessions, loginRaw, MAGIC_LINK_SUBJECT, requestMagicLink, verifiedUser } from '../../../test/fixtures/auth.js';
+import { bearer, decodeJwt, getMe, listSessions, loginRaw, MAGIC_LINK_SUBJECT, requestMagicLink, verifiedUser } from '../../../test/fixtures/auth.js';
 import { totpCode, wrongCode } from '../../../test/totp.js';
+import { expectError } from '../../../test/expect.js';
 
 let t: TestApp;
 beforeAll(async () => {

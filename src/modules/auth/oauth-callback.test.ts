@@ -6,9 +6,10 @@ import { and, eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { json } from '../../../test/harness.js';
 import { PASSWORD, registerUser, uniqueEmail } from '../../../test/factories.js';
-import { expectError, getMe, loginRaw, verifiedUser } from '../../../test/fixtures/auth.js';
+import { getMe, loginRaw, verifiedUser } from '../../../test/fixtures/auth.js';
 import { oauthAccounts } from '../../db/tables/auth.js';
 import { CALLBACK, callback, identity, linksOf, o, signIn, start, t, useOAuthApp } from '../../../test/fixtures/oauth.js';
+import { expectError } from '../../../test/expect.js';
 
 useOAuthApp();
 

@@ -7,9 +7,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { json } from '../../../test/harness.js';
 import { uniqueEmail } from '../../../test/factories.js';
-import { expectError } from '../../../test/fixtures/auth.js';
 import type { Identity } from '../../../test/oauth-server.js';
 import { callback, identity, o, t, useOAuthApp } from '../../../test/fixtures/oauth.js';
+import { expectError } from '../../../test/expect.js';
 
 useOAuthApp();
 

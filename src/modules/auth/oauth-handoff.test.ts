@@ -6,11 +6,12 @@ import { and, eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { json, queryRows } from '../../../test/harness.js';
 import { uniqueEmail } from '../../../test/factories.js';
-import { bearer, expectError, getMe, loginRaw, verifiedUser } from '../../../test/fixtures/auth.js';
+import { bearer, getMe, loginRaw, verifiedUser } from '../../../test/fixtures/auth.js';
 import type { Identity } from '../../../test/oauth-server.js';
 import { totpCode } from '../../../test/totp.js';
 import { oauthAccounts } from '../../db/tables/auth.js';
 import { callback, identity, o, t, useOAuthApp } from '../../../test/fixtures/oauth.js';
+import { expectError } from '../../../test/expect.js';
 
 useOAuthApp();
 

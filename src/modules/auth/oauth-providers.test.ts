@@ -3,9 +3,10 @@
 import { describe, expect, it } from 'vitest';
 import { createTestApp, json } from '../../../test/harness.js';
 import { PASSWORD, registerUser, uniqueEmail } from '../../../test/factories.js';
-import { bearer, expectError, getMe, loginRaw, verifiedUser } from '../../../test/fixtures/auth.js';
+import { bearer, getMe, loginRaw, verifiedUser } from '../../../test/fixtures/auth.js';
 import { totpCode, wrongCode } from '../../../test/totp.js';
 import { callback, identity, linksOf, o, signIn, start, t, useOAuthApp } from '../../../test/fixtures/oauth.js';
+import { expectError } from '../../../test/expect.js';
 
 useOAuthApp();
 

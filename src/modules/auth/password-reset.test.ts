@@ -4,7 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { login, PASSWORD, registerUser, signedInUser, uniqueEmail } from '../../../test/factories.js';
-import { expectError, getMe, loginRaw, refreshRaw, verifiedUser } from '../../../test/fixtures/auth.js';
+import { getMe, loginRaw, refreshRaw, verifiedUser } from '../../../test/fixtures/auth.js';
+import { expectError } from '../../../test/expect.js';
 
 let t: TestApp;
 beforeAll(async () => {

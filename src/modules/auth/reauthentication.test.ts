@@ -6,10 +6,11 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, queryRows, type TestApp } from '../../../test/harness.js';
 import { login, PASSWORD, signedInUser, uniqueEmail } from '../../../test/factories.js';
-import { bearer, expectError, refreshRaw } from '../../../test/fixtures/auth.js';
+import { bearer, refreshRaw } from '../../../test/fixtures/auth.js';
 import { startOAuthServer, type OAuthTestServer } from '../../../test/oauth-server.js';
 import { totpCode } from '../../../test/totp.js';
 import { SoftAuthenticator } from '../../../test/webauthn.js';
+import { expectError } from '../../../test/expect.js';
 
 let t: TestApp;
 let o: OAuthTestServer;

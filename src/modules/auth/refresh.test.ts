@@ -2,7 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { login, signedInUser } from '../../../test/factories.js';
-import { bearer, decodeJwt, expectError, getMe, refreshRaw, signHs256, unsignedJwt } from '../../../test/fixtures/auth.js';
+import { bearer, decodeJwt, getMe, refreshRaw, signHs256, unsignedJwt } from '../../../test/fixtures/auth.js';
+import { expectError } from '../../../test/expect.js';
 
 let t: TestApp;
 beforeAll(async () => {

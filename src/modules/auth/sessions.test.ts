@@ -3,7 +3,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { login } from '../../../test/factories.js';
-import { decodeJwt, expectError, getMe, listSessions, refreshRaw, verifiedUser } from '../../../test/fixtures/auth.js';
+import { decodeJwt, getMe, listSessions, refreshRaw, verifiedUser } from '../../../test/fixtures/auth.js';
+import { expectError } from '../../../test/expect.js';
 
 let t: TestApp;
 beforeAll(async () => {

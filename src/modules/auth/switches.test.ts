@@ -4,8 +4,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { login, PASSWORD, registerUser, signedInUser, uniqueEmail } from '../../../test/factories.js';
-import { bearer, expectError, loginRaw } from '../../../test/fixtures/auth.js';
+import { bearer, loginRaw } from '../../../test/fixtures/auth.js';
 import { totpCode } from '../../../test/totp.js';
+import { expectError } from '../../../test/expect.js';
 
 let base: TestApp;
 beforeAll(async () => {

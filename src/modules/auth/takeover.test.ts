@@ -6,11 +6,12 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, queryRows, type TestApp } from '../../../test/harness.js';
 import { PASSWORD, registerUser, uniqueEmail } from '../../../test/factories.js';
-import { bearer, expectError, getMe, loginRaw, requestMagicLink, verifiedUser } from '../../../test/fixtures/auth.js';
+import { bearer, getMe, loginRaw, requestMagicLink, verifiedUser } from '../../../test/fixtures/auth.js';
 import { startOAuthServer, type Identity, type OAuthTestServer } from '../../../test/oauth-server.js';
 import { totpCode } from '../../../test/totp.js';
 import { users } from '../../db/tables/users.js';
 import { oauthAccounts } from '../../db/tables/auth.js';
+import { expectError, waitUntil } from '../../../test/expect.js';
 
 const SQUATTER_PASSWORD = 'Squatters-Secret-7';
 const OWNER_PASSWORD = 'Owners-New-Secret-8';
@@ -42,17 +43,9 @@ async function magicLinkSignIn(app: TestApp, email: string, twoFactorCode?: stri
 async function resetPassword(app: TestApp, email: string, newPassword: string) {
   const before = app.mail.mails.length;
   expect((await post(app, '/auth/password/forgot', { email })).statusCode).toBe(200);
-  await waitUntil(() => app.mail.mails.slice(before).some((m) => m.to.includes(email) && /reset/i.test(m.subject)));
+  await waitUntil('the mail arrives', () => app.mail.mails.slice(before).some((m) => m.to.includes(email) && /reset/i.test(m.subject)), 5000);
   const token = await app.mail.tokenFrom(email, /reset/i, '/reset-password');
   return post(app, '/auth/password/reset', { token, newPassword });
-}
-
-async function waitUntil(condition: () => boolean, what = 'condition') {
-  const deadline = Date.now() + 5000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 /** The squatter, on a lax deployment: registers the victim's address, signs in and turns two-factor on. */
@@ -247,7 +240,7 @@ describe('sign-in tickets die with a password reset or change', () => {
     const { email } = await verifiedUser(t, 'void-reset');
     const before = t.mail.mails.length;
     await post(t, '/auth/password/forgot', { email });
-    await waitUntil(() => t.mail.mails.slice(before).some((m) => m.to.includes(email)), 'reset mail');
+    await waitUntil('reset mail', () => t.mail.mails.slice(before).some((m) => m.to.includes(email)), 5000);
     const stale = await t.mail.tokenFrom(email, /reset/i, '/reset-password');
     const session = json(await loginRaw(t, email, PASSWORD));
     const change = await t.request({

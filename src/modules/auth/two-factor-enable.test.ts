@@ -3,9 +3,10 @@
 import { describe, expect, it } from 'vitest';
 import { json } from '../../../test/harness.js';
 import { PASSWORD } from '../../../test/factories.js';
-import { expectError, getMe } from '../../../test/fixtures/auth.js';
+import { getMe } from '../../../test/fixtures/auth.js';
 import { base32Decode, totpCode, wrongCode } from '../../../test/totp.js';
 import { account, loginWith, nextStep, now, post, rowsOf, setup, sha256, t, useTwoFactorApp, WRONG_PASSWORD } from '../../../test/fixtures/two-factor.js';
+import { expectError } from '../../../test/expect.js';
 
 useTwoFactorApp();
 

@@ -4,10 +4,11 @@ import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { json } from '../../../test/harness.js';
 import { PASSWORD } from '../../../test/factories.js';
-import { expectError, getMe } from '../../../test/fixtures/auth.js';
+import { getMe } from '../../../test/fixtures/auth.js';
 import { totpCode, wrongCode } from '../../../test/totp.js';
 import { account, enabledAccount, loginWith, MINUTE, nextStep, now, post, rowsOf, setup, sha256, t, useTwoFactorApp, WRONG_PASSWORD } from '../../../test/fixtures/two-factor.js';
 import { backupCodes } from '../../db/tables/auth.js';
+import { expectError } from '../../../test/expect.js';
 
 /** A backup code's stored form as this product keys it (an HMAC under a key derived from ENCRYPTION_KEY). */
 function keyedHash(userId: string, code: string): string {

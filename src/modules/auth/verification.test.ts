@@ -4,7 +4,8 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, queryRows, type TestApp } from '../../../test/harness.js';
 import { login, PASSWORD, registerUser, uniqueEmail } from '../../../test/factories.js';
-import { expectError, loginRaw } from '../../../test/fixtures/auth.js';
+import { loginRaw } from '../../../test/fixtures/auth.js';
+import { expectError } from '../../../test/expect.js';
 
 let t: TestApp;
 beforeAll(async () => {

@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { addMember, createOrg, eventsOf } from '../../../test/factories.js';
 import { json } from '../../../test/harness.js';
-import { billingData, cancel, checkout, deliverOk, expectError, fake, memberUser, nowS, outsider, owner, periodEndIso, subRow, subscribed, t, useStripeApp } from '../../../test/fixtures/stripe.js';
+import { billingData, cancel, checkout, deliverOk, fake, memberUser, nowS, outsider, owner, periodEndIso, subRow, subscribed, t, useStripeApp } from '../../../test/fixtures/stripe.js';
+import { expectError } from '../../../test/expect.js';
 
 useStripeApp();
 

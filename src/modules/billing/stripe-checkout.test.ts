@@ -3,7 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { addMember, createOrg, setPlan } from '../../../test/factories.js';
 import { json } from '../../../test/harness.js';
-import { APP, billingData, billingOf, checkout, eventTypes, expectError, fake, memberUser, type Obj, outsider, owner, portal, subRow, subscribed, t, URLS, useStripeApp, viewerUser } from '../../../test/fixtures/stripe.js';
+import { APP, billingData, billingOf, checkout, eventTypes, fake, memberUser, type Obj, outsider, owner, portal, subRow, subscribed, t, URLS, useStripeApp, viewerUser } from '../../../test/fixtures/stripe.js';
+import { expectError } from '../../../test/expect.js';
 
 useStripeApp();
 
@@ -78,7 +79,7 @@ describe('POST /organizations/:orgId/billing/checkout', () => {
     const org = await createOrg(t, owner);
     const before = fake.requests.length;
     const unknown = expectError(await checkout(org.id, { priceId: 'price_gold', ...URLS }), 400, 'VALIDATION_ERROR');
-    expect(unknown.error.details).toMatch(/priceId/);
+    expect(unknown.details).toMatch(/priceId/);
     const bad = [
       'http://app.test.evil.com/billing', // prefix trick
       'http://app.test@evil.com/billing', // userinfo trick
@@ -93,7 +94,7 @@ describe('POST /organizations/:orgId/billing/checkout', () => {
       for (const field of ['successUrl', 'cancelUrl'] as const) {
         const res = await checkout(org.id, { priceId: 'price_pro', ...URLS, [field]: url });
         const body = expectError(res, 400, 'VALIDATION_ERROR');
-        expect(body.error.details, `${field} = ${url}`).toMatch(field);
+        expect(body.details, `${field} = ${url}`).toMatch(field);
       }
     }
     expectError(await checkout(org.id, { priceId: 'price_pro', successUrl: URLS.successUrl }), 400, 'VALIDATION_ERROR');
@@ -185,7 +186,7 @@ describe('GET /organizations/:orgId/billing/portal', () => {
     expectError(await portal(org.id, `${APP}/settings`, memberUser.auth), 403, 'AUTHORIZATION_ERROR');
     for (const bad of ['http://app.test.evil.com/settings', 'https://app.test/settings', 'nope', 'http://evil.com']) {
       const body = expectError(await portal(org.id, bad), 400, 'VALIDATION_ERROR');
-      expect(body.error.details).toMatch(/return_url/);
+      expect(body.details).toMatch(/return_url/);
     }
     expectError(await t.request({ method: 'GET', url: `/api/v1/organizations/${org.id}/billing/portal`, headers: owner.auth }), 400, 'VALIDATION_ERROR');
     expect(fake.requests.length).toBe(before);

@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { eventsOf } from '../../../test/factories.js';
 import { createTestApp, json } from '../../../test/harness.js';
 import { WEBHOOK_SECRET } from '../../../test/stripe-server.js';
-import { billingData, billingEventIds, deliver, deliverOk, expectError, fake, nowS, type Obj, orgPlan, post, subRow, subscribed, t, useStripeOrderingApp } from '../../../test/fixtures/stripe-ordering.js';
+import { billingData, billingEventIds, deliver, deliverOk, fake, nowS, type Obj, orgPlan, post, subRow, subscribed, t, useStripeOrderingApp } from '../../../test/fixtures/stripe-ordering.js';
+import { expectError } from '../../../test/expect.js';
 
 useStripeOrderingApp();
 
@@ -73,7 +74,7 @@ describe('signed events of an unexpected shape', () => {
       const res = await post(payload, headers);
       expect(res.statusCode, `${label}: ${res.body}`).toBe(400);
       // The details name the field, as for a request body.
-      expect(expectError(res, 400, 'VALIDATION_ERROR').error.details, label).toMatch(/^(\(root\)|[a-z_]+(\.[a-z_0-9]+)*): (is required|must )/);
+      expect(expectError(res, 400, 'VALIDATION_ERROR').details, label).toMatch(/^(\(root\)|[a-z_]+(\.[a-z_0-9]+)*): (is required|must )/);
     }
     expect(fake.requests.length, 'nothing is asked of Stripe for a malformed event').toBe(gets);
     expect(await subRow(org.id)).toEqual(before.row);

@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { createOrg, eventsOf, uniqueEmail } from '../../../test/factories.js';
 import { json, queryRows } from '../../../test/harness.js';
 import { WEBHOOK_SECRET } from '../../../test/stripe-server.js';
-import { billingData, cancel, checkout, deliver, deliverOk, expectError, fake, nowS, owner, periodEndIso, subRow, subscribed, t, useStripeApp, withPrice } from '../../../test/fixtures/stripe.js';
+import { billingData, cancel, checkout, deliver, deliverOk, fake, nowS, owner, periodEndIso, subRow, subscribed, t, useStripeApp, withPrice } from '../../../test/fixtures/stripe.js';
+import { expectError } from '../../../test/expect.js';
 
 useStripeApp();
 

@@ -2,10 +2,10 @@
 // page of the service where a person completes or cancels the payment, as a browser would (plain HTML
 // forms: urlencoded, empty body); completing applies the same change a Stripe event would.
 import { sql } from 'drizzle-orm';
-import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOrg, eventsOf, signedInUser, type SignedInUser } from '../../../test/factories.js';
 import { createTestApp, json, queryRows, type TestApp } from '../../../test/harness.js';
+import { expectError } from '../../../test/expect.js';
 
 let t: TestApp;
 let owner: SignedInUser;
@@ -22,10 +22,6 @@ const APP = 'http://app.test';
 const URLS = { successUrl: `${APP}/billing/thanks`, cancelUrl: `${APP}/billing?canceled=1` };
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
-function expectError(res: LightMyRequestResponse, status: number, code: string) {
-  expect(res.statusCode, res.body).toBe(status);
-  expect(json(res).error.code).toBe(code);
-}
 const billing = async (orgId: string) => {
   const res = await t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/billing`, headers: owner.auth });
   expect(res.statusCode, res.body).toBe(200);

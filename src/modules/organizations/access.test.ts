@@ -4,7 +4,6 @@
 // the permission 403, an unknown organization 404, and another organization's member, invitation,
 // project, key, endpoint or delivery id through this organization's route 404, never 200. None of
 // these refusals changes anything. The lowest role allowed is the control.
-import type { LightMyRequestResponse } from 'fastify';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey, createOrg, createWebhook, invite, organizationRows, setPlan, signedInUser, uniqueEmail, type OrgRole, type SignedInUser } from '../../../test/factories.js';
@@ -27,6 +26,7 @@ import {
   UNKNOWN,
   unnamedParams,
 } from '../../../test/route-table.js';
+import { expectError } from '../../../test/expect.js';
 
 // The app is made while the file is collected: the rows are read from its route table.
 const t = await createTestApp();
@@ -108,11 +108,6 @@ function call(op: Operation, caller: SignedInUser, ids: Ids) {
   return t.request({ method: op.method, url: pathOf(op, ids), headers: caller.auth, ...inputOf(op, ids) });
 }
 
-function expectError(res: LightMyRequestResponse, status: number, code: string, what: string) {
-  expect(res.statusCode, `${what}: ${res.body}`).toBe(status);
-  expect(json(res).error?.code, what).toBe(code);
-}
-
 describe('the table itself', () => {
   it('has a row for every organization route the app serves, each with what it needs', () => {
     const doc = t.app.swagger() as unknown as { paths: Record<string, Record<string, { operationId: string } | undefined>> };
@@ -147,27 +142,27 @@ for (const op of ORG_ROUTES) {
     });
 
     it('a non-member gets 403', async () => {
-      expectError(await call(op, users.outsider, ids), 403, 'AUTHORIZATION_ERROR', 'outsider');
+      expectError(await call(op, users.outsider, ids), 403, 'AUTHORIZATION_ERROR', { what: 'outsider' });
     });
 
     if (refused.length) {
       it(`${refused.join(', ')}: 403`, async () => {
-        for (const role of refused) expectError(await call(op, users[role], ids), 403, 'AUTHORIZATION_ERROR', role);
+        for (const role of refused) expectError(await call(op, users[role], ids), 403, 'AUTHORIZATION_ERROR', { what: role });
       });
     }
 
     it('an unknown organization is 404, for anyone', async () => {
       for (const who of [users.owner, users.outsider]) {
-        expectError(await call(op, who, { ...ids, [kind]: UNKNOWN[kind] }), 404, 'NOT_FOUND', `unknown ${kind}`);
+        expectError(await call(op, who, { ...ids, [kind]: UNKNOWN[kind] }), 404, 'NOT_FOUND', { what: `unknown ${kind}` });
       }
       // Another organization is not this one: its owner is a non-member here.
-      expectError(await call(op, users.owner, { ...ids, [kind]: foreign[kind] }), 403, 'AUTHORIZATION_ERROR', `another organization's ${kind}`);
+      expectError(await call(op, users.owner, { ...ids, [kind]: foreign[kind] }), 403, 'AUTHORIZATION_ERROR', { what: `another organization's ${kind}` });
     });
 
     for (const sub of subs) {
       it(`another organization's ${sub} through this organization's route is 404`, async () => {
         for (const role of allowed) {
-          expectError(await call(op, users[role], { ...ids, [sub]: foreign[sub] }), 404, 'NOT_FOUND', `${role} with a foreign ${sub}`);
+          expectError(await call(op, users[role], { ...ids, [sub]: foreign[sub] }), 404, 'NOT_FOUND', { what: `${role} with a foreign ${sub}` });
         }
       });
     }

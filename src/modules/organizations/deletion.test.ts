@@ -12,8 +12,8 @@ import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { addMember, invite, signedInUser, type SignedInUser } from '../../../test/factories.js';
 import { onPostgres, queryRows } from '../../../test/harness.js';
-import { waitUntil } from '../../../test/fixtures/worker.js';
-import { expectError, fake, owner, subscribed, t, useStripeApp } from '../../../test/fixtures/stripe.js';
+import { fake, owner, subscribed, t, useStripeApp } from '../../../test/fixtures/stripe.js';
+import { expectError, waitUntil } from '../../../test/expect.js';
 
 useStripeApp();
 

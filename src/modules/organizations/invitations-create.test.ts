@@ -4,7 +4,8 @@ import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { addMember, auditOf, createOrg, invite, rowsOf, setPlan, signedInUser, uniqueEmail } from '../../../test/factories.js';
 import { json } from '../../../test/harness.js';
-import { accept, admin, api, DAY, expectError, listStatus, member, owner, t, travel, useInvitationsApp, viewer } from '../../../test/fixtures/invitations.js';
+import { accept, admin, api, DAY, listStatus, member, owner, t, travel, useInvitationsApp, viewer } from '../../../test/fixtures/invitations.js';
+import { expectError } from '../../../test/expect.js';
 
 useInvitationsApp();
 

@@ -3,7 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { auditOf, createOrg, eventsOf, invite, login, registerUser, signedInUser, uniqueEmail } from '../../../test/factories.js';
 import { createTestApp, json } from '../../../test/harness.js';
-import { accept, admin, api, DAY, expectError, listStatus, member, owner, t, travel, useInvitationsApp } from '../../../test/fixtures/invitations.js';
+import { accept, admin, api, DAY, listStatus, member, owner, t, travel, useInvitationsApp } from '../../../test/fixtures/invitations.js';
+import { expectError } from '../../../test/expect.js';
 
 useInvitationsApp();
 

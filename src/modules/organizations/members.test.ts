@@ -1,8 +1,8 @@
 // Members over HTTP (docs/api.md#members): list, role change, removal, leaving.
-import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember, auditOf, createOrg, eventsOf, setPlan, signedInUser, type SignedInUser } from '../../../test/factories.js';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
+import { expectError } from '../../../test/expect.js';
 
 let t: TestApp;
 let owner: SignedInUser;
@@ -30,11 +30,6 @@ afterAll(async () => {
 type Caller = { auth: Record<string, string> };
 function api(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, caller: Caller, payload?: unknown) {
   return t.request({ method, url: `/api/v1${url}`, headers: caller.auth, ...(payload !== undefined ? { payload: payload as object } : {}) });
-}
-
-function expectError(res: LightMyRequestResponse, status: number, code: string) {
-  expect(res.statusCode, res.body).toBe(status);
-  expect(json(res)).toMatchObject({ success: false, error: { code } });
 }
 
 /** owner, admin, member, viewer and a second member (`extra`), on the Pro plan. */

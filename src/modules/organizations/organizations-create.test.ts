@@ -3,7 +3,8 @@ import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { auditOf, createOrg, rowsOf, uniqueSlug } from '../../../test/factories.js';
 import { json } from '../../../test/harness.js';
-import { admin, api, expectError, member, orgWithRoles, outsider, owner, t, useOrganizationsApp, viewer } from '../../../test/fixtures/organizations.js';
+import { admin, api, member, orgWithRoles, outsider, owner, t, useOrganizationsApp, viewer } from '../../../test/fixtures/organizations.js';
+import { expectError } from '../../../test/expect.js';
 
 useOrganizationsApp();
 

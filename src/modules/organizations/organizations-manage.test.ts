@@ -3,7 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { addMember, auditOf, createOrg, eventsOf, signedInUser } from '../../../test/factories.js';
 import { json } from '../../../test/harness.js';
-import { admin, api, counts, expectError, member, orgWithRoles, outsider, owner, t, useOrganizationsApp, viewer } from '../../../test/fixtures/organizations.js';
+import { admin, api, counts, member, orgWithRoles, outsider, owner, t, useOrganizationsApp, viewer } from '../../../test/fixtures/organizations.js';
+import { expectError } from '../../../test/expect.js';
 
 useOrganizationsApp();
 

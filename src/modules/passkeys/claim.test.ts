@@ -5,8 +5,9 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, queryRows, type TestApp } from '../../../test/harness.js';
 import { login, registerUser, uniqueEmail } from '../../../test/factories.js';
-import { bearer, expectError, requestMagicLink } from '../../../test/fixtures/auth.js';
+import { bearer, requestMagicLink } from '../../../test/fixtures/auth.js';
 import { SoftAuthenticator } from '../../../test/webauthn.js';
+import { expectError } from '../../../test/expect.js';
 
 let t: TestApp;
 beforeAll(async () => {

@@ -2,9 +2,10 @@
 import { describe, expect, it } from 'vitest';
 import { json } from '../../../test/harness.js';
 import { signedInUser } from '../../../test/factories.js';
-import { bearer, expectError } from '../../../test/fixtures/auth.js';
+import { bearer } from '../../../test/fixtures/auth.js';
 import { SoftAuthenticator } from '../../../test/webauthn.js';
 import { listPasskeys, post, registerPasskey, registrationOptions, t, usePasskeyApp } from '../../../test/fixtures/passkeys.js';
+import { expectError } from '../../../test/expect.js';
 
 usePasskeyApp();
 

@@ -4,9 +4,10 @@ import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { json, queryRows } from '../../../test/harness.js';
 import { signedInUser } from '../../../test/factories.js';
-import { bearer, expectError, getMe } from '../../../test/fixtures/auth.js';
+import { bearer, getMe } from '../../../test/fixtures/auth.js';
 import { totpCode } from '../../../test/totp.js';
 import { authenticationOptions, listPasskeys, post, registerPasskey, signInWith, t, usePasskeyApp } from '../../../test/fixtures/passkeys.js';
+import { expectError } from '../../../test/expect.js';
 
 usePasskeyApp();
 

@@ -1,8 +1,8 @@
 // Projects over HTTP (docs/api.md#projects): list, create, get, patch, delete; who may; the events.
-import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember, auditOf, createOrg, eventsOf, setPlan, signedInUser, type SignedInUser } from '../../../test/factories.js';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
+import { expectError } from '../../../test/expect.js';
 
 let t: TestApp;
 let owner: SignedInUser;
@@ -28,12 +28,6 @@ afterAll(async () => {
 const UA = { 'user-agent': 'project-tests/1.0' };
 function api(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, caller: { auth: Record<string, string> }, payload?: unknown) {
   return t.request({ method, url: `/api/v1${url}`, headers: { ...UA, ...caller.auth }, ...(payload !== undefined ? { payload: payload as object } : {}) });
-}
-
-function expectError(res: LightMyRequestResponse, status: number, code: string, details?: RegExp) {
-  expect(res.statusCode, res.body).toBe(status);
-  expect(json(res)).toMatchObject({ success: false, error: { code } });
-  if (details) expect(json(res).error.details).toMatch(details);
 }
 
 async function createProject(caller: SignedInUser, body: Record<string, unknown>, org = orgId) {

@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, decodeJwt } from '../../../test/fixtures/auth.js';
 import { addMember, createApiKey, eventsOf, keyState, PASSWORD, signedInUser, uniqueEmail } from '../../../test/factories.js';
 import { createTestApp, json, queryRows, type TestApp } from '../../../test/harness.js';
-import { api, APP_PERMISSIONS, expectError, makeRole, memberWith, roleState, team, type Team } from '../../../test/fixtures/roles.js';
+import { api, APP_PERMISSIONS, makeRole, memberWith, roleState, team, type Team } from '../../../test/fixtures/roles.js';
+import { expectError } from '../../../test/expect.js';
 
 let t: TestApp;
 let x: Team;

@@ -10,7 +10,9 @@ import { createTestApp, json, queryRows, type TestApp } from '../../../test/harn
 import { loadConfig } from '../../config.js';
 import { ConfigError } from '../../config/types.js';
 import { createCatalogue, PERMISSIONS, ROLE_PERMISSIONS } from '../../platform/permissions.js';
-import { api, APP_PERMISSIONS, expectError, makeRole, memberWith, roleState, team, type Team } from '../../../test/fixtures/roles.js';
+import { api, APP_PERMISSIONS, makeRole, memberWith, roleState, team, type Team } from '../../../test/fixtures/roles.js';
+import type { ErrorCode } from '../../lib/errors.js';
+import { expectError } from '../../../test/expect.js';
 
 let t: TestApp;
 let x: Team;
@@ -121,7 +123,7 @@ describe("an organization's roles", () => {
     const key = await createApiKey(t, x.org.id, x.owner, ['write:members']);
     const before = await roleState(t, x.org.id);
     const body = (over: Record<string, unknown>) => ({ key: 'fresh', name: 'Fresh', permissions: ['org:read'], ...over });
-    const cases: Array<[by: Parameters<typeof api>[3], payload: unknown, status: number, code: string, details?: RegExp]> = [
+    const cases: Array<[by: Parameters<typeof api>[3], payload: unknown, status: number, code: ErrorCode, details?: RegExp]> = [
       [x.owner, body({ permissions: ['org:read', 'org:delete'] }), 400, 'VALIDATION_ERROR', /org:delete belongs to the owner alone/],
       [x.owner, body({ permissions: ['org:transfer'] }), 400, 'VALIDATION_ERROR', /org:transfer belongs to the owner alone/],
       [x.owner, body({ permissions: ['org:read', 'invoices:aprove'] }), 400, 'VALIDATION_ERROR', /"invoices:aprove" is not in the permission catalogue/],

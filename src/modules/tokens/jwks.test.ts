@@ -8,10 +8,11 @@
 import { createPublicKey } from 'node:crypto';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeJwt, expectError, getMe, signHs256 } from '../../../test/fixtures/auth.js';
+import { decodeJwt, getMe, signHs256 } from '../../../test/fixtures/auth.js';
 import { signedInUser } from '../../../test/factories.js';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { accessClaims, type Alg, ALGS, hmacJwt, privateKeyOf, signJwt, storedKeys, strangerKey } from '../../../test/jwt-forge.js';
+import { expectError } from '../../../test/expect.js';
 
 const PATHS = ['/.well-known/jwks.json', '/api/v1/.well-known/jwks.json'];
 

@@ -7,13 +7,14 @@
 // it, at most once a second. Instances starting together on an empty table create one key.
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeJwt, expectError, getMe } from '../../../test/fixtures/auth.js';
+import { decodeJwt, getMe } from '../../../test/fixtures/auth.js';
 import { login, signedInUser } from '../../../test/factories.js';
 import { createTestApp, json, queryRows, type TestApp } from '../../../test/harness.js';
 import { accessClaims, privateKeyOf, signJwt, storedKeys } from '../../../test/jwt-forge.js';
 import { parseArgs, UsageError } from '../../admin/args.js';
 import { runCommand } from '../../admin/run.js';
 import type { Io } from '../../admin/users.js';
+import { expectError } from '../../../test/expect.js';
 
 const ES256 = { JWT_ALGORITHM: 'ES256' };
 const MIN = 60_000;

@@ -3,9 +3,10 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, queryRows, type TestApp } from '../../../test/harness.js';
 import { createOrg, signedInUser } from '../../../test/factories.js';
-import { bearer, expectError } from '../../../test/fixtures/auth.js';
+import { bearer } from '../../../test/fixtures/auth.js';
 import { totpCode } from '../../../test/totp.js';
 import { SoftAuthenticator } from '../../../test/webauthn.js';
+import { expectError } from '../../../test/expect.js';
 
 let t: TestApp;
 beforeAll(async () => {

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { login, PASSWORD, signedInUser } from '../../../test/factories.js';
+import { expectError } from '../../../test/expect.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -19,14 +20,6 @@ const changePassword = (token: string, payload: unknown) =>
 const getMe = (token: string) => t.request({ method: 'GET', url: '/api/v1/users/me', headers: bearer(token) });
 const tryLogin = (email: string, password: string) => t.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password } });
 const refresh = (refreshToken: string) => t.request({ method: 'POST', url: '/api/v1/auth/refresh', payload: { refreshToken } });
-
-function expectError(res: Awaited<ReturnType<typeof getMe>>, status: number, code: string, field?: string) {
-  expect(res.statusCode, res.body).toBe(status);
-  expect(json(res)).toEqual({
-    success: false,
-    error: { code, message: expect.any(String), details: field ? expect.stringContaining(field) : expect.any(String) },
-  });
-}
 
 /** The password is still `password`: it signs in, and `NEW_PASSWORD` does not. */
 async function expectPasswordIs(email: string, password: string, not: string) {

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { PASSWORD, signedInUser } from '../../../test/factories.js';
+import { expectError } from '../../../test/expect.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -57,14 +58,6 @@ async function currentSessionId(token: string): Promise<string> {
 
 const revokeOne = (token: string, id: string) => t.request({ method: 'DELETE', url: `/api/v1/users/me/sessions/${id}`, headers: bearer(token) });
 const getMe = (token: string) => t.request({ method: 'GET', url: '/api/v1/users/me', headers: bearer(token) });
-
-function expectError(res: Awaited<ReturnType<typeof getMe>>, status: number, code: string, field?: string) {
-  expect(res.statusCode, res.body).toBe(status);
-  expect(json(res)).toEqual({
-    success: false,
-    error: { code, message: expect.any(String), details: field ? expect.stringContaining(field) : expect.any(String) },
-  });
-}
 
 async function expectSignedOut(s: Tokens) {
   expectError(await getMe(s.accessToken), 401, 'AUTHENTICATION_ERROR');

@@ -6,7 +6,8 @@ import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { attemptRows, createOrg, createWebhook, login, type Receiver, rowsOf, setPlan, signedInUser, type SignedInUser } from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
-import { deferred, waitUntil, workerFixtures } from '../../../test/fixtures/worker.js';
+import { deferred, workerFixtures } from '../../../test/fixtures/worker.js';
+import { waitUntil } from '../../../test/expect.js';
 
 let t: TestApp;
 let owner: SignedInUser;

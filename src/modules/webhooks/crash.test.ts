@@ -4,8 +4,9 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { attemptRows, createOrg, createWebhook, login, type Receiver, rowsOf, signedInUser, type SignedInUser } from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
-import { deferred, waitUntil, workerFixtures } from '../../../test/fixtures/worker.js';
+import { deferred, workerFixtures } from '../../../test/fixtures/worker.js';
 import { recordEvent } from '../../platform/outbox.js';
+import { waitUntil } from '../../../test/expect.js';
 
 let t: TestApp;
 let owner: SignedInUser;

@@ -17,8 +17,9 @@ import {
 } from '../../../test/factories.js';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { recordEvent } from '../../platform/outbox.js';
-import { waitUntil, workerFixtures } from '../../../test/fixtures/worker.js';
+import { workerFixtures } from '../../../test/fixtures/worker.js';
 import type { DeliveryWorker } from './worker/index.js';
+import { waitUntil } from '../../../test/expect.js';
 
 let t: TestApp;
 let worker: DeliveryWorker;

@@ -6,8 +6,9 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createOrg, createWebhook, login, type Receiver, setPlan, signedInUser, type SignedInUser } from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
-import { deferred, waitUntil, workerFixtures } from '../../../test/fixtures/worker.js';
+import { deferred, workerFixtures } from '../../../test/fixtures/worker.js';
 import { expectRefused, load, useTempDirs } from '../../../test/fixtures/config.js';
+import { waitUntil } from '../../../test/expect.js';
 
 let t: TestApp;
 let owner: SignedInUser;

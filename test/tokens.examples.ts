@@ -4,7 +4,7 @@
 // edited after signing, alg none, HS256 signed with the public key or with JWT_SECRET, an unknown
 // kid, a stranger's signature under the real kid and an expired token. And @tenantry/client's
 // verifyAccessToken, the same way. Python and Go come from Debian (python3-jwt, golang-go; .ci/run
-// installs them when missing); a machine without them fails here, loudly.
+// installs them when missing, then runs `npm run test:examples`); a machine without them fails here.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
