@@ -1,7 +1,8 @@
 // The paths the web app calls: the generated ones of @tenantry/client, plus the two parts of the
 // browser-session contract (cookie mode) that the generated schema may not describe yet:
-// - POST /auth/refresh with `X-Session-Mode: cookie` takes no body (the refresh token is the
-//   HttpOnly cookie) and answers {accessToken, expiresIn} without a refreshToken;
+// - POST /auth/refresh with `X-Session-Mode: cookie` takes no refresh token (it is the HttpOnly
+//   cookie), only an optional organizationId to make active, and answers {accessToken, expiresIn,
+//   organizationId} without a refreshToken;
 // A path the generated schema already has keeps its generated type; the refresh is always typed
 // from this contract, since the browser never holds a refresh token to send.
 import type { components, paths } from '@tenantry/client';
@@ -19,11 +20,12 @@ interface CookieModePaths {
     parameters: NoParams;
     post: {
       parameters: NoParams;
-      requestBody?: never;
+      requestBody?: { content: { 'application/json': { organizationId?: string | null } } };
       responses: {
-        200: Json<{ accessToken: string; expiresIn: number; refreshToken?: string }>;
+        200: Json<{ accessToken: string; expiresIn: number; organizationId: string | null; refreshToken?: string }>;
         400: Json<Schemas['ErrorResponse']>;
         401: Json<Schemas['ErrorResponse']>;
+        403: Json<Schemas['ErrorResponse']>;
         429: Json<Schemas['ErrorResponse']>;
         500: Json<Schemas['ErrorResponse']>;
         503: Json<Schemas['ErrorResponse']>;

@@ -3,7 +3,8 @@
 // this module's memory, never in localStorage or sessionStorage. On load the session is restored by
 // a refresh (the cookie goes along, same origin); it is refreshed a minute before the access token
 // expires and once on a 401, one refresh at a time (across tabs too, through a Web Lock), since a
-// refresh token works once.
+// refresh token works once. The session's active organization (the tokens' org_* claims, for the
+// product's own services) is switched by a refresh that names it.
 import { createClient, type Schema } from '@tenantry/client';
 import type { Client } from 'openapi-fetch';
 import type { BrowserSignIn, WebPaths } from './contract';
@@ -16,7 +17,7 @@ export type Me = Pick<Schema<'User'>, 'id' | 'email' | 'fullName' | 'twoFactorEn
 export type SessionState =
   | { status: 'loading' }
   | { status: 'signed-out'; reason?: string }
-  | { status: 'signed-in'; user: Me };
+  | { status: 'signed-in'; user: Me; organizationId: string | null };
 
 // Sign-in routes take no access token, and their 401 speaks of the credentials given, not of an
 // expired token: no token is sent there and their 401 does not start a refresh.
@@ -29,6 +30,8 @@ let access: string | null = null;
 let timer: ReturnType<typeof setTimeout> | undefined;
 let refreshing: Promise<boolean> | null = null;
 let started: Promise<void> | null = null;
+/** The session's active organization, as the last sign-in or refresh said. */
+let activeOrganization: string | null = null;
 
 function publish(next: SessionState) {
   state = next;
@@ -47,8 +50,12 @@ const origin = window.location.origin;
 /** Calls that carry no access token: sign-in, refresh, mailed links. */
 export const publicApi = createClient({ baseUrl: origin }) as unknown as WebClient;
 
-function keep(accessToken: string, expiresIn: number) {
+function keep(accessToken: string, expiresIn: number, organizationId: string | null) {
   access = accessToken;
+  if (organizationId !== activeOrganization) {
+    activeOrganization = organizationId;
+    if (state.status === 'signed-in') publish({ ...state, organizationId });
+  }
   clearTimeout(timer);
   timer = setTimeout(() => void refreshNow(accessToken), Math.max(5, expiresIn - REFRESH_EARLY_S) * 1000);
 }
@@ -69,7 +76,7 @@ async function refresh(): Promise<boolean> {
   try {
     const { data, response } = await locked(() => publicApi.POST('/api/v1/auth/refresh', { headers: COOKIE_MODE }));
     if (data) {
-      keep(data.accessToken, data.expiresIn);
+      keep(data.accessToken, data.expiresIn, data.organizationId ?? null);
       return true;
     }
     // Refused: no cookie, or a spent, revoked or expired one. Other failures keep what there is.
@@ -123,8 +130,38 @@ export const api = createClient({ baseUrl: origin, fetch: sessionFetch }) as unk
 
 async function loadMe(): Promise<void> {
   const { data } = await api.GET('/api/v1/users/me');
-  if (data) publish({ status: 'signed-in', user: data });
+  if (data) publish({ status: 'signed-in', user: data, organizationId: activeOrganization });
   else end();
+}
+
+/**
+ * Makes `organizationId` the session's active organization (null: none), by a refresh that names it:
+ * the next tokens carry it. Answers the API's error when refused (403: not a member).
+ */
+export async function switchOrganization(organizationId: string | null): Promise<unknown> {
+  while (refreshing) await refreshing;
+  let problem: unknown = null;
+  const run = async () => {
+    try {
+      const { data, error, response } = await locked(() => publicApi.POST('/api/v1/auth/refresh', { headers: COOKIE_MODE, body: { organizationId } }));
+      if (data) {
+        keep(data.accessToken, data.expiresIn, data.organizationId ?? null);
+        return true;
+      }
+      problem = error;
+      if (response.status === 400 || response.status === 401) end();
+      return false;
+    } catch (err) {
+      problem = err;
+      return false;
+    }
+  };
+  // Requests made meanwhile wait for the new token, as for any refresh.
+  refreshing = run().finally(() => {
+    refreshing = null;
+  });
+  await refreshing;
+  return problem;
 }
 
 /** Restores the session from the cookie, once per page load. */
@@ -138,8 +175,8 @@ export function startSession(): Promise<void> {
 
 /** Keeps the access token of a successful sign-in (its refresh token is in the cookie). */
 export function signedIn(answer: BrowserSignIn) {
-  keep(answer.accessToken, answer.expiresIn);
-  publish({ status: 'signed-in', user: answer.user });
+  keep(answer.accessToken, answer.expiresIn, answer.organizationId ?? null);
+  publish({ status: 'signed-in', user: answer.user, organizationId: activeOrganization });
 }
 
 /** The user changed (profile, two-factor): read it again. */

@@ -7,17 +7,24 @@ import { Alert, Field, Form, Notice, SelectField, Submit, useSubmit } from '../.
 import { when } from '../../ui/format';
 import { Section } from '../../ui/Shell';
 import { canManage, type Role } from './role';
+import { orgRoles } from './Roles';
 
-const ROLES = [
+const BUILT_IN: ReadonlyArray<readonly [string, string]> = [
   ['member', 'Member'],
   ['admin', 'Admin'],
   ['viewer', 'Viewer'],
-] as const;
-type InviteRole = (typeof ROLES)[number][0];
+];
+
+/** The roles a member or an invitation may be given: the built-in ones but owner, and the organization's custom roles. */
+function useAssignableRoles(orgId: string): ReadonlyArray<readonly [string, string]> {
+  const roles = useLoad(`roles:${orgId}`, () => orgRoles(orgId));
+  return [...BUILT_IN, ...(roles.data?.roles ?? []).filter((r) => !r.builtIn).map((r) => [r.key, r.name] as const)];
+}
 
 function Invite({ orgId, onDone }: { orgId: string; onDone: () => void }) {
+  const ROLES = useAssignableRoles(orgId);
   const [email, setEmail] = useState('');
-  const [role, setRole] = useState<InviteRole>('member');
+  const [role, setRole] = useState<string>('member');
   const [sent, setSent] = useState<string | null>(null);
   const { busy, problem, run } = useSubmit();
   const submit = () =>
@@ -34,7 +41,7 @@ function Invite({ orgId, onDone }: { orgId: string; onDone: () => void }) {
     <Form onSubmit={() => void submit()} problem={problem} fields={['email', 'role']} className="form inline-form" label="Invite a member">
       {sent ? <Notice>Invitation sent to {sent}</Notice> : null}
       <Field label="Email" type="email" autoComplete="off" value={email} onChange={setEmail} required error={problem?.fields.email} />
-      <SelectField label="Role" value={role} onChange={(v) => setRole(v as InviteRole)} options={ROLES} error={problem?.fields.role} />
+      <SelectField label="Role" value={role} onChange={setRole} options={ROLES} error={problem?.fields.role} />
       <div className="actions">
         <Submit busy={busy}>Invite</Submit>
       </div>
@@ -51,6 +58,7 @@ export function Members({ orgId, role }: { orgId: string; role: Role | undefined
   );
   const action = useSubmit();
   const manage = canManage(role);
+  const ROLES = useAssignableRoles(orgId);
 
   const act = (call: () => Promise<{ error?: unknown }>, after: () => void) =>
     action.run(async () => {
@@ -91,7 +99,7 @@ export function Members({ orgId, role }: { orgId: string; role: Role | undefined
                       id={`role-${m.id}`}
                       value={m.role}
                       disabled={action.busy}
-                      onChange={(e) => void act(() => api.PATCH('/api/v1/organizations/{orgId}/members/{memberId}', { ...path(m.id), body: { role: e.target.value as InviteRole } }), members.reload)}
+                      onChange={(e) => void act(() => api.PATCH('/api/v1/organizations/{orgId}/members/{memberId}', { ...path(m.id), body: { role: e.target.value } }), members.reload)}
                     >
                       {ROLES.map(([v, text]) => (
                         <option key={v} value={v}>
