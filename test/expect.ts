@@ -9,6 +9,8 @@ type Text = string | RegExp;
 export interface ExpectedError {
   /** The details: a string they contain, or a pattern they match. */
   details?: Text;
+  /** The error's whole text, its message then its details (one space between): contained or matched. */
+  text?: Text;
   /** The message: exactly this string, or a pattern it matches. */
   message?: Text;
   /** Names the request in a failure's message. */
@@ -23,10 +25,11 @@ export interface ErrorBody {
 
 /**
  * The answer is `status` with the error envelope of docs/api.md#errors and `code`; a string or
- * pattern as `expected` is what the details must contain or match. Returns the error.
+ * pattern as `expected` is what the error's text (its message, then its details) must contain or
+ * match. Returns the error.
  */
 export function expectError(res: LightMyRequestResponse, status: number, code: ErrorCode, expected: Text | ExpectedError = {}): ErrorBody {
-  const want: ExpectedError = typeof expected === 'string' || expected instanceof RegExp ? { details: expected } : expected;
+  const want: ExpectedError = typeof expected === 'string' || expected instanceof RegExp ? { text: expected } : expected;
   const label = want.what ? `${want.what}: ${res.body}` : res.body;
   expect(res.statusCode, label).toBe(status);
   const body = res.json() as { success?: unknown; error?: ErrorBody };
@@ -34,6 +37,9 @@ export function expectError(res: LightMyRequestResponse, status: number, code: E
   const error = body.error!;
   if (typeof want.details === 'string') expect(error.details, label).toContain(want.details);
   else if (want.details) expect(error.details, label).toMatch(want.details);
+  const text = `${error.message} ${error.details}`;
+  if (typeof want.text === 'string') expect(text, label).toContain(want.text);
+  else if (want.text) expect(text, label).toMatch(want.text);
   if (typeof want.message === 'string') expect(error.message, label).toBe(want.message);
   else if (want.message) expect(error.message, label).toMatch(want.message);
   return error;
