@@ -171,8 +171,10 @@ class Attempt {
 
   onConnect(abort: (err?: Error) => void) {
     this.abort = abort;
-    // Timed out while it waited for a connection: nothing is written.
+    // Timed out while it waited for a connection, or its deadline comes before the sweep does (a
+    // connection freed a moment before it): nothing is written.
     if (this.timedOut) abort(new Error(this.timeoutMessage));
+    else if (performance.now() + SWEEP_SLACK_MS >= this.deadline) this.timeout();
   }
 
   onHeaders(statusCode: number, rawHeaders: Buffer[]) {
@@ -250,6 +252,11 @@ export function createWebhookSender(cfg: Config['webhook'], opts: SenderOptions 
   }
 
   const timeoutMessage = `timeout after ${cfg.timeoutMs} ms`;
+  // The sweep ends every attempt at its deadline. undici's own timers are only a backstop, set
+  // later: fired first (their clock starts when the request is written, on the loop's cached
+  // time), one would end an attempt early and free its connection for an attempt queued behind it
+  // whose deadline had come too, which would then be sent.
+  const backstopMs = cfg.timeoutMs + 1_000;
 
   // The whole attempt is bounded by WEBHOOK_TIMEOUT_MS, connection included.
   const running = new Running();
@@ -264,7 +271,7 @@ export function createWebhookSender(cfg: Config['webhook'], opts: SenderOptions 
         running.add(attempt);
         try {
           agent.dispatch(
-            { origin: target.origin, path: target.path, method: 'POST', body, headers, headersTimeout: cfg.timeoutMs, bodyTimeout: cfg.timeoutMs },
+            { origin: target.origin, path: target.path, method: 'POST', body, headers, headersTimeout: backstopMs, bodyTimeout: backstopMs },
             attempt as unknown as Dispatcher.DispatchHandler,
           );
         } catch (err) {
