@@ -19,7 +19,8 @@ const boundaries = [
           patterns: [
             {
               regex: `^(\\.\\./)+(modules/)?(${FEATURES.filter((f) => f !== feature).join('|')})/`,
-              message: 'Features never import one another: hand the step over as a port from the composition (docs/architecture.md)',
+              message:
+                'Features never import one another: hand the step over as a port from the composition (docs/architecture.md)',
             },
             TESTS,
           ],
@@ -28,19 +29,43 @@ const boundaries = [
     },
   })),
   {
-    files: ['src/platform/**/*.ts', 'src/http/**/*.ts', 'src/db/**/*.ts', 'src/lib/**/*.ts', 'src/providers/**/*.ts', 'src/config/**/*.ts'],
+    files: [
+      'src/platform/**/*.ts',
+      'src/http/**/*.ts',
+      'src/db/**/*.ts',
+      'src/lib/**/*.ts',
+      'src/providers/**/*.ts',
+      'src/config/**/*.ts',
+    ],
     ignores: ['**/*.test.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ regex: '^(\\.\\./)+modules/', message: 'The kernel never imports a feature (docs/architecture.md)' }, TESTS] },
+        {
+          patterns: [
+            { regex: '^(\\.\\./)+modules/', message: 'The kernel never imports a feature (docs/architecture.md)' },
+            TESTS,
+          ],
+        },
       ],
     },
   },
 ];
 
 export default tseslint.config(
-  { ignores: ['node_modules', 'data', 'drizzle', 'coverage', 'dist', 'client/dist', 'client/src/schema.ts', 'web/dist', 'web/.dist-*'] },
+  {
+    ignores: [
+      'node_modules',
+      'data',
+      'drizzle',
+      'coverage',
+      'dist',
+      'client/dist',
+      'client/src/schema.ts',
+      'web/dist',
+      'web/.dist-*',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

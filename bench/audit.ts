@@ -40,7 +40,9 @@ export const auditBench: Benchmark = {
   async run(ctx) {
     const pgServer = await ctx.postgres();
     if ('error' in pgServer) {
-      return [{ metric: 'audit-log list', value: `skipped: PostgreSQL not reachable (${pgServer.error})`, status: 'SKIP' }];
+      return [
+        { metric: 'audit-log list', value: `skipped: PostgreSQL not reachable (${pgServer.error})`, status: 'SKIP' },
+      ];
     }
     const { server, env, postgres } = await startAppServer(ctx, 'audit', { kind: 'pg', adminUrl: pgServer.adminUrl });
     const dbUrl = env.DATABASE_URL!;
@@ -130,9 +132,15 @@ export const auditBench: Benchmark = {
     for (const t of targets) {
       const check = await fetch(`${server.url}${t.path}`, { headers });
       const body = (await check.json()) as { data: unknown[]; total: number };
-      if (check.status !== 200 || body.data.length !== 20) throw new Error(`${t.label}: ${check.status}, ${body.data?.length} entries`);
+      if (check.status !== 200 || body.data.length !== 20)
+        throw new Error(`${t.label}: ${check.status}, ${body.data?.length} entries`);
       totals.push(body.total);
-      await closedLoop({ url: server.url, connections: CONNECTIONS, seconds: WARMUP_S, request: () => ({ method: 'GET', path: t.path, headers }) });
+      await closedLoop({
+        url: server.url,
+        connections: CONNECTIONS,
+        seconds: WARMUP_S,
+        request: () => ({ method: 'GET', path: t.path, headers }),
+      });
     }
     // The pool's connections are open now: their backends are measured too.
     const backends = await postgresBackendPids(postgres!.adminUrl, postgres!.name);
@@ -140,19 +148,34 @@ export const auditBench: Benchmark = {
     for (const [i, t] of targets.entries()) {
       const s0 = cpuOf([server.pid]);
       const d0 = cpuOf(backends);
-      const r = await closedLoop({ url: server.url, connections: CONNECTIONS, seconds: SECONDS, request: () => ({ method: 'GET', path: t.path, headers }) });
+      const r = await closedLoop({
+        url: server.url,
+        connections: CONNECTIONS,
+        seconds: SECONDS,
+        request: () => ({ method: 'GET', path: t.path, headers }),
+      });
       assertAllOk(t.label, r);
       const cpuUs = ((cpuOf([server.pid]) - s0) / r.completed) * 1e6;
       const dbUs = ((cpuOf(backends) - d0) / r.completed) * 1e6;
       results.push({ r, cpuUs, dbUs, total: totals[i]! });
-      ctx.say(`  ${t.label} (total ${fmt(totals[i]!)}): ${fmt(r.completed)} requests, ${fmt(r.okPerSec)} req/s, p50 ${fmtMs(r.latency.p50)}, p99 ${fmtMs(r.latency.p99)}, CPU ${fmt(cpuUs)} µs/req + ${fmt(dbUs)} µs in PostgreSQL`);
+      ctx.say(
+        `  ${t.label} (total ${fmt(totals[i]!)}): ${fmt(r.completed)} requests, ${fmt(r.okPerSec)} req/s, p50 ${fmtMs(r.latency.p50)}, p99 ${fmtMs(r.latency.p99)}, CPU ${fmt(cpuUs)} µs/req + ${fmt(dbUs)} µs in PostgreSQL`,
+      );
     }
     const foreign = meter.stop();
     await server.stop();
     return [
       ...results.flatMap(({ r, cpuUs, dbUs, total: n }, i) => [
-        targetRow(`${targets[i]!.label} p99 (${fmt(r.completed)} req, total ${fmt(n)})`, r.latency.p99, fmtMs(r.latency.p99), { below: TARGET_P99_MS, text: `< ${TARGET_P99_MS} ms` }),
-        info(`${targets[i]!.label} p50 / rate / CPU`, `${fmtMs(r.latency.p50)}, ${fmt(r.okPerSec)} req/s, ${fmt(cpuUs)} µs + ${fmt(dbUs)} µs in PostgreSQL per req`),
+        targetRow(
+          `${targets[i]!.label} p99 (${fmt(r.completed)} req, total ${fmt(n)})`,
+          r.latency.p99,
+          fmtMs(r.latency.p99),
+          { below: TARGET_P99_MS, text: `< ${TARGET_P99_MS} ms` },
+        ),
+        info(
+          `${targets[i]!.label} p50 / rate / CPU`,
+          `${fmtMs(r.latency.p50)}, ${fmt(r.okPerSec)} req/s, ${fmt(cpuUs)} µs + ${fmt(dbUs)} µs in PostgreSQL per req`,
+        ),
       ]),
       foreignCpuRow(foreign),
     ];
@@ -163,7 +186,12 @@ export const auditBench: Benchmark = {
 async function explain(url: string, text: string, values: unknown[]): Promise<string> {
   const rows = await sqlOn<{ 'QUERY PLAN': string }>(url, `explain (analyze, buffers off) ${text}`, values);
   return rows
-    .map((r) => r['QUERY PLAN'].trim().replace(/^->\s*/, '').replace(/\s*\(cost=[^)]*\)/, ''))
+    .map((r) =>
+      r['QUERY PLAN']
+        .trim()
+        .replace(/^->\s*/, '')
+        .replace(/\s*\(cost=[^)]*\)/, ''),
+    )
     .filter((l) => /Scan|Sort |Execution Time/.test(l))
     .map((l) => l.replace(/\(actual time=[\d.]+\.\.([\d.]+) rows=(\d+) loops=(\d+)\)/, '($1 ms, $2 rows, $3 loops)'))
     .join(' | ');

@@ -8,7 +8,12 @@ declare module 'autocannon' {
     body?: string | Buffer;
     /** Called before each request; returning a falsy value stops the connection. */
     setupRequest?: (request: Request, context: Record<string, unknown>) => Request | null | undefined;
-    onResponse?: (status: number, body: string, context: Record<string, unknown>, headers: Record<string, string>) => void;
+    onResponse?: (
+      status: number,
+      body: string,
+      context: Record<string, unknown>,
+      headers: Record<string, string>,
+    ) => void;
   }
 
   export interface Options {

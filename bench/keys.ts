@@ -46,30 +46,66 @@ export const keysBench: Benchmark = {
   async run(ctx) {
     const pgServer = await ctx.postgres();
     if ('error' in pgServer) {
-      return [{ metric: 'API-key request', value: `skipped: PostgreSQL not reachable (${pgServer.error})`, status: 'SKIP' }];
+      return [
+        { metric: 'API-key request', value: `skipped: PostgreSQL not reachable (${pgServer.error})`, status: 'SKIP' },
+      ];
     }
     const { server, env, postgres } = await startAppServer(ctx, 'keys', { kind: 'pg', adminUrl: pgServer.adminUrl });
     const dbUrl = env.DATABASE_URL!;
-    const bare = await startServer({ name: 'keys-bare', mode: 'bare', workDir: ctx.workDir, env: { BENCH_BARE_DATABASE_URL: dbUrl } });
+    const bare = await startServer({
+      name: 'keys-bare',
+      mode: 'bare',
+      workDir: ctx.workDir,
+      env: { BENCH_BARE_DATABASE_URL: dbUrl },
+    });
     ctx.say(`bare Fastify + pg ready (pid ${bare.pid}, ${bare.url})`);
 
     const { token, orgId } = await createOrgOwner(server, 'keys@bench.test', 'bench-keys');
     await sqlOn(dbUrl, `update organizations set plan = 'enterprise' where id = $1`, [orgId]);
     const key = await createApiKey(server, token, orgId, ['read:projects']);
     for (const name of ['Alpha', 'Beta', 'Gamma']) await createProject(server, token, orgId, name);
-    ctx.say('account, organization (enterprise), key with read:projects (rateLimit 1,000,000/min) and 3 projects created through the API');
+    ctx.say(
+      'account, organization (enterprise), key with read:projects (rateLimit 1,000,000/min) and 3 projects created through the API',
+    );
 
     const targets = [
-      { label: 'bare Fastify + prepared PK select', url: `${bare.url}/row/${orgId}`, headers: {} as Record<string, string>, pid: bare.pid },
-      { label: 'GET …/projects (X-API-Key)', url: `${server.url}/api/v1/organizations/${orgId}/projects`, headers: { 'x-api-key': key.plainKey }, pid: server.pid },
+      {
+        label: 'bare Fastify + prepared PK select',
+        url: `${bare.url}/row/${orgId}`,
+        headers: {} as Record<string, string>,
+        pid: bare.pid,
+      },
+      {
+        label: 'GET …/projects (X-API-Key)',
+        url: `${server.url}/api/v1/organizations/${orgId}/projects`,
+        headers: { 'x-api-key': key.plainKey },
+        pid: server.pid,
+      },
     ];
     ctx.say(`${CONNECTIONS} connections; ${WARMUP_S} s warm-up each, then ${ROUNDS} rounds of ${SLICE_S} s each`);
-    for (const t of targets) assertAllOk(`${t.label} (warm-up)`, await load({ url: t.url, connections: CONNECTIONS, duration: WARMUP_S, headers: t.headers }));
-    const [audit0] = await sqlOn<{ n: string }>(dbUrl, `select count(*) as n from audit_logs where organization_id = $1 and actor_type = 'api_key'`, [orgId]);
+    for (const t of targets)
+      assertAllOk(
+        `${t.label} (warm-up)`,
+        await load({ url: t.url, connections: CONNECTIONS, duration: WARMUP_S, headers: t.headers }),
+      );
+    const [audit0] = await sqlOn<{ n: string }>(
+      dbUrl,
+      `select count(*) as n from audit_logs where organization_id = $1 and actor_type = 'api_key'`,
+      [orgId],
+    );
 
     const backends = await postgresBackendPids(postgres!.adminUrl, postgres!.name);
     // Transactions committed in the database while the key route runs: with group commit, far fewer than requests.
-    const xacts = async () => Number((await sqlOn<{ n: string }>(postgres!.adminUrl, 'select xact_commit as n from pg_stat_database where datname = $1', [postgres!.name]))[0]?.n ?? NaN);
+    const xacts = async () =>
+      Number(
+        (
+          await sqlOn<{ n: string }>(
+            postgres!.adminUrl,
+            'select xact_commit as n from pg_stat_database where datname = $1',
+            [postgres!.name],
+          )
+        )[0]?.n ?? NaN,
+      );
     const meter = foreignCpu([server.pid, bare.pid, ...backends]);
     /** Alternating rounds of both targets at `connections`; CPU per request of each during its own slices. */
     async function measure(connections: number, rounds: number) {
@@ -88,7 +124,9 @@ export const keysBench: Benchmark = {
           cpuS[i]! += cpuOf([t.pid]) - s0;
           dbCpuS[i]! += cpuOf(backends) - d0;
         }
-        ctx.say(`  ${connections} connections, round ${round + 1}: bare ${fmt(results[0]!.at(-1)!.okPerSec)}, key ${fmt(results[1]!.at(-1)!.okPerSec)} req/s`);
+        ctx.say(
+          `  ${connections} connections, round ${round + 1}: bare ${fmt(results[0]!.at(-1)!.okPerSec)}, key ${fmt(results[1]!.at(-1)!.okPerSec)} req/s`,
+        );
       }
       const [b, k] = results.map((r, i) => {
         const c = combine(r);
@@ -98,7 +136,9 @@ export const keysBench: Benchmark = {
       const perReq = (i: number, s: number[]) => (s[i]! / results[i]!.reduce((a, x) => a + x.completed, 0)) * 1e6;
       const cpu = (i: number) => `${fmt(perReq(i, cpuS))} µs CPU/req + ${fmt(perReq(i, dbCpuS))} in PostgreSQL`;
       for (const [i, c] of [b, k].entries()) {
-        ctx.say(`  ${targets[i]!.label}: ${fmt(c.okPerSec)} req/s, p50 ${fmtMs(c.latency.p50)}, p99 ${fmtMs(c.latency.p99)}, ${cpu(i)}`);
+        ctx.say(
+          `  ${targets[i]!.label}: ${fmt(c.okPerSec)} req/s, p50 ${fmtMs(c.latency.p50)}, p99 ${fmtMs(c.latency.p99)}, ${cpu(i)}`,
+        );
       }
       return { b, k, keyXacts, cpu };
     }
@@ -110,20 +150,32 @@ export const keysBench: Benchmark = {
     const foreign = meter.stop();
     // Every answered key request has its entry (autocannon may drop a few in flight at the end of a
     // slice, which the server still completes and audits).
-    const [audit1] = await sqlOn<{ n: string }>(dbUrl, `select count(*) as n from audit_logs where organization_id = $1 and actor_type = 'api_key'`, [orgId]);
+    const [audit1] = await sqlOn<{ n: string }>(
+      dbUrl,
+      `select count(*) as n from audit_logs where organization_id = $1 and actor_type = 'api_key'`,
+      [orgId],
+    );
     const written = Number(audit1!.n) - Number(audit0!.n);
     const answered = k.completed + few.k.completed;
     const keyXacts = main.keyXacts + few.keyXacts;
-    ctx.say(`  audit entries written during the rounds: ${fmt(written)} for ${fmt(answered)} answered key requests; ${fmt(keyXacts)} transactions committed (${fmt(keyXacts / answered, 2)} per request, each query outside a transaction counts one)`);
+    ctx.say(
+      `  audit entries written during the rounds: ${fmt(written)} for ${fmt(answered)} answered key requests; ${fmt(keyXacts)} transactions committed (${fmt(keyXacts / answered, 2)} per request, each query outside a transaction counts one)`,
+    );
     if (written < answered) throw new Error(`only ${written} audit entries for ${answered} answered key requests`);
 
     await bare.stop();
     await server.stop();
     const ratio = k.okPerSec / b.okPerSec;
     return [
-      info(`bare Fastify + prepared PK select (${CONNECTIONS} conn)`, `${fmt(b.okPerSec)} req/s, p99 ${fmtMs(b.latency.p99)}, ${main.cpu(0)}`),
+      info(
+        `bare Fastify + prepared PK select (${CONNECTIONS} conn)`,
+        `${fmt(b.okPerSec)} req/s, p99 ${fmtMs(b.latency.p99)}, ${main.cpu(0)}`,
+      ),
       info(`GET …/projects (X-API-Key, audited, ${CONNECTIONS} conn)`, `${fmt(k.okPerSec)} req/s, ${main.cpu(1)}`),
-      info('audit entries / answered key requests', `${fmt(written)} / ${fmt(answered)}, ${fmt(keyXacts / answered, 2)} PostgreSQL transactions per request`),
+      info(
+        'audit entries / answered key requests',
+        `${fmt(written)} / ${fmt(answered)}, ${fmt(keyXacts / answered, 2)} PostgreSQL transactions per request`,
+      ),
       targetRow('key route ÷ bare', ratio, fmt(ratio, 3), { atLeast: 0.5, text: '≥ 0.5' }),
       info('key route p50 / p99', `${fmtMs(k.latency.p50)} / ${fmtMs(k.latency.p99)}`),
       info(

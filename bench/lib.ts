@@ -93,8 +93,14 @@ export interface Benchmark {
 }
 
 /** A row with a target: PASS when met, WARN otherwise (a missed target never fails the run). */
-export function targetRow(metric: string, value: number, shown: string, target: { atLeast?: number; below?: number; text: string }): Row {
-  const met = target.atLeast !== undefined ? value >= target.atLeast : target.below !== undefined ? value < target.below : true;
+export function targetRow(
+  metric: string,
+  value: number,
+  shown: string,
+  target: { atLeast?: number; below?: number; text: string },
+): Row {
+  const met =
+    target.atLeast !== undefined ? value >= target.atLeast : target.below !== undefined ? value < target.below : true;
   return { metric, value: shown, target: target.text, status: Number.isFinite(value) && met ? 'PASS' : 'WARN' };
 }
 
@@ -140,7 +146,12 @@ export function procRss(pid: number): number | null {
   }
 }
 
-export async function startServer(opts: { name: string; mode: 'app' | 'bare'; workDir: string; env?: Record<string, string> }): Promise<ServerChild> {
+export async function startServer(opts: {
+  name: string;
+  mode: 'app' | 'bare';
+  workDir: string;
+  env?: Record<string, string>;
+}): Promise<ServerChild> {
   const logFile = path.join(opts.workDir, `${opts.name}.log`);
   const logFd = fs.openSync(logFile, 'a');
   const env: Record<string, string> = {};
@@ -152,7 +163,13 @@ export async function startServer(opts: { name: string; mode: 'app' | 'bare'; wo
     cwd: ROOT,
     env,
     // BENCH_CPU_PROF=1: a V8 CPU profile of each server, written to the work dir when it stops.
-    execArgv: ['--import', 'tsx', ...(process.env.BENCH_CPU_PROF === '1' ? ['--cpu-prof', `--cpu-prof-dir=${path.join(opts.workDir, 'profiles')}`] : [])],
+    execArgv: [
+      '--import',
+      'tsx',
+      ...(process.env.BENCH_CPU_PROF === '1'
+        ? ['--cpu-prof', `--cpu-prof-dir=${path.join(opts.workDir, 'profiles')}`]
+        : []),
+    ],
     stdio: ['ignore', logFd, logFd, 'ipc'],
   });
   fs.closeSync(logFd);
@@ -173,7 +190,10 @@ export async function startServer(opts: { name: string; mode: 'app' | 'bare'; wo
   };
 
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${opts.name}: server did not start within 60 s\n${logTail()}`)), 60_000);
+    const timer = setTimeout(
+      () => reject(new Error(`${opts.name}: server did not start within 60 s\n${logTail()}`)),
+      60_000,
+    );
     child.on('message', (msg: { type: string; port?: number; mail?: CapturedMail; rss?: number }) => {
       if (msg.type === 'ready') {
         clearTimeout(timer);
@@ -299,7 +319,13 @@ export function load(options: LoadOptions): Promise<LoadResult> {
         durationS: r.duration,
         completed: r.requests.total,
         okPerSec: r['2xx'] / r.duration,
-        latency: { mean: r.latency.mean, p50: r.latency.p50, p90: r.latency.p90, p99: r.latency.p99, max: r.latency.max },
+        latency: {
+          mean: r.latency.mean,
+          p50: r.latency.p50,
+          p90: r.latency.p90,
+          p99: r.latency.p99,
+          max: r.latency.max,
+        },
         non2xx: r.non2xx,
         errors: r.errors,
         timeouts: r.timeouts,
@@ -333,7 +359,12 @@ export interface ClosedLoopRequest {
  * server afterwards (autocannon drops in-flight requests, which a slow endpoint keeps working on) and
  * the rate is completions over the time until the last one. For slow flows (logins); autocannon for fast ones.
  */
-export async function closedLoop(opts: { url: string; connections: number; seconds: number; request: (n: number) => ClosedLoopRequest }): Promise<LoadResult> {
+export async function closedLoop(opts: {
+  url: string;
+  connections: number;
+  seconds: number;
+  request: (n: number) => ClosedLoopRequest;
+}): Promise<LoadResult> {
   const pool = new Pool(opts.url, { connections: opts.connections });
   const latencies: number[] = [];
   const statusCodes: Record<string, number> = {};
@@ -405,7 +436,8 @@ export function combine(results: LoadResult[]): LoadResult {
   const durationS = results.reduce((a, r) => a + r.durationS, 0);
   const okCount = results.reduce((a, r) => a + r.okPerSec * r.durationS, 0);
   const statusCodes: Record<string, number> = {};
-  for (const r of results) for (const [c, n] of Object.entries(r.statusCodes)) statusCodes[c] = (statusCodes[c] ?? 0) + n;
+  for (const r of results)
+    for (const [c, n] of Object.entries(r.statusCodes)) statusCodes[c] = (statusCodes[c] ?? 0) + n;
   const completed = results.reduce((a, r) => a + r.completed, 0);
   const weighted = (f: (r: LoadResult) => number) => results.reduce((a, r) => a + f(r) * r.completed, 0) / completed;
   return {
@@ -500,7 +532,9 @@ export function foreignCpuRow(cores: number): Row {
   const noisy = cores > 0.25;
   return {
     metric: 'CPU used by other processes meanwhile',
-    value: Number.isFinite(cores) ? `${fmt(cores, 2)} of ${os.cpus().length} cores${noisy ? ' (noisy: compare ratios only)' : ''}` : 'n/a (no /proc)',
+    value: Number.isFinite(cores)
+      ? `${fmt(cores, 2)} of ${os.cpus().length} cores${noisy ? ' (noisy: compare ratios only)' : ''}`
+      : 'n/a (no /proc)',
     status: 'INFO',
   };
 }
@@ -529,7 +563,9 @@ export async function reachablePostgres(url: string): Promise<{ adminUrl: string
 }
 
 /** Creates `tenantry_bench_<random>` next to the admin URL's database; dropped at cleanup. */
-export async function createDatabase(adminUrl: string): Promise<{ name: string; url: string; drop: () => Promise<void> }> {
+export async function createDatabase(
+  adminUrl: string,
+): Promise<{ name: string; url: string; drop: () => Promise<void> }> {
   const name = `tenantry_bench_${randomBytes(5).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
@@ -557,7 +593,10 @@ export async function postgresBackendPids(adminUrl: string, database: string): P
   const c = new pg.Client({ connectionString: adminUrl });
   await c.connect();
   try {
-    const { rows } = await c.query<{ pid: number }>('select pid from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [database]);
+    const { rows } = await c.query<{ pid: number }>(
+      'select pid from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()',
+      [database],
+    );
     return rows.map((r) => r.pid);
   } finally {
     await c.end();
@@ -567,28 +606,47 @@ export async function postgresBackendPids(adminUrl: string, database: string): P
 // ---------------------------------------------------------------------------------------------
 // The API calls that set a benchmark up.
 
-export async function api<T = unknown>(baseUrl: string, method: 'GET' | 'POST', urlPath: string, body?: unknown, token?: string): Promise<{ status: number; body: T }> {
+export async function api<T = unknown>(
+  baseUrl: string,
+  method: 'GET' | 'POST',
+  urlPath: string,
+  body?: unknown,
+  token?: string,
+): Promise<{ status: number; body: T }> {
   const headers: Record<string, string> = {};
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (token) headers.authorization = `Bearer ${token}`;
-  const res = await request(`${baseUrl}${urlPath}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await request(`${baseUrl}${urlPath}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await res.body.text();
   return { status: res.statusCode, body: (text ? JSON.parse(text) : null) as T };
 }
 
 function expectStatus(what: string, res: { status: number; body: unknown }, status: number) {
-  if (res.status !== status) throw new Error(`${what}: expected ${status}, got ${res.status} ${JSON.stringify(res.body)}`);
+  if (res.status !== status)
+    throw new Error(`${what}: expected ${status}, got ${res.status} ${JSON.stringify(res.body)}`);
 }
 
 export const PASSWORD = 'Bench-passw0rd-long-enough';
 
 /** Registers an account and verifies it with the token from its mail, all through the API. */
 export async function createVerifiedUser(server: ServerChild, email: string, password = PASSWORD): Promise<void> {
-  expectStatus('register', await api(server.url, 'POST', '/api/v1/auth/register', { email, password, fullName: 'Bench User' }), 201);
+  expectStatus(
+    'register',
+    await api(server.url, 'POST', '/api/v1/auth/register', { email, password, fullName: 'Bench User' }),
+    201,
+  );
   const mail = await server.takeMail(email);
   const m = /[?&]token=([^\s&]+)/.exec(mail.text);
   if (!m) throw new Error(`no token in the verification mail to ${email}`);
-  expectStatus('verify-email', await api(server.url, 'POST', '/api/v1/auth/verify-email', { token: decodeURIComponent(m[1]!) }), 200);
+  expectStatus(
+    'verify-email',
+    await api(server.url, 'POST', '/api/v1/auth/verify-email', { token: decodeURIComponent(m[1]!) }),
+    200,
+  );
 }
 
 export async function login(server: ServerChild, email: string, password = PASSWORD): Promise<string> {
@@ -630,14 +688,21 @@ export function appEnv(dataDir: string, databaseUrl: string | null): Record<stri
 // ---------------------------------------------------------------------------------------------
 // Formatting.
 
-export const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : 'n/a');
+export const fmt = (n: number, digits = 0) =>
+  Number.isFinite(n)
+    ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
+    : 'n/a';
 // autocannon's histograms have 1 ms resolution: 0 means under a millisecond.
 export const fmtMs = (n: number) => (n === 0 ? '< 1 ms' : `${fmt(n, n < 10 ? 1 : 0)} ms`);
 export const fmtMiB = (bytes: number) => `${fmt(bytes / MiB, 0)} MiB`;
 
 export function table(headers: string[], rows: string[][]): string {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   return [line(headers), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
@@ -649,7 +714,12 @@ export async function startAppServer(
   name: string,
   database: DatabaseChoice,
   extraEnv: Record<string, string> = {},
-): Promise<{ server: ServerChild; env: Record<string, string>; databaseLabel: string; postgres: { adminUrl: string; name: string } | null }> {
+): Promise<{
+  server: ServerChild;
+  env: Record<string, string>;
+  databaseLabel: string;
+  postgres: { adminUrl: string; name: string } | null;
+}> {
   const dataDir = fs.mkdtempSync(path.join(ctx.workDir, `${name}-`));
   let databaseUrl: string | null = null;
   let databaseLabel = 'PGlite';
@@ -664,7 +734,9 @@ export async function startAppServer(
   const env = { ...appEnv(dataDir, databaseUrl), ...extraEnv };
   const t0 = performance.now();
   const server = await startServer({ name, mode: 'app', workDir: ctx.workDir, env });
-  ctx.say(`app on ${databaseLabel} ready in ${fmt((performance.now() - t0) / 1000, 1)} s (pid ${server.pid}, ${server.url})`);
+  ctx.say(
+    `app on ${databaseLabel} ready in ${fmt((performance.now() - t0) / 1000, 1)} s (pid ${server.pid}, ${server.url})`,
+  );
   return { server, env, databaseLabel, postgres };
 }
 
@@ -672,7 +744,11 @@ export async function startAppServer(
 // Organizations, keys and direct SQL for the benchmarks of issues 5 and 6.
 
 /** Runs statements on a database with a short-lived client (setup and checks, never the measured path). */
-export async function sqlOn<T extends Record<string, unknown> = Record<string, unknown>>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
+export async function sqlOn<T extends Record<string, unknown> = Record<string, unknown>>(
+  url: string,
+  text: string,
+  values: unknown[] = [],
+): Promise<T[]> {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
@@ -684,21 +760,47 @@ export async function sqlOn<T extends Record<string, unknown> = Record<string, u
 }
 
 /** An account, signed in, owning a fresh organization; all through the API. */
-export async function createOrgOwner(server: ServerChild, email: string, slug: string): Promise<{ token: string; orgId: string; userId: string }> {
+export async function createOrgOwner(
+  server: ServerChild,
+  email: string,
+  slug: string,
+): Promise<{ token: string; orgId: string; userId: string }> {
   await createVerifiedUser(server, email);
   const token = await login(server, email);
-  const org = await api<{ id: string; createdBy: string }>(server.url, 'POST', '/api/v1/organizations', { name: `Bench ${slug}`, slug }, token);
+  const org = await api<{ id: string; createdBy: string }>(
+    server.url,
+    'POST',
+    '/api/v1/organizations',
+    { name: `Bench ${slug}`, slug },
+    token,
+  );
   expectStatus('create organization', org, 201);
   return { token, orgId: org.body.id, userId: org.body.createdBy };
 }
 
 /** Creates an API key through the API and returns the plain key. */
-export async function createApiKey(server: ServerChild, token: string, orgId: string, scopes: string[], rateLimit = 1_000_000): Promise<{ id: string; plainKey: string }> {
-  const res = await api<{ apiKey: { id: string }; plainKey: string }>(server.url, 'POST', `/api/v1/organizations/${orgId}/api-keys`, { name: 'bench', scopes, rateLimit }, token);
+export async function createApiKey(
+  server: ServerChild,
+  token: string,
+  orgId: string,
+  scopes: string[],
+  rateLimit = 1_000_000,
+): Promise<{ id: string; plainKey: string }> {
+  const res = await api<{ apiKey: { id: string }; plainKey: string }>(
+    server.url,
+    'POST',
+    `/api/v1/organizations/${orgId}/api-keys`,
+    { name: 'bench', scopes, rateLimit },
+    token,
+  );
   expectStatus('create API key', res, 201);
   return { id: res.body.apiKey.id, plainKey: res.body.plainKey };
 }
 
 export async function createProject(server: ServerChild, token: string, orgId: string, name: string): Promise<void> {
-  expectStatus('create project', await api(server.url, 'POST', `/api/v1/organizations/${orgId}/projects`, { name }, token), 201);
+  expectStatus(
+    'create project',
+    await api(server.url, 'POST', `/api/v1/organizations/${orgId}/projects`, { name }, token),
+    201,
+  );
 }

@@ -89,7 +89,9 @@ export const loginBench: Benchmark = {
       `baseline: raw argon2id verify in this process (m=${ARGON2_OPTIONS.memoryCost / 1024} MiB, t=${ARGON2_OPTIONS.timeCost}, ` +
         `p=${ARGON2_OPTIONS.parallelism}), concurrency ${concurrency} = the server's AUTH_HASH_CONCURRENCY`,
     );
-    ctx.say(`flow: POST /api/v1/auth/login, ${CONNECTION_LEVELS.join(' then ')} connections; ${ROUNDS} rounds of ${SLICE_S} s each per level, after a 1 s warm-up`);
+    ctx.say(
+      `flow: POST /api/v1/auth/login, ${CONNECTION_LEVELS.join(' then ')} connections; ${ROUNDS} rounds of ${SLICE_S} s each per level, after a 1 s warm-up`,
+    );
     await argon2Verifies(encoded, concurrency, 1);
     const warmUp = await closedLoop({ url: server.url, connections: CONNECTION_LEVELS[0]!, seconds: 1, request });
 
@@ -116,7 +118,9 @@ export const loginBench: Benchmark = {
         verifyLatencies.push(...b.result.latencies);
         const db0 = cpuOf(backends);
         const main0 = mainThreadCpuSeconds(server.pid);
-        const f = await withCpu([server.pid], () => closedLoop({ url: server.url, connections, seconds: SLICE_S, request }));
+        const f = await withCpu([server.pid], () =>
+          closedLoop({ url: server.url, connections, seconds: SLICE_S, request }),
+        );
         dbCpuS += cpuOf(backends) - db0;
         mainThreadS += mainThreadCpuSeconds(server.pid) - main0;
         flows.push(f.result);
@@ -132,8 +136,12 @@ export const loginBench: Benchmark = {
       const cpuPerVerifyMs = (verifyCpuS / verifies) * 1000;
       const cpuPerLoginMs = (loginCpuS / flow.completed) * 1000;
       const dbPerLoginMs = (dbCpuS / flow.completed) * 1000;
-      ctx.say(`  argon2id: ${fmt(verifyRate, 1)} verifies/s (one verify: p50 ${fmtMs(percentile(verifyLatencies, 50))}, ${fmtMs(cpuPerVerifyMs)} of CPU)`);
-      ctx.say(`  login:    ${fmt(flow.okPerSec, 1)} logins/s (p50 ${fmtMs(flow.latency.p50)}, p99 ${fmtMs(flow.latency.p99)} with ${connections} queued at most)`);
+      ctx.say(
+        `  argon2id: ${fmt(verifyRate, 1)} verifies/s (one verify: p50 ${fmtMs(percentile(verifyLatencies, 50))}, ${fmtMs(cpuPerVerifyMs)} of CPU)`,
+      );
+      ctx.say(
+        `  login:    ${fmt(flow.okPerSec, 1)} logins/s (p50 ${fmtMs(flow.latency.p50)}, p99 ${fmtMs(flow.latency.p99)} with ${connections} queued at most)`,
+      );
       ctx.say(
         `            server CPU per login ${fmtMs(cpuPerLoginMs)}: ${fmtMs(cpuPerLoginMs - cpuPerVerifyMs)} beyond the verify, ` +
           `${fmtMs((mainThreadS / flow.completed) * 1000)} on the main thread (HTTP, queries, tokens)` +
@@ -149,14 +157,23 @@ export const loginBench: Benchmark = {
       const ratio = flow.okPerSec / verifyRate;
       rows.push(
         info(`raw argon2id verify, concurrency ${concurrency}`, `${fmt(verifyRate, 1)} /s`),
-        info(`POST /auth/login (${databaseLabel}, 1 account, ${connections} conn)`, `${fmt(flow.okPerSec, 1)} /s, p99 ${fmtMs(flow.latency.p99)}`),
+        info(
+          `POST /auth/login (${databaseLabel}, 1 account, ${connections} conn)`,
+          `${fmt(flow.okPerSec, 1)} /s, p99 ${fmtMs(flow.latency.p99)}`,
+        ),
         {
           metric: `non-2xx answers (${connections} conn)`,
-          value: bad === 0 ? `0 of ${flow.completed}` : `${flow.non2xx + flow.errors + flow.timeouts} of ${flow.completed} (${codesOf(flow)})`,
+          value:
+            bad === 0
+              ? `0 of ${flow.completed}`
+              : `${flow.non2xx + flow.errors + flow.timeouts} of ${flow.completed} (${codesOf(flow)})`,
           target: '0',
           status: bad === 0 ? 'PASS' : 'ERROR',
         },
-        targetRow(`logins/s ÷ verifies/s (${connections} conn)`, ratio, fmt(ratio, 2), { atLeast: 0.9, text: '≥ 0.90' }),
+        targetRow(`logins/s ÷ verifies/s (${connections} conn)`, ratio, fmt(ratio, 2), {
+          atLeast: 0.9,
+          text: '≥ 0.90',
+        }),
         info(
           `CPU per login / per raw verify (${connections} conn)`,
           `${fmtMs(cpuPerLoginMs)} / ${fmtMs(cpuPerVerifyMs)}${postgres ? ` (+ ${fmtMs(dbPerLoginMs)} in PostgreSQL)` : ''}`,

@@ -26,7 +26,9 @@ const which = process.argv[2] ?? 'me';
 const seconds = Number(process.argv[3] ?? 6);
 process.env.BENCH_CPU_PROF ??= '1';
 const workDir = makeWorkDir();
-const database: DatabaseChoice = process.env.BENCH_DATABASE_URL ? { kind: 'pg', adminUrl: process.env.BENCH_DATABASE_URL } : { kind: 'pglite' };
+const database: DatabaseChoice = process.env.BENCH_DATABASE_URL
+  ? { kind: 'pg', adminUrl: process.env.BENCH_DATABASE_URL }
+  : { kind: 'pglite' };
 const ctx = { workDir, database, postgres: async () => ({ error: 'n/a' }), say: (m: string) => console.log(m) };
 
 try {
@@ -35,7 +37,8 @@ try {
   let headers: Record<string, string>;
   if (which === 'keys') {
     const { token, orgId } = await createOrgOwner(server, 'owner@bench.test', 'profile');
-    if (env.DATABASE_URL) await sqlOn(env.DATABASE_URL, `update organizations set plan = 'enterprise' where id = $1`, [orgId]);
+    if (env.DATABASE_URL)
+      await sqlOn(env.DATABASE_URL, `update organizations set plan = 'enterprise' where id = $1`, [orgId]);
     for (const n of ['a', 'b', 'c']) await createProject(server, token, orgId, n);
     const key = await createApiKey(server, token, orgId, ['read:projects']);
     url = `${server.url}/api/v1/organizations/${orgId}/projects`;
@@ -45,7 +48,14 @@ try {
     url = `${server.url}/api/v1/organizations/${orgId}/projects`;
     headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     await load({ url, connections: 10, duration: 1, headers, method: 'POST', body: JSON.stringify({ name: 'p' }) });
-    const r = await load({ url, connections: 10, duration: seconds, headers, method: 'POST', body: JSON.stringify({ name: 'p' }) });
+    const r = await load({
+      url,
+      connections: 10,
+      duration: seconds,
+      headers,
+      method: 'POST',
+      body: JSON.stringify({ name: 'p' }),
+    });
     console.log(`create: ${Math.round(r.okPerSec)} req/s, ${r.completed} requests`);
     await server.stop();
     printProfile(newestProfile(), r.completed);
@@ -58,11 +68,18 @@ try {
       url: server.url,
       connections: 8,
       seconds,
-      request: () => ({ method: 'POST', path: '/api/v1/auth/login', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'login@bench.test', password: PASSWORD }) }),
+      request: () => ({
+        method: 'POST',
+        path: '/api/v1/auth/login',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'login@bench.test', password: PASSWORD }),
+      }),
     });
     console.log(`login: ${r.okPerSec.toFixed(1)} logins/s, ${r.completed} logins`);
     const perLoginMs = (s: number) => ((s * 1000) / r.completed).toFixed(2);
-    console.log(`CPU per login: ${perLoginMs(processCpuSeconds(server.pid) - all0)} ms, of which the main thread ${perLoginMs(mainThreadCpuSeconds(server.pid) - main0)} ms`);
+    console.log(
+      `CPU per login: ${perLoginMs(processCpuSeconds(server.pid) - all0)} ms, of which the main thread ${perLoginMs(mainThreadCpuSeconds(server.pid) - main0)} ms`,
+    );
     await server.stop();
     printProfile(newestProfile(), r.completed);
     process.exit(0);
@@ -82,7 +99,10 @@ try {
 
 function newestProfile(): string {
   const dir = path.join(workDir, 'profiles');
-  const file = fs.readdirSync(dir).map((f) => path.join(dir, f)).sort((a, b) => fs.statSync(b).size - fs.statSync(a).size)[0]!;
+  const file = fs
+    .readdirSync(dir)
+    .map((f) => path.join(dir, f))
+    .sort((a, b) => fs.statSync(b).size - fs.statSync(a).size)[0]!;
   console.log(`profile: ${file}`);
   return file;
 }
@@ -99,19 +119,25 @@ function printProfile(file: string, requests: number) {
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-  const name = (c: Node['callFrame']) => `${c.functionName || '(anon)'} ${c.url.replace(/.*node_modules\//, '').replace(/.*\/(src|bench)\//, '$1/')}:${c.lineNumber + 1}`;
+  const name = (c: Node['callFrame']) =>
+    `${c.functionName || '(anon)'} ${c.url.replace(/.*node_modules\//, '').replace(/.*\/(src|bench)\//, '$1/')}:${c.lineNumber + 1}`;
   const incl = new Map<string, number>();
   const self = new Map<string, number>();
   for (let i = 0; i < p.samples.length; i++) {
     const t = p.timeDeltas[i] ?? 0;
     const chain: Node['callFrame'][] = [];
-    for (let cur: number | undefined = p.samples[i]; cur !== undefined; cur = parent.get(cur)) chain.push(byId.get(cur)!.callFrame);
+    for (let cur: number | undefined = p.samples[i]; cur !== undefined; cur = parent.get(cur))
+      chain.push(byId.get(cur)!.callFrame);
     if (chain[0]!.functionName === '(idle)' || chain.some((c) => /esm\/|cjs\/loader|tsx|avvio/.test(c.url))) continue;
     self.set(name(chain[0]!), (self.get(name(chain[0]!)) ?? 0) + t);
     for (const k of new Set(chain.map(name))) incl.set(k, (incl.get(k) ?? 0) + t);
   }
   const show = (m: Map<string, number>, n: number) =>
-    [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => `${(v / requests).toFixed(1).padStart(7)} µs  ${k}`).join('\n');
+    [...m]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([k, v]) => `${(v / requests).toFixed(1).padStart(7)} µs  ${k}`)
+      .join('\n');
   console.log('--- inclusive, µs per request\n' + show(incl, 70));
   console.log('--- self, µs per request\n' + show(self, 30));
 }

@@ -33,7 +33,15 @@ import { usersMeBench } from './users-me.js';
 import { tokensBench } from './tokens.js';
 import { webhooksBench } from './webhooks.js';
 
-const BENCHMARKS: Benchmark[] = [loginBench, usersMeBench, stormBench, keysBench, auditBench, webhooksBench, tokensBench];
+const BENCHMARKS: Benchmark[] = [
+  loginBench,
+  usersMeBench,
+  stormBench,
+  keysBench,
+  auditBench,
+  webhooksBench,
+  tokensBench,
+];
 const DEFAULT_STORM_POSTGRES = 'postgres://postgres@127.0.0.1:5432/test';
 
 function usage(): string {
@@ -79,8 +87,15 @@ async function main(): Promise<number> {
 
   const cpus = os.cpus();
   console.log('Tenantry benchmarks');
-  console.log(`  node ${process.version}, ${cpus.length} × ${cpus[0]?.model.trim() ?? 'cpu'}, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-  console.log(`  database: ${database.kind === 'pg' ? `PostgreSQL via ${redact(database.adminUrl)}` : 'PGlite (set BENCH_DATABASE_URL for PostgreSQL)'}`);
+  console.log(
+    `  node ${process.version}, ${cpus.length} × ${cpus[0]?.model.trim() ?? 'cpu'}, load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
+  console.log(
+    `  database: ${database.kind === 'pg' ? `PostgreSQL via ${redact(database.adminUrl)}` : 'PGlite (set BENCH_DATABASE_URL for PostgreSQL)'}`,
+  );
   console.log('  servers run in child processes; the load generator (autocannon) runs in this one, on the same cores');
 
   if (process.env.BENCH_CPU_PROF === '1') process.env.BENCH_KEEP = '1';
@@ -88,7 +103,10 @@ async function main(): Promise<number> {
   const ctx: BenchContext = {
     workDir,
     database,
-    postgres: () => (postgres ??= reachablePostgres(database.kind === 'pg' ? database.adminUrl : (benchUrl ?? DEFAULT_STORM_POSTGRES))),
+    postgres: () =>
+      (postgres ??= reachablePostgres(
+        database.kind === 'pg' ? database.adminUrl : (benchUrl ?? DEFAULT_STORM_POSTGRES),
+      )),
     say: (message) => console.log(`  ${message}`),
   };
 
@@ -114,7 +132,9 @@ async function main(): Promise<number> {
   }
 
   console.log('\nSummary');
-  const lines = results.flatMap(({ bench, rows }) => rows.map((r, i) => [i === 0 ? bench.name : '', r.metric, r.value, r.target ?? '', r.status]));
+  const lines = results.flatMap(({ bench, rows }) =>
+    rows.map((r, i) => [i === 0 ? bench.name : '', r.metric, r.value, r.target ?? '', r.status]),
+  );
   console.log(table(['benchmark', 'metric', 'value', 'target', 'status'], lines));
   const all = results.flatMap((r) => r.rows);
   const count = (s: Row['status']) => all.filter((r) => r.status === s).length;

@@ -44,7 +44,11 @@ if (mode === 'bare') {
     const pool = new pg.Pool({ connectionString: process.env.BENCH_BARE_DATABASE_URL, max: 10 });
     barePool = pool;
     app.get<{ Params: { id: string } }>('/row/:id', async (req, reply) => {
-      const { rows } = await pool.query({ name: 'bench_org_by_pk', text: 'select id, name, slug, plan, created_at from organizations where id = $1', values: [req.params.id] });
+      const { rows } = await pool.query({
+        name: 'bench_org_by_pk',
+        text: 'select id, name, slug, plan, created_at from organizations where id = $1',
+        values: [req.params.id],
+      });
       if (rows.length === 0) return reply.status(404).send({ error: 'not found' });
       return rows[0];
     });

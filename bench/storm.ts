@@ -39,7 +39,9 @@ export const stormBench: Benchmark = {
   async run(ctx) {
     const pgServer = await ctx.postgres();
     if ('error' in pgServer) {
-      return [{ metric: 'login storm', value: `skipped: PostgreSQL not reachable (${pgServer.error})`, status: 'SKIP' }];
+      return [
+        { metric: 'login storm', value: `skipped: PostgreSQL not reachable (${pgServer.error})`, status: 'SKIP' },
+      ];
     }
     const { server, postgres } = await startAppServer(ctx, 'storm', { kind: 'pg', adminUrl: pgServer.adminUrl });
     const emails = Array.from({ length: STORM_USERS }, (_, i) => `storm-${i}@bench.test`);
@@ -65,10 +67,17 @@ export const stormBench: Benchmark = {
     assertAllOk('reader (idle)', idle);
     ctx.say(`  p50 ${fmtMs(idle.latency.p50)}, p99 ${fmtMs(idle.latency.p99)}, RSS ${fmtMiB(idleRss.peak)}`);
 
-    ctx.say(`storm: ${STORM_CONNECTIONS} connections logging in for ${STORM_S} s; the reader runs from second 1 to ${STORM_S - 1}`);
+    ctx.say(
+      `storm: ${STORM_CONNECTIONS} connections logging in for ${STORM_S} s; the reader runs from second 1 to ${STORM_S - 1}`,
+    );
     rss = sampleRss(server);
     const meter = foreignCpu([server.pid, ...(await postgresBackendPids(postgres!.adminUrl, postgres!.name))]);
-    const storm = closedLoop({ url: server.url, connections: STORM_CONNECTIONS, seconds: STORM_S, request: loginRequest(emails) });
+    const storm = closedLoop({
+      url: server.url,
+      connections: STORM_CONNECTIONS,
+      seconds: STORM_S,
+      request: loginRequest(emails),
+    });
     await sleep(1000);
     const during = await reader(STORM_S - 2);
     const stormResult = await storm;
@@ -77,19 +86,29 @@ export const stormBench: Benchmark = {
     assertAllOk('reader (during the storm)', during);
     assertAllOk('storm logins', stormResult);
     ctx.say(`  logins: ${fmt(stormResult.okPerSec, 1)}/s, p99 ${fmtMs(stormResult.latency.p99)}`);
-    ctx.say(`  reader: ${fmt(during.okPerSec)} req/s, p50 ${fmtMs(during.latency.p50)}, p99 ${fmtMs(during.latency.p99)}, max ${fmtMs(during.latency.max)}`);
+    ctx.say(
+      `  reader: ${fmt(during.okPerSec)} req/s, p50 ${fmtMs(during.latency.p50)}, p99 ${fmtMs(during.latency.p99)}, max ${fmtMs(during.latency.max)}`,
+    );
     ctx.say(`  RSS: peak ${fmtMiB(stormRss.peak)}, mean ${fmtMiB(stormRss.mean)} (${stormRss.count} samples)`);
 
     await server.stop();
     return [
       info(`storm logins (${STORM_CONNECTIONS} conn, PostgreSQL)`, `${fmt(stormResult.okPerSec, 1)} /s`),
       info('GET /users/me p99, idle server', fmtMs(idle.latency.p99)),
-      targetRow('GET /users/me p99 during storm', during.latency.p99, `${fmtMs(during.latency.p99)} (${fmt(during.latency.p99 / idle.latency.p99, 1)}× idle)`, {
-        below: 50,
-        text: '< 50 ms',
-      }),
+      targetRow(
+        'GET /users/me p99 during storm',
+        during.latency.p99,
+        `${fmtMs(during.latency.p99)} (${fmt(during.latency.p99 / idle.latency.p99, 1)}× idle)`,
+        {
+          below: 50,
+          text: '< 50 ms',
+        },
+      ),
       info('server RSS, idle', fmtMiB(idleRss.peak)),
-      targetRow('server peak RSS during storm', stormRss.peak, fmtMiB(stormRss.peak), { below: 512 * MiB, text: '< 512 MiB' }),
+      targetRow('server peak RSS during storm', stormRss.peak, fmtMiB(stormRss.peak), {
+        below: 512 * MiB,
+        text: '< 512 MiB',
+      }),
       foreignCpuRow(foreign),
     ];
   },

@@ -48,10 +48,20 @@ export const usersMeBench: Benchmark = {
     const targets: Array<{ label: string; url: string; headers: Record<string, string>; pid: number; db?: boolean }> = [
       { label: 'bare Fastify GET /hello', url: `${bare.url}/hello`, headers: {}, pid: bare.pid },
       { label: 'app GET /health', url: `${server.url}/health`, headers: {}, pid: server.pid },
-      { label: 'app GET /api/v1/users/me', url: `${server.url}/api/v1/users/me`, headers: { authorization: `Bearer ${token}` }, pid: server.pid, db: true },
+      {
+        label: 'app GET /api/v1/users/me',
+        url: `${server.url}/api/v1/users/me`,
+        headers: { authorization: `Bearer ${token}` },
+        pid: server.pid,
+        db: true,
+      },
     ];
     ctx.say(`${CONNECTIONS} connections; ${WARMUP_S} s warm-up each, then ${ROUNDS} rounds of ${SLICE_S} s each`);
-    for (const t of targets) assertAllOk(`${t.label} (warm-up)`, await load({ url: t.url, connections: CONNECTIONS, duration: WARMUP_S, headers: t.headers }));
+    for (const t of targets)
+      assertAllOk(
+        `${t.label} (warm-up)`,
+        await load({ url: t.url, connections: CONNECTIONS, duration: WARMUP_S, headers: t.headers }),
+      );
     // On PostgreSQL, the backends serving the app's pool (opened by the warm-up) are measured too.
     const backends = postgres ? await postgresBackendPids(postgres.adminUrl, postgres.name) : [];
     const meter = foreignCpu([server.pid, bare.pid, ...backends]);
@@ -66,7 +76,9 @@ export const usersMeBench: Benchmark = {
         cpuS[i]! += cpuOf([t.pid]) - server0;
         if (t.db) dbCpuS += cpuOf(backends) - db0;
       }
-      ctx.say(`  round ${round + 1}: ${rounds.map((r, i) => `${targets[i]!.label.split(' ').at(-1)} ${fmt(r.at(-1)!.okPerSec)}`).join(', ')} req/s`);
+      ctx.say(
+        `  round ${round + 1}: ${rounds.map((r, i) => `${targets[i]!.label.split(' ').at(-1)} ${fmt(r.at(-1)!.okPerSec)}`).join(', ')} req/s`,
+      );
     }
     const foreign = meter.stop();
     // Server CPU per request: unlike req/s it hardly depends on the machine's load, so it says what
@@ -77,7 +89,9 @@ export const usersMeBench: Benchmark = {
     const [baseline, health, me] = rounds.map((r, i) => {
       const c = combine(r);
       assertAllOk(targets[i]!.label, c);
-      ctx.say(`  ${targets[i]!.label}: ${fmt(c.okPerSec)} req/s, p50 ${fmtMs(c.latency.p50)}, p99 ${fmtMs(c.latency.p99)}, server CPU ${fmt(cpuUs[i]!)} µs/req`);
+      ctx.say(
+        `  ${targets[i]!.label}: ${fmt(c.okPerSec)} req/s, p50 ${fmtMs(c.latency.p50)}, p99 ${fmtMs(c.latency.p99)}, server CPU ${fmt(cpuUs[i]!)} µs/req`,
+      );
       return c;
     }) as [LoadResult, LoadResult, LoadResult];
 
@@ -85,9 +99,18 @@ export const usersMeBench: Benchmark = {
     await server.stop();
     const ratio = me.okPerSec / baseline.okPerSec;
     return [
-      info('bare Fastify GET /hello', `${fmt(baseline.okPerSec)} req/s, p99 ${fmtMs(baseline.latency.p99)}, ${fmt(cpuUs[0]!)} µs CPU/req`),
-      info('app GET /health (no auth, no db)', `${fmt(health.okPerSec)} req/s, p99 ${fmtMs(health.latency.p99)}, ${fmt(cpuUs[1]!)} µs CPU/req`),
-      info(`GET /users/me (${databaseLabel})`, `${fmt(me.okPerSec)} req/s, ${fmt(cpuUs[2]!)} µs CPU/req${postgres ? ` + ${fmt(dbCpuUs)} in PostgreSQL` : ''}`),
+      info(
+        'bare Fastify GET /hello',
+        `${fmt(baseline.okPerSec)} req/s, p99 ${fmtMs(baseline.latency.p99)}, ${fmt(cpuUs[0]!)} µs CPU/req`,
+      ),
+      info(
+        'app GET /health (no auth, no db)',
+        `${fmt(health.okPerSec)} req/s, p99 ${fmtMs(health.latency.p99)}, ${fmt(cpuUs[1]!)} µs CPU/req`,
+      ),
+      info(
+        `GET /users/me (${databaseLabel})`,
+        `${fmt(me.okPerSec)} req/s, ${fmt(cpuUs[2]!)} µs CPU/req${postgres ? ` + ${fmt(dbCpuUs)} in PostgreSQL` : ''}`,
+      ),
       info('GET /users/me p50 / p99', `${fmtMs(me.latency.p50)} / ${fmtMs(me.latency.p99)}`),
       targetRow('/users/me ÷ bare', ratio, fmt(ratio, 3), { atLeast: 0.25, text: '≥ 0.25 (later)' }),
       foreignCpuRow(foreign),

@@ -12,7 +12,16 @@
 // Reported: the median execution time of 5 runs and the buffers read, per size.
 import pg from 'pg';
 import { CLAIM } from '../src/modules/webhooks/worker/claim.js';
-import { type BenchContext, createOrgOwner, type DatabaseChoice, fmt, info, type Row, startAppServer, targetRow } from './lib.js';
+import {
+  type BenchContext,
+  createOrgOwner,
+  type DatabaseChoice,
+  fmt,
+  info,
+  type Row,
+  startAppServer,
+  targetRow,
+} from './lib.js';
 import { createEndpoint, dbUrl } from './webhooks-lib.js';
 
 const SIZES = [1_000, 10_000, 100_000];
@@ -27,7 +36,11 @@ interface Explained {
 
 export async function claimCost(ctx: BenchContext, database: DatabaseChoice): Promise<Row[]> {
   if (database.kind !== 'pg') return [{ metric: 'claim cost', value: 'PostgreSQL only', status: 'SKIP' }];
-  const { server, postgres } = await startAppServer(ctx, 'webhooks-claim', database, { NODE_ENV: 'development', WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_WORKER: 'off' });
+  const { server, postgres } = await startAppServer(ctx, 'webhooks-claim', database, {
+    NODE_ENV: 'development',
+    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+    WEBHOOK_WORKER: 'off',
+  });
   const { token, orgId } = await createOrgOwner(server, 'claim@bench.test', 'bench-claim');
   const endpointId = await createEndpoint(server, token, orgId, 'http://127.0.0.1:9/backlog');
   const others: string[] = [];
@@ -97,23 +110,51 @@ export async function claimCost(ctx: BenchContext, database: DatabaseChoice): Pr
       ),
     );
   }
-  rows.push(targetRow(`claim at cap, backlog of ${fmt(last.size)}`, last.cap.ms, `${fmt(last.cap.ms, 3)} ms (${fmt(last.cap.ms / first.cap.ms, 2)} × at ${fmt(first.size)})`, { below: TARGET_MS, text: `< ${TARGET_MS} ms, flat` }));
-  rows.push(targetRow(`claim taking nothing, backlog of ${fmt(last.size)}`, last.idle.ms, `${fmt(last.idle.ms, 3)} ms (${fmt(last.idle.ms / first.idle.ms, 2)} × at ${fmt(first.size)})`, { below: TARGET_MS, text: `< ${TARGET_MS} ms, flat` }));
+  rows.push(
+    targetRow(
+      `claim at cap, backlog of ${fmt(last.size)}`,
+      last.cap.ms,
+      `${fmt(last.cap.ms, 3)} ms (${fmt(last.cap.ms / first.cap.ms, 2)} × at ${fmt(first.size)})`,
+      { below: TARGET_MS, text: `< ${TARGET_MS} ms, flat` },
+    ),
+  );
+  rows.push(
+    targetRow(
+      `claim taking nothing, backlog of ${fmt(last.size)}`,
+      last.idle.ms,
+      `${fmt(last.idle.ms, 3)} ms (${fmt(last.idle.ms / first.idle.ms, 2)} × at ${fmt(first.size)})`,
+      { below: TARGET_MS, text: `< ${TARGET_MS} ms, flat` },
+    ),
+  );
   return rows;
 }
 
 /** EXPLAIN ANALYZE of the prepared claim, RUNS times, each rolled back: the median time, its buffers and rows. */
-async function explain(c: pg.Client, room: number, busy: Record<string, number>, busyOrgs: Record<string, number>): Promise<Explained> {
+async function explain(
+  c: pg.Client,
+  room: number,
+  busy: Record<string, number>,
+  busyOrgs: Record<string, number>,
+): Promise<Explained> {
   const runs: Explained[] = [];
   for (let i = 0; i < RUNS; i++) {
     await c.query('begin');
     try {
-      const { rows } = await c.query<{ 'QUERY PLAN': Array<{ Plan: { 'Actual Rows': number; 'Shared Hit Blocks': number; 'Shared Read Blocks': number }; 'Execution Time': number }> }>(
+      const { rows } = await c.query<{
+        'QUERY PLAN': Array<{
+          Plan: { 'Actual Rows': number; 'Shared Hit Blocks': number; 'Shared Read Blocks': number };
+          'Execution Time': number;
+        }>;
+      }>(
         // EXPLAIN takes no bind parameters: the values are written into the statement.
         `explain (analyze, buffers, format json) execute claim(now(), now() + interval '60 s', 'bench', ${Math.floor(room)}, ${c.escapeLiteral(JSON.stringify(busy))}, 64, ${c.escapeLiteral(JSON.stringify(busyOrgs))}, 32, '')`,
       );
       const plan = rows[0]!['QUERY PLAN'][0]!;
-      runs.push({ ms: plan['Execution Time'], buffers: plan.Plan['Shared Hit Blocks'] + plan.Plan['Shared Read Blocks'], rows: plan.Plan['Actual Rows'] });
+      runs.push({
+        ms: plan['Execution Time'],
+        buffers: plan.Plan['Shared Hit Blocks'] + plan.Plan['Shared Read Blocks'],
+        rows: plan.Plan['Actual Rows'],
+      });
     } finally {
       await c.query('rollback');
     }

@@ -43,7 +43,10 @@ export async function startReceiver(opts: { blackHole?: boolean } = {}) {
   srv.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
   const port = (srv.address() as AddressInfo).port;
-  const stop = onCleanup('webhook receiver', () => new Promise<void>((resolve) => (srv.closeAllConnections(), srv.close(() => resolve()))));
+  const stop = onCleanup(
+    'webhook receiver',
+    () => new Promise<void>((resolve) => (srv.closeAllConnections(), srv.close(() => resolve()))),
+  );
   return {
     url: `http://127.0.0.1:${port}`,
     deliveries,
@@ -58,7 +61,8 @@ export async function startReceiver(opts: { blackHole?: boolean } = {}) {
       const deadline = Date.now() + timeoutMs;
       while (deliveries.size < n) {
         const left = deadline - Date.now();
-        if (left <= 0) throw new Error(`receiver got ${deliveries.size} of ${n} deliveries within ${timeoutMs / 1000} s`);
+        if (left <= 0)
+          throw new Error(`receiver got ${deliveries.size} of ${n} deliveries within ${timeoutMs / 1000} s`);
         await new Promise<void>((resolve) => {
           const done = () => (clearTimeout(t), waiters.delete(done), resolve());
           const t = setTimeout(done, Math.min(left, 500));
@@ -77,27 +81,64 @@ export async function makeEnterprise(baseUrl: string, token: string, orgId: stri
     baseUrl,
     'POST',
     `/api/v1/organizations/${orgId}/billing/checkout`,
-    { priceId: 'price_enterprise', successUrl: 'http://localhost:3000/billing/done', cancelUrl: 'http://localhost:3000/billing' },
+    {
+      priceId: 'price_enterprise',
+      successUrl: 'http://localhost:3000/billing/done',
+      cancelUrl: 'http://localhost:3000/billing',
+    },
     token,
   );
   if (checkout.status !== 200) throw new Error(`billing checkout: ${checkout.status} ${JSON.stringify(checkout.body)}`);
-  const done = await request(`${baseUrl}/api/v1/billing/test-checkout/${encodeURIComponent(checkout.body.data.sessionId)}/complete`, { method: 'POST' });
+  const done = await request(
+    `${baseUrl}/api/v1/billing/test-checkout/${encodeURIComponent(checkout.body.data.sessionId)}/complete`,
+    { method: 'POST' },
+  );
   await done.body.text();
   if (done.statusCode !== 303) throw new Error(`complete test checkout: ${done.statusCode}`);
-  const billing = await api<{ data: { plan: { name: string } } }>(baseUrl, 'GET', `/api/v1/organizations/${orgId}/billing`, undefined, token);
-  if (billing.body.data?.plan?.name !== 'Enterprise') throw new Error(`organization plan after checkout: ${JSON.stringify(billing.body)}`);
+  const billing = await api<{ data: { plan: { name: string } } }>(
+    baseUrl,
+    'GET',
+    `/api/v1/organizations/${orgId}/billing`,
+    undefined,
+    token,
+  );
+  if (billing.body.data?.plan?.name !== 'Enterprise')
+    throw new Error(`organization plan after checkout: ${JSON.stringify(billing.body)}`);
 }
 
 /** An endpoint through the API; its id. */
-export async function createEndpoint(server: ServerChild, token: string, orgId: string, url: string, events = ['project.created']): Promise<string> {
-  const hook = await api<{ data: { id: string } }>(server.url, 'POST', `/api/v1/organizations/${orgId}/webhooks`, { url, events }, token);
+export async function createEndpoint(
+  server: ServerChild,
+  token: string,
+  orgId: string,
+  url: string,
+  events = ['project.created'],
+): Promise<string> {
+  const hook = await api<{ data: { id: string } }>(
+    server.url,
+    'POST',
+    `/api/v1/organizations/${orgId}/webhooks`,
+    { url, events },
+    token,
+  );
   if (hook.status !== 201) throw new Error(`create webhook endpoint: ${hook.status} ${JSON.stringify(hook.body)}`);
   return hook.body.data.id;
 }
 
 /** An API key with the plan's and the server's defaults (no rate limit of its own), as most clients make them. */
-export async function createPlainKey(server: ServerChild, token: string, orgId: string, scopes: string[]): Promise<string> {
-  const res = await api<{ plainKey: string }>(server.url, 'POST', `/api/v1/organizations/${orgId}/api-keys`, { name: 'bench', scopes }, token);
+export async function createPlainKey(
+  server: ServerChild,
+  token: string,
+  orgId: string,
+  scopes: string[],
+): Promise<string> {
+  const res = await api<{ plainKey: string }>(
+    server.url,
+    'POST',
+    `/api/v1/organizations/${orgId}/api-keys`,
+    { name: 'bench', scopes },
+    token,
+  );
   if (res.status !== 201) throw new Error(`create API key: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.plainKey;
 }
@@ -107,7 +148,12 @@ export async function createPlainKey(server: ServerChild, token: string, orgId: 
  * after it (a backend that appeared meanwhile, like the worker's connections, counts whole).
  */
 export function backendMeter(postgres: { adminUrl: string; name: string } | null) {
-  const snapshot = async () => new Map((postgres ? await postgresBackendPids(postgres.adminUrl, postgres.name) : []).map((pid) => [pid, processCpuSeconds(pid)] as const));
+  const snapshot = async () =>
+    new Map(
+      (postgres ? await postgresBackendPids(postgres.adminUrl, postgres.name) : []).map(
+        (pid) => [pid, processCpuSeconds(pid)] as const,
+      ),
+    );
   return {
     snapshot,
     async since(before: Map<number, number>): Promise<number> {

@@ -15,7 +15,14 @@ import { documentRoute, swaggerOptions } from './http/openapi.js';
 import { components, named, publicRoute, ref } from './http/schemas.js';
 import { createSerializerCompiler } from './http/serialization.js';
 import { serializeRequest } from './http/request-log.js';
-import { createValidatorCompiler, jsonHasNul, jsonHasNulError, jsonNestingExceeds, jsonTooDeep, MAX_JSON_DEPTH } from './http/validation.js';
+import {
+  createValidatorCompiler,
+  jsonHasNul,
+  jsonHasNulError,
+  jsonNestingExceeds,
+  jsonTooDeep,
+  MAX_JSON_DEPTH,
+} from './http/validation.js';
 import { registerMetrics } from './http/metrics.js';
 import { CSP_APP, isWebPath, registerWebApp, WEB_DIST } from './http/web.js';
 import { routes } from './routes.js';
@@ -38,7 +45,8 @@ const trustHops = (hops: number) => (_address: string, i: number) => i < hops;
 // (JSON, files) is not a document: nothing at all.
 const CSP_DOCS =
   "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; font-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'";
-const CSP_PAGE = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'";
+const CSP_PAGE =
+  "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'";
 const CSP_OTHER = "default-src 'none'; frame-ancestors 'none'";
 const HSTS = 'max-age=31536000; includeSubDomains';
 const DOCS = /^\/docs(?:[/?]|$)/;
@@ -101,7 +109,9 @@ export async function buildApp(deps: Infra, options: AppOptions = {}): Promise<F
   // Named schemas first: routes refer to them (validation, serialization and the document).
   const shared = components();
   for (const schema of shared) app.addSchema(schema);
-  app.setValidatorCompiler(createValidatorCompiler(Object.fromEntries(shared.map((s) => [(s as { $id: string }).$id, s]))));
+  app.setValidatorCompiler(
+    createValidatorCompiler(Object.fromEntries(shared.map((s) => [(s as { $id: string }).$id, s]))),
+  );
   app.setSerializerCompiler(createSerializerCompiler(shared));
   app.addHook('onRoute', documentRoute);
   // Only JSON bodies are accepted: other content types answer 415.
@@ -162,8 +172,12 @@ export async function buildApp(deps: Infra, options: AppOptions = {}): Promise<F
         ...health,
         operationId: 'getReadiness',
         summary: 'The database answers',
-        description: 'Answers 200 `{status: "ready"}` while the database answers a query, else 503 SERVICE_UNAVAILABLE with Retry-After; not rate limited.',
-        response: { 200: ref(Health, 'The database answers'), ...errors({ code: 'SERVICE_UNAVAILABLE', message: 'Database unreachable' }) },
+        description:
+          'Answers 200 `{status: "ready"}` while the database answers a query, else 503 SERVICE_UNAVAILABLE with Retry-After; not rate limited.',
+        response: {
+          200: ref(Health, 'The database answers'),
+          ...errors({ code: 'SERVICE_UNAVAILABLE', message: 'Database unreachable' }),
+        },
       },
     },
     async (_req, reply) => {
@@ -171,7 +185,10 @@ export async function buildApp(deps: Infra, options: AppOptions = {}): Promise<F
         await deps.dbHandle.ping();
         return { status: 'ready' };
       } catch {
-        return sendError(reply, new AppError('SERVICE_UNAVAILABLE', 'Database unreachable', '', { 'Retry-After': '1' }));
+        return sendError(
+          reply,
+          new AppError('SERVICE_UNAVAILABLE', 'Database unreachable', '', { 'Retry-After': '1' }),
+        );
       }
     },
   );
@@ -184,7 +201,10 @@ export async function buildApp(deps: Infra, options: AppOptions = {}): Promise<F
         security: publicRoute,
         operationId: 'getWellKnownJwks',
         summary: JWKS_SUMMARY,
-        description: JWKS_DESCRIPTION.replace('Also at `/.well-known/jwks.json`', 'Also at `/api/v1/.well-known/jwks.json`'),
+        description: JWKS_DESCRIPTION.replace(
+          'Also at `/.well-known/jwks.json`',
+          'Also at `/api/v1/.well-known/jwks.json`',
+        ),
         response: { 200: ref(Jwks, 'The published public keys') },
       },
     },
@@ -213,7 +233,14 @@ export async function buildApp(deps: Infra, options: AppOptions = {}): Promise<F
   const auth = deps.config.auth;
   registerWebApp(app, {
     dist: options.webDist ?? WEB_DIST,
-    config: { signIn: { password: auth.methods.password, magicLink: auth.methods.magicLink, google: auth.oauth.google !== null, github: auth.oauth.github !== null } },
+    config: {
+      signIn: {
+        password: auth.methods.password,
+        magicLink: auth.methods.magicLink,
+        google: auth.oauth.google !== null,
+        github: auth.oauth.github !== null,
+      },
+    },
   });
 
   return app;

@@ -21,8 +21,22 @@ describe('defaults', () => {
     expect(c.smtpUrl).toBeNull();
     expect(c.mailFrom).toBe('Tenantry <no-reply@localhost>');
     expect(c.trustProxy).toBe(false);
-    expect(c.webhook).toEqual({ allowPrivateUrls: false, retryDelaysS: [60, 300, 900], timeoutMs: 30_000, orgConcurrency: 32, worker: 'inline', disableAfterH: 120, retentionDays: 30 });
-    expect(c.stripe).toEqual({ secretKey: null, webhookSecret: null, apiBase: null, pricePro: 'price_pro', priceEnterprise: 'price_enterprise' });
+    expect(c.webhook).toEqual({
+      allowPrivateUrls: false,
+      retryDelaysS: [60, 300, 900],
+      timeoutMs: 30_000,
+      orgConcurrency: 32,
+      worker: 'inline',
+      disableAfterH: 120,
+      retentionDays: 30,
+    });
+    expect(c.stripe).toEqual({
+      secretKey: null,
+      webhookSecret: null,
+      apiBase: null,
+      pricePro: 'price_pro',
+      priceEnterprise: 'price_enterprise',
+    });
     expect(c.billingProvider).toBe('test');
     expect(c.encryptionKeys).toHaveLength(1);
     expect(c.encryptionKeys[0]!.equals(c.encryptionKey)).toBe(true);
@@ -44,7 +58,15 @@ describe('defaults', () => {
   });
 
   it('treats an empty variable as unset', () => {
-    const c = load({ PORT: '', HOST: '', APP_ORIGIN: '', DATABASE_URL: '', REDIS_URL: '', WEBHOOK_RETRY_DELAYS: '', LOG_LEVEL: '' });
+    const c = load({
+      PORT: '',
+      HOST: '',
+      APP_ORIGIN: '',
+      DATABASE_URL: '',
+      REDIS_URL: '',
+      WEBHOOK_RETRY_DELAYS: '',
+      LOG_LEVEL: '',
+    });
     expect(c.port).toBe(3000);
     expect(c.host).toBe('127.0.0.1');
     expect(c.appOrigin).toBe('http://localhost:3000');
@@ -102,7 +124,15 @@ describe('defaults', () => {
     expect(c.billingProvider).toBe('stripe');
     expect(c.stripe.secretKey).toBe('sk_live_example');
     expect(c.trustProxy).toBe('10.0.0.0/8, 192.168.1.1');
-    expect(c.webhook).toEqual({ allowPrivateUrls: false, retryDelaysS: [1, 2, 3], timeoutMs: 5000, orgConcurrency: 8, worker: 'off', disableAfterH: 48, retentionDays: 7 });
+    expect(c.webhook).toEqual({
+      allowPrivateUrls: false,
+      retryDelaysS: [1, 2, 3],
+      timeoutMs: 5000,
+      orgConcurrency: 8,
+      worker: 'off',
+      disableAfterH: 48,
+      retentionDays: 7,
+    });
     expect(c.apiKey).toEqual({ prefix: 'acme', mode: 'test' });
     expect(c.auth.requireEmailVerification).toBe(false);
     expect(c.auth.maxSessions).toBe(2);
@@ -120,7 +150,6 @@ describe('defaults', () => {
     expectRefused(() => load({ TRUST_PROXY: 'everyone' }), 'TRUST_PROXY');
   });
 });
-
 
 describe('BILLING_PROVIDER', () => {
   it('defaults to stripe with STRIPE_SECRET_KEY and to the built-in test provider without (outside production)', () => {
@@ -142,10 +171,10 @@ describe('BILLING_PROVIDER', () => {
   });
 
   it('refuses any other value', () => {
-    for (const value of ['paypal', 'Stripe', 'none']) expectRefused(() => load({ BILLING_PROVIDER: value }), 'BILLING_PROVIDER');
+    for (const value of ['paypal', 'Stripe', 'none'])
+      expectRefused(() => load({ BILLING_PROVIDER: value }), 'BILLING_PROVIDER');
   });
 });
-
 
 describe('invalid values name their variable', () => {
   const cases: [string, string][] = [
@@ -194,8 +223,10 @@ describe('invalid values name their variable', () => {
   }
 
   it('accepts the spellings of a boolean', () => {
-    for (const v of ['true', 'TRUE', '1', 'yes', 'on']) expect(load({ WEBHOOK_ALLOW_PRIVATE_URLS: v }).webhook.allowPrivateUrls).toBe(true);
-    for (const v of ['false', 'False', '0', 'no', 'off']) expect(load({ WEBHOOK_ALLOW_PRIVATE_URLS: v }).webhook.allowPrivateUrls).toBe(false);
+    for (const v of ['true', 'TRUE', '1', 'yes', 'on'])
+      expect(load({ WEBHOOK_ALLOW_PRIVATE_URLS: v }).webhook.allowPrivateUrls).toBe(true);
+    for (const v of ['false', 'False', '0', 'no', 'off'])
+      expect(load({ WEBHOOK_ALLOW_PRIVATE_URLS: v }).webhook.allowPrivateUrls).toBe(false);
   });
 
   it('accepts postgresql:// and rediss:// URLs', () => {

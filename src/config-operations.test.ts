@@ -14,7 +14,12 @@ describe('operations variables', () => {
   });
 
   it('takes valid values', () => {
-    const c = load({ METRICS_TOKEN: 'scrape-me', STARTUP_TIMEOUT_S: '0', WEBHOOK_RETENTION_DAYS: '7', WORKER_METRICS_PORT: '9464' });
+    const c = load({
+      METRICS_TOKEN: 'scrape-me',
+      STARTUP_TIMEOUT_S: '0',
+      WEBHOOK_RETENTION_DAYS: '7',
+      WORKER_METRICS_PORT: '9464',
+    });
     expect(c).toMatchObject({ metricsToken: 'scrape-me', startupTimeoutS: 0, workerMetricsPort: 9464 });
     expect(c.webhook.retentionDays).toBe(7);
   });
@@ -29,7 +34,9 @@ describe('operations variables', () => {
 
   it("an entry point's own default log level (the admin commands: warn) gives way to LOG_LEVEL", () => {
     expect(loadConfig({ DATA_DIR: tempDir(), ...SECRETS }, { logLevel: 'warn' }).logLevel).toBe('warn');
-    expect(loadConfig({ DATA_DIR: tempDir(), ...SECRETS, LOG_LEVEL: 'debug' }, { logLevel: 'warn' }).logLevel).toBe('debug');
+    expect(loadConfig({ DATA_DIR: tempDir(), ...SECRETS, LOG_LEVEL: 'debug' }, { logLevel: 'warn' }).logLevel).toBe(
+      'debug',
+    );
     expect(load().logLevel).toBe('info');
   });
 });

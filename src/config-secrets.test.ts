@@ -101,7 +101,10 @@ describe('secret strength', () => {
   });
 
   it('refuses equal access and refresh secrets', () => {
-    const msg = expectRefused(() => load({ JWT_SECRET: SECRETS.JWT_SECRET, JWT_REFRESH_SECRET: SECRETS.JWT_SECRET }), 'JWT_REFRESH_SECRET');
+    const msg = expectRefused(
+      () => load({ JWT_SECRET: SECRETS.JWT_SECRET, JWT_REFRESH_SECRET: SECRETS.JWT_SECRET }),
+      'JWT_REFRESH_SECRET',
+    );
     expect(msg).toContain('JWT_SECRET');
     expect(msg).not.toContain(SECRETS.JWT_SECRET);
   });
@@ -153,7 +156,9 @@ describe('ENCRYPTION_KEY as a list (rotation)', () => {
   });
 
   it('accepts blanks around the commas and mixes hex and base64 entries', () => {
-    const conf = load({ ENCRYPTION_KEY: ` ${c.toString('base64')} , ${b.toString('hex').toUpperCase()},${a.toString('base64url')} ` });
+    const conf = load({
+      ENCRYPTION_KEY: ` ${c.toString('base64')} , ${b.toString('hex').toUpperCase()},${a.toString('base64url')} `,
+    });
     expect(conf.encryptionKeys.map((k) => k.toString('hex'))).toEqual([c, b, a].map((k) => k.toString('hex')));
     expect(conf.encryptionKey.equals(c)).toBe(true);
   });
@@ -185,20 +190,29 @@ describe('ENCRYPTION_KEY as a list (rotation)', () => {
       expect(msg).not.toContain(good);
     }
     // The same key in two spellings is still the same key.
-    const msg = expectRefused(() => load({ ENCRYPTION_KEY: `${good},${b.toString('hex')},${a.toString('base64')}` }), 'ENCRYPTION_KEY');
+    const msg = expectRefused(
+      () => load({ ENCRYPTION_KEY: `${good},${b.toString('hex')},${a.toString('base64')}` }),
+      'ENCRYPTION_KEY',
+    );
     expect(msg).toMatch(/twice/);
     expect(msg).not.toContain(good);
   });
 
   it('is required in production as a list too', () => {
-    const conf = loadConfig({ NODE_ENV: 'production', DATA_DIR: tempDir(), ...SECRETS, ...PRODUCTION, ENCRYPTION_KEY: `${b.toString('hex')},${a.toString('hex')}` });
+    const conf = loadConfig({
+      NODE_ENV: 'production',
+      DATA_DIR: tempDir(),
+      ...SECRETS,
+      ...PRODUCTION,
+      ENCRYPTION_KEY: `${b.toString('hex')},${a.toString('hex')}`,
+    });
     expect(conf.encryptionKeys).toHaveLength(2);
   });
 });
 
-
 describe('production refuses unsafe settings with one line naming the variable', () => {
-  const prod = (env: Record<string, string | undefined> = {}) => loadConfig({ NODE_ENV: 'production', DATA_DIR: tempDir(), ...SECRETS, ...PRODUCTION, ...env });
+  const prod = (env: Record<string, string | undefined> = {}) =>
+    loadConfig({ NODE_ENV: 'production', DATA_DIR: tempDir(), ...SECRETS, ...PRODUCTION, ...env });
   const refused = (env: Record<string, string | undefined>, variable: string) => {
     const msg = expectRefused(() => prod(env), variable);
     expect(msg).toMatch(/^Invalid configuration: /);
@@ -232,7 +246,8 @@ describe('production refuses unsafe settings with one line naming the variable',
   });
 
   it('refuses WEBHOOK_ALLOW_PRIVATE_URLS=true', () => {
-    for (const v of ['true', '1', 'yes', 'on']) refused({ WEBHOOK_ALLOW_PRIVATE_URLS: v }, 'WEBHOOK_ALLOW_PRIVATE_URLS');
+    for (const v of ['true', '1', 'yes', 'on'])
+      refused({ WEBHOOK_ALLOW_PRIVATE_URLS: v }, 'WEBHOOK_ALLOW_PRIVATE_URLS');
     expect(prod({ WEBHOOK_ALLOW_PRIVATE_URLS: 'false' }).webhook.allowPrivateUrls).toBe(false);
   });
 

@@ -4,15 +4,41 @@
 // `checkProduction`).
 import path from 'node:path';
 import { loadDevSecrets } from './config/dev-secrets.js';
-import { bool, checkSecret, defaultHashConcurrency, type Env, int, optional, parseEncryptionKeys, parseTrustProxy, str, url } from './config/env.js';
-import { type Config, ConfigError, JWT_ALGORITHMS, type JwtAlgorithm, type OAuthProviderConfig, type PasswordPolicy } from './config/types.js';
+import {
+  bool,
+  checkSecret,
+  defaultHashConcurrency,
+  type Env,
+  int,
+  optional,
+  parseEncryptionKeys,
+  parseTrustProxy,
+  str,
+  url,
+} from './config/env.js';
+import {
+  type Config,
+  ConfigError,
+  JWT_ALGORITHMS,
+  type JwtAlgorithm,
+  type OAuthProviderConfig,
+  type PasswordPolicy,
+} from './config/types.js';
 
 export { parseEncryptionKey, parseEncryptionKeys } from './config/env.js';
-export { type AsymmetricAlgorithm, type Config, ConfigError, type JwtAlgorithm, type OAuthProviderConfig, type PasswordPolicy } from './config/types.js';
+export {
+  type AsymmetricAlgorithm,
+  type Config,
+  ConfigError,
+  type JwtAlgorithm,
+  type OAuthProviderConfig,
+  type PasswordPolicy,
+} from './config/types.js';
 
 function parseJwtAlgorithm(env: Env): JwtAlgorithm {
   const raw = str(env, 'JWT_ALGORITHM', 'HS256');
-  if (!(JWT_ALGORITHMS as readonly string[]).includes(raw)) throw new ConfigError('JWT_ALGORITHM', `must be one of ${JWT_ALGORITHMS.join(', ')}, got "${raw.slice(0, 20)}"`);
+  if (!(JWT_ALGORITHMS as readonly string[]).includes(raw))
+    throw new ConfigError('JWT_ALGORITHM', `must be one of ${JWT_ALGORITHMS.join(', ')}, got "${raw.slice(0, 20)}"`);
   return raw as JwtAlgorithm;
 }
 
@@ -26,21 +52,28 @@ function parseAppPermissions(env: Env): string[] {
   const list = raw.split(',').map((p) => p.trim());
   const seen = new Set<string>();
   for (const p of list) {
-    if (p === '') throw new ConfigError('APP_PERMISSIONS', 'has an empty entry: separate the permissions with single commas');
+    if (p === '')
+      throw new ConfigError('APP_PERMISSIONS', 'has an empty entry: separate the permissions with single commas');
     if (!APP_PERMISSION.test(p) || p.length > 100) {
-      throw new ConfigError('APP_PERMISSIONS', `has "${p.slice(0, 100)}", which is not resource:action in lowercase letters, digits and dashes`);
+      throw new ConfigError(
+        'APP_PERMISSIONS',
+        `has "${p.slice(0, 100)}", which is not resource:action in lowercase letters, digits and dashes`,
+      );
     }
     if (seen.has(p)) throw new ConfigError('APP_PERMISSIONS', `lists "${p}" twice`);
     seen.add(p);
   }
-  if (list.length > MAX_APP_PERMISSIONS) throw new ConfigError('APP_PERMISSIONS', `lists ${list.length} permissions; at most ${MAX_APP_PERMISSIONS}`);
+  if (list.length > MAX_APP_PERMISSIONS)
+    throw new ConfigError('APP_PERMISSIONS', `lists ${list.length} permissions; at most ${MAX_APP_PERMISSIONS}`);
   return list;
 }
 
 function parseBillingProvider(env: Env, stripeSecretKey: string | null): Config['billingProvider'] {
   const raw = optional(env, 'BILLING_PROVIDER');
-  if (raw !== null && raw !== 'stripe' && raw !== 'test') throw new ConfigError('BILLING_PROVIDER', 'must be "stripe" or "test"');
-  if (raw === 'stripe' && !stripeSecretKey) throw new ConfigError('STRIPE_SECRET_KEY', 'is required when BILLING_PROVIDER=stripe');
+  if (raw !== null && raw !== 'stripe' && raw !== 'test')
+    throw new ConfigError('BILLING_PROVIDER', 'must be "stripe" or "test"');
+  if (raw === 'stripe' && !stripeSecretKey)
+    throw new ConfigError('STRIPE_SECRET_KEY', 'is required when BILLING_PROVIDER=stripe');
   return raw ?? (stripeSecretKey ? 'stripe' : 'test');
 }
 
@@ -59,7 +92,10 @@ function checkProduction(env: Env, config: Config): void {
   required('APP_ORIGIN', 'links in mails and the allowed checkout URLs would point at localhost');
   required('PUBLIC_API_URL', 'OAuth redirect URIs would point at localhost');
   if (config.webhook.allowPrivateUrls) {
-    throw new ConfigError('WEBHOOK_ALLOW_PRIVATE_URLS', 'must not be true when NODE_ENV=production: it lets webhook deliveries reach loopback and private addresses');
+    throw new ConfigError(
+      'WEBHOOK_ALLOW_PRIVATE_URLS',
+      'must not be true when NODE_ENV=production: it lets webhook deliveries reach loopback and private addresses',
+    );
   }
   if (!config.stripe.secretKey && optional(env, 'BILLING_PROVIDER') !== 'test') {
     throw new ConfigError(
@@ -106,7 +142,10 @@ export function loadConfig(env: Env = process.env, defaults: { logLevel?: string
   const dev = needDev ? loadDevSecrets(dataDir) : null;
 
   const jwtSecret = checkSecret('JWT_SECRET', optional(env, 'JWT_SECRET') ?? dev!.jwtSecret);
-  const jwtRefreshSecret = checkSecret('JWT_REFRESH_SECRET', optional(env, 'JWT_REFRESH_SECRET') ?? dev!.jwtRefreshSecret);
+  const jwtRefreshSecret = checkSecret(
+    'JWT_REFRESH_SECRET',
+    optional(env, 'JWT_REFRESH_SECRET') ?? dev!.jwtRefreshSecret,
+  );
   if (jwtSecret === jwtRefreshSecret) throw new ConfigError('JWT_REFRESH_SECRET', 'must differ from JWT_SECRET');
   const encryptionKeys = parseEncryptionKeys('ENCRYPTION_KEY', optional(env, 'ENCRYPTION_KEY') ?? dev!.encryptionKey);
 
@@ -232,7 +271,8 @@ export function loadConfig(env: Env = process.env, defaults: { logLevel?: string
     logLevel,
     bodyLimitBytes: 1024 * 1024,
     metricsToken: optional(env, 'METRICS_TOKEN'),
-    workerMetricsPort: optional(env, 'WORKER_METRICS_PORT') === null ? null : int(env, 'WORKER_METRICS_PORT', 0, 0, 65535),
+    workerMetricsPort:
+      optional(env, 'WORKER_METRICS_PORT') === null ? null : int(env, 'WORKER_METRICS_PORT', 0, 0, 65535),
     startupTimeoutS: int(env, 'STARTUP_TIMEOUT_S', 30, 0, 3600),
   };
   if (production) checkProduction(env, config);

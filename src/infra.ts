@@ -96,7 +96,8 @@ export async function createInfra(config: Config, overrides: InfraOverrides = {}
   const logger = overrides.logger ?? createLogger(config);
   const clock = overrides.clock ?? systemClock;
   const dbHandle =
-    overrides.dbHandle ?? (config.databaseUrl ? openPostgres(config.databaseUrl, logger) : await openPglite({ dataDir: config.dataDir }));
+    overrides.dbHandle ??
+    (config.databaseUrl ? openPostgres(config.databaseUrl, logger) : await openPglite({ dataDir: config.dataDir }));
   let redis: Redis | null = null;
   try {
     if (overrides.migrate !== false) await runMigrations(dbHandle);
@@ -132,9 +133,15 @@ export async function createInfra(config: Config, overrides: InfraOverrides = {}
   const sessions = createSessionStore(dbHandle.db, config, clock, shared);
   const audit = createAuditWriter(dbHandle.db, logger);
   // BILLING_PROVIDER (config.ts): production gets the test checkout only when BILLING_PROVIDER=test asks for it.
-  const payments = overrides.payments ?? (config.billingProvider === 'stripe' ? createStripeProvider(config) : createTestProvider(config.publicApiUrl, clock));
+  const payments =
+    overrides.payments ??
+    (config.billingProvider === 'stripe'
+      ? createStripeProvider(config)
+      : createTestProvider(config.publicApiUrl, clock));
   if (payments.kind === 'test' && config.env === 'production') {
-    logger.warn('BILLING_PROVIDER=test: the built-in test checkout is served, and anyone with a checkout link can upgrade an organization without payment');
+    logger.warn(
+      'BILLING_PROVIDER=test: the built-in test checkout is served, and anyone with a checkout link can upgrade an organization without payment',
+    );
   }
 
   return {
@@ -162,7 +169,9 @@ export async function createInfra(config: Config, overrides: InfraOverrides = {}
     metrics: createServiceMetrics(),
     async close() {
       await audit.close();
-      await sessions.close().catch((err: Error) => logger.warn({ err: { message: err.message } }, 'flushing session touches failed'));
+      await sessions
+        .close()
+        .catch((err: Error) => logger.warn({ err: { message: err.message } }, 'flushing session touches failed'));
       await mailer.close();
       await checkWaits.close();
       if (redis) await redis.quit().catch(() => redis!.disconnect());

@@ -15,7 +15,12 @@ async function main() {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code !== 'EADDRINUSE' && code !== 'EACCES' && code !== 'EADDRNOTAVAIL') throw err;
-    const why = code === 'EADDRINUSE' ? 'the port is already in use' : code === 'EACCES' ? 'permission denied' : 'no such address here';
+    const why =
+      code === 'EADDRINUSE'
+        ? 'the port is already in use'
+        : code === 'EACCES'
+          ? 'permission denied'
+          : 'no such address here';
     console.error(`Cannot listen on ${config.host}:${config.port}: ${why}. Set PORT (and HOST) to a free address.`);
     // Release the embedded database's lock and connections before leaving.
     await app.close().catch(() => {});
@@ -27,7 +32,11 @@ async function main() {
   const retention = createRetentionJob(deps);
   retention.start();
   logger.info(
-    { database: deps.dbHandle.kind === 'pg' ? 'postgresql' : `embedded (${config.dataDir})`, redis: Boolean(deps.redis), webhookWorker: config.webhook.worker },
+    {
+      database: deps.dbHandle.kind === 'pg' ? 'postgresql' : `embedded (${config.dataDir})`,
+      redis: Boolean(deps.redis),
+      webhookWorker: config.webhook.worker,
+    },
     `Tenantry API on http://${config.host}:${config.port} (docs at /docs); web app at ${config.appOrigin}`,
   );
 
@@ -37,10 +46,13 @@ async function main() {
     closing = true;
     logger.info({ signal }, 'shutting down: finishing in-flight requests');
     // Long enough for a webhook attempt in flight to finish (its own timeout) before giving up.
-    const force = setTimeout(() => {
-      logger.error('shutdown took too long; exiting');
-      process.exit(1);
-    }, Math.max(25_000, config.webhook.timeoutMs + 5_000));
+    const force = setTimeout(
+      () => {
+        logger.error('shutdown took too long; exiting');
+        process.exit(1);
+      },
+      Math.max(25_000, config.webhook.timeoutMs + 5_000),
+    );
     force.unref();
     try {
       await app.close();

@@ -66,7 +66,10 @@ async function runToEnd(command: string, args: string[], env: Record<string, str
   const code = await r.exited;
   // What the command printed for its operator: not npm's notices, not the JSON log (a production
   // warning such as BILLING_PROVIDER=test's goes there).
-  const lines = r.output().split('\n').filter((l) => l.trim() !== '' && !/^npm (warn|error|notice)/.test(l) && !l.startsWith('{"level":'));
+  const lines = r
+    .output()
+    .split('\n')
+    .filter((l) => l.trim() !== '' && !/^npm (warn|error|notice)/.test(l) && !l.startsWith('{"level":'));
   return { code, output: r.output(), lines };
 }
 
@@ -94,65 +97,97 @@ beforeAll(async () => {
 
 describe('the production build', () => {
   it('dist/ holds JavaScript only: main, worker and admin, no tests', () => {
-    for (const entry of ['main.js', 'worker.js', 'admin.js']) expect(fs.existsSync(path.join(ROOT, 'dist', entry))).toBe(true);
+    for (const entry of ['main.js', 'worker.js', 'admin.js'])
+      expect(fs.existsSync(path.join(ROOT, 'dist', entry))).toBe(true);
     const files = fs.readdirSync(path.join(ROOT, 'dist'), { recursive: true }).map(String);
     expect(files.filter((f) => f.endsWith('.ts') || f.includes('.test.'))).toEqual([]);
   });
 
-  it('an account made with npm run admin -- create-user signs in on node dist/main.js; /metrics behind METRICS_TOKEN counts it; SIGTERM exits 0', async () => {
-    const dataDir = tempDir();
-    const env = { ...PRODUCTION, DATA_DIR: dataDir };
+  it(
+    'an account made with npm run admin -- create-user signs in on node dist/main.js; /metrics behind METRICS_TOKEN counts it; SIGTERM exits 0',
+    async () => {
+      const dataDir = tempDir();
+      const env = { ...PRODUCTION, DATA_DIR: dataDir };
 
-    const wrong = await runToEnd('npm', ['run', '--silent', 'admin', '--', 'frobnicate'], env);
-    expect(wrong.code).toBe(2);
-    expect(wrong.lines).toEqual([expect.stringMatching(/^unknown command "frobnicate"\. Usage: npm run admin -- <create-user\|/)]);
+      const wrong = await runToEnd('npm', ['run', '--silent', 'admin', '--', 'frobnicate'], env);
+      expect(wrong.code).toBe(2);
+      expect(wrong.lines).toEqual([
+        expect.stringMatching(/^unknown command "frobnicate"\. Usage: npm run admin -- <create-user\|/),
+      ]);
 
-    // The password from standard input, as a script would pipe it.
-    const made = await runToEnd('npm', ['run', '--silent', 'admin', '--', 'create-user', '--email', 'Ops@Example.com', '--verified'], env, 'Operator-Password-1\n');
-    expect(made.code, made.output).toBe(0);
-    expect(made.lines).toEqual([expect.stringMatching(/^created usr_\S+ \(ops@example\.com\), email verified$/)]);
+      // The password from standard input, as a script would pipe it.
+      const made = await runToEnd(
+        'npm',
+        ['run', '--silent', 'admin', '--', 'create-user', '--email', 'Ops@Example.com', '--verified'],
+        env,
+        'Operator-Password-1\n',
+      );
+      expect(made.code, made.output).toBe(0);
+      expect(made.lines).toEqual([expect.stringMatching(/^created usr_\S+ \(ops@example\.com\), email verified$/)]);
 
-    const server = start(process.execPath, ['dist/main.js'], env);
-    const base = `http://127.0.0.1:${await listening(server)}`;
-    expect(server.output()).not.toMatch(/tsx/);
+      const server = start(process.execPath, ['dist/main.js'], env);
+      const base = `http://127.0.0.1:${await listening(server)}`;
+      expect(server.output()).not.toMatch(/tsx/);
 
-    const health = await fetch(`${base}/health`);
-    expect(health.status).toBe(200);
-    const login = await fetch(`${base}/api/v1/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: 'ops@example.com', password: 'Operator-Password-1' }),
-    });
-    expect(login.status).toBe(200);
-    const body = (await login.json()) as { accessToken: string; user: { email: string } };
-    expect(body.user.email).toBe('ops@example.com');
-    expect((await fetch(`${base}/api/v1/users/me`, { headers: { authorization: `Bearer ${body.accessToken}` } })).status).toBe(200);
+      const health = await fetch(`${base}/health`);
+      expect(health.status).toBe(200);
+      const login = await fetch(`${base}/api/v1/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'ops@example.com', password: 'Operator-Password-1' }),
+      });
+      expect(login.status).toBe(200);
+      const body = (await login.json()) as { accessToken: string; user: { email: string } };
+      expect(body.user.email).toBe('ops@example.com');
+      expect(
+        (await fetch(`${base}/api/v1/users/me`, { headers: { authorization: `Bearer ${body.accessToken}` } })).status,
+      ).toBe(200);
 
-    expect((await fetch(`${base}/metrics`)).status).toBe(401);
-    const metrics = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${PRODUCTION.METRICS_TOKEN}` } });
-    expect(metrics.status).toBe(200);
-    const text = await metrics.text();
-    expect(text).toMatch(/^http_request_duration_seconds_count\{route="\/api\/v1\/auth\/login",method="POST",status="200"\} 1$/m);
-    expect(text).toMatch(/^http_request_duration_seconds_count\{route="\/health",method="GET",status="200"\} 1$/m);
-    expect(text).toMatch(/^http_request_duration_seconds_count\{route="\/api\/v1\/users\/me",method="GET",status="200"\} 1$/m);
-    expect(text).toMatch(/^http_request_duration_seconds_count\{route="\/api\/v1\/users\/me",method="GET",status="200"\} 1$/m);
-    for (const family of ['tenantry_webhook_deliveries_total', 'tenantry_webhook_queue_depth', 'tenantry_webhook_oldest_pending_seconds', 'tenantry_password_hash_queue_depth', 'process_resident_memory_bytes']) {
-      expect(text).toMatch(new RegExp(`^# TYPE ${family} `, 'm'));
-    }
+      expect((await fetch(`${base}/metrics`)).status).toBe(401);
+      const metrics = await fetch(`${base}/metrics`, {
+        headers: { authorization: `Bearer ${PRODUCTION.METRICS_TOKEN}` },
+      });
+      expect(metrics.status).toBe(200);
+      const text = await metrics.text();
+      expect(text).toMatch(
+        /^http_request_duration_seconds_count\{route="\/api\/v1\/auth\/login",method="POST",status="200"\} 1$/m,
+      );
+      expect(text).toMatch(/^http_request_duration_seconds_count\{route="\/health",method="GET",status="200"\} 1$/m);
+      expect(text).toMatch(
+        /^http_request_duration_seconds_count\{route="\/api\/v1\/users\/me",method="GET",status="200"\} 1$/m,
+      );
+      expect(text).toMatch(
+        /^http_request_duration_seconds_count\{route="\/api\/v1\/users\/me",method="GET",status="200"\} 1$/m,
+      );
+      for (const family of [
+        'tenantry_webhook_deliveries_total',
+        'tenantry_webhook_queue_depth',
+        'tenantry_webhook_oldest_pending_seconds',
+        'tenantry_password_hash_queue_depth',
+        'process_resident_memory_bytes',
+      ]) {
+        expect(text).toMatch(new RegExp(`^# TYPE ${family} `, 'm'));
+      }
 
-    server.child.kill('SIGTERM');
-    expect(await server.exited).toBe(0);
-    expect(server.output()).toContain('shutting down');
-  }, SLOW_MS);
+      server.child.kill('SIGTERM');
+      expect(await server.exited).toBe(0);
+      expect(server.output()).toContain('shutting down');
+    },
+    SLOW_MS,
+  );
 
-  it.each(['start', 'start:prod'])('npm run %s, started through npm: SIGTERM to npm reaches the server, which closes and exits 0', async (script) => {
-    const npm = start('npm', ['run', script], { DATA_DIR: tempDir() });
-    const port = await listening(npm);
-    expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
-    npm.child.kill('SIGTERM');
-    expect(await npm.exited).toBe(0);
-    expect(npm.output()).toMatch(/"signal":"SIGTERM","msg":"shutting down/);
-    // The server went with it: nothing answers on its port.
-    await expect(fetch(`http://127.0.0.1:${port}/health`)).rejects.toThrow();
-  }, SLOW_MS);
+  it.each(['start', 'start:prod'])(
+    'npm run %s, started through npm: SIGTERM to npm reaches the server, which closes and exits 0',
+    async (script) => {
+      const npm = start('npm', ['run', script], { DATA_DIR: tempDir() });
+      const port = await listening(npm);
+      expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
+      npm.child.kill('SIGTERM');
+      expect(await npm.exited).toBe(0);
+      expect(npm.output()).toMatch(/"signal":"SIGTERM","msg":"shutting down/);
+      // The server went with it: nothing answers on its port.
+      await expect(fetch(`http://127.0.0.1:${port}/health`)).rejects.toThrow();
+    },
+    SLOW_MS,
+  );
 });

@@ -32,12 +32,21 @@ const PRODUCTION = {
 };
 
 /** Runs `src/main.ts` with only this environment (and PATH, HOME) until it exits. */
-async function runService(env: Record<string, string>): Promise<{ code: number | null; output: string; dataDir: string }> {
+async function runService(
+  env: Record<string, string>,
+): Promise<{ code: number | null; output: string; dataDir: string }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tenantry-prod-'));
   dirs.push(dataDir);
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? os.tmpdir(), HOST: '127.0.0.1', PORT: '0', DATA_DIR: dataDir, ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? os.tmpdir(),
+      HOST: '127.0.0.1',
+      PORT: '0',
+      DATA_DIR: dataDir,
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -50,22 +59,35 @@ async function runService(env: Record<string, string>): Promise<{ code: number |
 }
 
 describe('production start', () => {
-  it('exits non-zero with one line naming STRIPE_SECRET_KEY when no Stripe key is set and BILLING_PROVIDER=test is not explicit', async () => {
-    const { code, output, dataDir } = await runService({ ...PRODUCTION, SMTP_URL: 'smtp://127.0.0.1:1' });
-    expect(code).toBe(1);
-    const lines = output.split('\n').filter((l) => l.trim() !== '');
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^Invalid configuration: STRIPE_SECRET_KEY /);
-    expect(lines[0]).toContain('BILLING_PROVIDER=test');
-    // Refused before anything was opened.
-    expect(fs.readdirSync(dataDir)).toEqual([]);
-  }, EXIT_TIMEOUT_MS + 5000);
+  it(
+    'exits non-zero with one line naming STRIPE_SECRET_KEY when no Stripe key is set and BILLING_PROVIDER=test is not explicit',
+    async () => {
+      const { code, output, dataDir } = await runService({ ...PRODUCTION, SMTP_URL: 'smtp://127.0.0.1:1' });
+      expect(code).toBe(1);
+      const lines = output.split('\n').filter((l) => l.trim() !== '');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^Invalid configuration: STRIPE_SECRET_KEY /);
+      expect(lines[0]).toContain('BILLING_PROVIDER=test');
+      // Refused before anything was opened.
+      expect(fs.readdirSync(dataDir)).toEqual([]);
+    },
+    EXIT_TIMEOUT_MS + 5000,
+  );
 
-  it('exits non-zero naming WEBHOOK_ALLOW_PRIVATE_URLS when it is true', async () => {
-    const { code, output } = await runService({ ...PRODUCTION, SMTP_URL: 'smtp://127.0.0.1:1', STRIPE_SECRET_KEY: 'sk_live_example', WEBHOOK_ALLOW_PRIVATE_URLS: 'true' });
-    expect(code).toBe(1);
-    expect(output.trim()).toMatch(/^Invalid configuration: WEBHOOK_ALLOW_PRIVATE_URLS [^\n]*$/);
-  }, EXIT_TIMEOUT_MS + 5000);
+  it(
+    'exits non-zero naming WEBHOOK_ALLOW_PRIVATE_URLS when it is true',
+    async () => {
+      const { code, output } = await runService({
+        ...PRODUCTION,
+        SMTP_URL: 'smtp://127.0.0.1:1',
+        STRIPE_SECRET_KEY: 'sk_live_example',
+        WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+      });
+      expect(code).toBe(1);
+      expect(output.trim()).toMatch(/^Invalid configuration: WEBHOOK_ALLOW_PRIVATE_URLS [^\n]*$/);
+    },
+    EXIT_TIMEOUT_MS + 5000,
+  );
 });
 
 describe('the payment provider a configuration gets', () => {
@@ -86,7 +108,11 @@ describe('the payment provider a configuration gets', () => {
     const org = await createOrg(prod, owner);
     const res = await prod.request({ method: 'POST', url: '/api/v1/billing/test-checkout/cs_test_anything/complete' });
     expect(res.statusCode).toBe(404);
-    const billing = await prod.request({ method: 'GET', url: `/api/v1/organizations/${org.id}/billing`, headers: owner.auth });
+    const billing = await prod.request({
+      method: 'GET',
+      url: `/api/v1/organizations/${org.id}/billing`,
+      headers: owner.auth,
+    });
     expect(billing.statusCode, billing.body).toBe(200);
     expect(json(billing).data.plan.name).toBe('Free');
   });
@@ -101,6 +127,8 @@ describe('the payment provider a configuration gets', () => {
   it('outside production: Stripe when its key is set, else the test provider; an explicit BILLING_PROVIDER=test wins over a key', async () => {
     expect((await app({ STRIPE_SECRET_KEY: 'sk_test_example' })).deps.payments.kind).toBe('stripe');
     expect((await app({})).deps.payments.kind).toBe('test');
-    expect((await app({ STRIPE_SECRET_KEY: 'sk_test_example', BILLING_PROVIDER: 'test' })).deps.payments.kind).toBe('test');
+    expect((await app({ STRIPE_SECRET_KEY: 'sk_test_example', BILLING_PROVIDER: 'test' })).deps.payments.kind).toBe(
+      'test',
+    );
   });
 });

@@ -61,7 +61,13 @@ export const redis = (url: string): Service => ({
   variable: 'REDIS_URL',
   url,
   async probe(timeoutMs) {
-    const client = new Redis(url, { lazyConnect: true, connectTimeout: timeoutMs, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
+    const client = new Redis(url, {
+      lazyConnect: true,
+      connectTimeout: timeoutMs,
+      maxRetriesPerRequest: 0,
+      enableOfflineQueue: false,
+      retryStrategy: () => null,
+    });
     client.on('error', () => {});
     try {
       await client.connect();
@@ -77,18 +83,26 @@ export const redis = (url: string): Service => ({
 const reason = (err: unknown) => ((err as Error).message || String(err)).split('\n')[0]!;
 
 /** Tries `service` until it answers or `timeoutS` has passed; throws StartupError then. */
-export async function waitFor(service: Service, timeoutS: number, logger: Pick<Logger, 'warn' | 'info'>, retryDelayMs = RETRY_DELAY_MS): Promise<void> {
+export async function waitFor(
+  service: Service,
+  timeoutS: number,
+  logger: Pick<Logger, 'warn' | 'info'>,
+  retryDelayMs = RETRY_DELAY_MS,
+): Promise<void> {
   const where = whereOf(service.url);
   const deadline = Date.now() + timeoutS * 1000;
   for (let attempt = 1; ; attempt++) {
     const left = deadline - Date.now();
     try {
       await service.probe(Math.max(1000, Math.min(PROBE_TIMEOUT_MS, left)));
-      if (attempt > 1) logger.info({ service: service.name, at: where, attempt }, `${service.name} at ${where} answers`);
+      if (attempt > 1)
+        logger.info({ service: service.name, at: where, attempt }, `${service.name} at ${where} answers`);
       return;
     } catch (err) {
       if (!service.retryable(err)) {
-        throw new StartupError(`${service.name} at ${where} refused the connection: ${reason(err)}. Check ${service.variable}.`);
+        throw new StartupError(
+          `${service.name} at ${where} refused the connection: ${reason(err)}. Check ${service.variable}.`,
+        );
       }
       const remaining = deadline - Date.now();
       if (remaining <= 0) {
@@ -107,7 +121,10 @@ export async function waitFor(service: Service, timeoutS: number, logger: Pick<L
 }
 
 /** PostgreSQL (DATABASE_URL) then Redis (REDIS_URL), each given STARTUP_TIMEOUT_S. */
-export async function waitForServices(config: Pick<Config, 'databaseUrl' | 'redisUrl' | 'startupTimeoutS'>, logger: Pick<Logger, 'warn' | 'info'>): Promise<void> {
+export async function waitForServices(
+  config: Pick<Config, 'databaseUrl' | 'redisUrl' | 'startupTimeoutS'>,
+  logger: Pick<Logger, 'warn' | 'info'>,
+): Promise<void> {
   if (config.databaseUrl) await waitFor(postgres(config.databaseUrl), config.startupTimeoutS, logger);
   if (config.redisUrl) await waitFor(redis(config.redisUrl), config.startupTimeoutS, logger);
 }

@@ -48,7 +48,9 @@ export async function ensureWebBuild(log: Log, root = WEB_ROOT): Promise<void> {
   try {
     ({ build } = await import('vite'));
   } catch {
-    log.warn(`web/dist needs a build (${reason}) but Vite is not installed: run \`npm run web:build\`; the API starts without the pages`);
+    log.warn(
+      `web/dist needs a build (${reason}) but Vite is not installed: run \`npm run web:build\`; the API starts without the pages`,
+    );
     return;
   }
   log.info(`building the web app into web/dist (${reason})`);

@@ -16,7 +16,9 @@ export async function startWorkerMetrics(deps: Infra, port: number, host: string
     await app.listen({ port, host });
   } catch (err) {
     await app.close();
-    throw new Error(`Cannot listen on ${host}:${port} for the worker's metrics (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): set WORKER_METRICS_PORT to a free port`);
+    throw new Error(
+      `Cannot listen on ${host}:${port} for the worker's metrics (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): set WORKER_METRICS_PORT to a free port`,
+    );
   }
   return app;
 }

@@ -8,14 +8,18 @@ import { startWorkerMetrics } from './worker-metrics.js';
 async function main() {
   // The embedded database belongs to one process: a worker beside the API would never see its deliveries.
   const { config, logger, deps } = await boot({
-    needsDatabaseUrl: 'npm run worker needs DATABASE_URL (PostgreSQL): the embedded database belongs to the API process, whose deliveries a separate worker would never see; keep WEBHOOK_WORKER=inline without PostgreSQL.',
+    needsDatabaseUrl:
+      'npm run worker needs DATABASE_URL (PostgreSQL): the embedded database belongs to the API process, whose deliveries a separate worker would never see; keep WEBHOOK_WORKER=inline without PostgreSQL.',
   });
   const worker = createDeliveryWorker(deps);
   await worker.start();
   const retention = createRetentionJob(deps);
   retention.start();
-  const metrics = config.workerMetricsPort === null ? null : await startWorkerMetrics(deps, config.workerMetricsPort, config.host);
-  const at = metrics ? ` (metrics on http://${config.host}:${(metrics.server.address() as { port: number }).port}/metrics)` : '';
+  const metrics =
+    config.workerMetricsPort === null ? null : await startWorkerMetrics(deps, config.workerMetricsPort, config.host);
+  const at = metrics
+    ? ` (metrics on http://${config.host}:${(metrics.server.address() as { port: number }).port}/metrics)`
+    : '';
   logger.info({ workerId: worker.workerId }, `webhook worker started${at}`);
   let stopping = false;
   const stop = async (signal: string) => {

@@ -15,7 +15,12 @@ afterAll(async () => {
 });
 
 const req = (method: 'POST' | 'DELETE' | 'GET', url: string, payload?: unknown, accessToken?: string) =>
-  t.request({ method, url: `/api/v1${url}`, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }), headers: accessToken ? bearer(accessToken) : {} });
+  t.request({
+    method,
+    url: `/api/v1${url}`,
+    ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
+    headers: accessToken ? bearer(accessToken) : {},
+  });
 
 async function askChange(accessToken: string, newEmail: string) {
   const res = await req('POST', '/users/me/email', { newEmail, password: PASSWORD }, accessToken);
@@ -23,14 +28,20 @@ async function askChange(accessToken: string, newEmail: string) {
   return t.mail.tokenFrom(newEmail, /Confirm your new email/i, '/confirm-email');
 }
 // Confirming needs the Bearer of the account that asked (docs/api.md#email-change).
-const confirm = (token: string, accessToken?: string) => req('POST', '/auth/confirm-email-change', { token }, accessToken);
+const confirm = (token: string, accessToken?: string) =>
+  req('POST', '/auth/confirm-email-change', { token }, accessToken);
 
 describe('email change', () => {
   it("to an address that is someone else's: 409 (also in another case)", async () => {
     const a = await signedInUser(t, 'ecA');
     const b = await signedInUser(t, 'ecB');
-    expect((await req('POST', '/users/me/email', { newEmail: b.email, password: PASSWORD }, a.accessToken)).statusCode).toBe(409);
-    expect((await req('POST', '/users/me/email', { newEmail: b.email.toUpperCase(), password: PASSWORD }, a.accessToken)).statusCode).toBe(409);
+    expect(
+      (await req('POST', '/users/me/email', { newEmail: b.email, password: PASSWORD }, a.accessToken)).statusCode,
+    ).toBe(409);
+    expect(
+      (await req('POST', '/users/me/email', { newEmail: b.email.toUpperCase(), password: PASSWORD }, a.accessToken))
+        .statusCode,
+    ).toBe(409);
   });
 
   it('token replay: the second confirm is 400', async () => {
@@ -46,7 +57,10 @@ describe('email change', () => {
     const token = await askChange(attacker.accessToken, victimEmail);
     const victim = await registerUser(t, victimEmail);
     expect((await confirm(token, attacker.accessToken)).statusCode).toBe(409);
-    const rows = await queryRows<{ id: string }>(t, sql`select id from users where lower(email) = ${victimEmail.toLowerCase()}`);
+    const rows = await queryRows<{ id: string }>(
+      t,
+      sql`select id from users where lower(email) = ${victimEmail.toLowerCase()}`,
+    );
     expect(rows.map((r) => r.id)).toEqual([victim.userId]);
   });
 
@@ -70,7 +84,9 @@ describe('email change', () => {
     // The owner resets the password (which signs every session out).
     expect((await req('POST', '/auth/password/forgot', { email: victim.email })).statusCode).toBe(200);
     const resetToken = await t.mail.tokenFrom(victim.email, /Reset your password/, '/reset-password');
-    expect((await req('POST', '/auth/password/reset', { token: resetToken, newPassword: 'Brand-New-Pass-77' })).statusCode).toBe(200);
+    expect(
+      (await req('POST', '/auth/password/reset', { token: resetToken, newPassword: 'Brand-New-Pass-77' })).statusCode,
+    ).toBe(200);
     // The attacker's link from their own mailbox must no longer take the account: the attacker's
     // session ended with the reset, and the link died with it, even for the owner signed in again.
     expect((await confirm(token, attacker.accessToken)).statusCode).toBe(401);
@@ -86,7 +102,12 @@ describe('email change', () => {
     const attacker = await login(t, victim.email, PASSWORD);
     const attackerEmail = uniqueEmail('ecChg-attacker');
     const token = await askChange(attacker.accessToken, attackerEmail);
-    const chg = await t.request({ method: 'PUT', url: '/api/v1/users/me/password', headers: bearer(victim.accessToken), payload: { currentPassword: PASSWORD, newPassword: 'Brand-New-Pass-78' } });
+    const chg = await t.request({
+      method: 'PUT',
+      url: '/api/v1/users/me/password',
+      headers: bearer(victim.accessToken),
+      payload: { currentPassword: PASSWORD, newPassword: 'Brand-New-Pass-78' },
+    });
     expect(chg.statusCode, chg.body).toBe(200);
     // The owner's session (the one that changed the password) stays; the link is dead for it too.
     const res = await confirm(token, victim.accessToken);
@@ -116,8 +137,14 @@ describe('account deletion', () => {
         req('DELETE', '/users/me', { password: PASSWORD }, owner.accessToken),
         req('POST', '/invitations/accept', { token }, joiner.accessToken),
       ]);
-      const owners = await queryRows<{ n: number }>(t, sql`select count(*)::int as n from memberships where organization_id = ${org.id} and role = 'owner'`);
-      const members = await queryRows<{ n: number }>(t, sql`select count(*)::int as n from memberships where organization_id = ${org.id}`);
+      const owners = await queryRows<{ n: number }>(
+        t,
+        sql`select count(*)::int as n from memberships where organization_id = ${org.id} and role = 'owner'`,
+      );
+      const members = await queryRows<{ n: number }>(
+        t,
+        sql`select count(*)::int as n from memberships where organization_id = ${org.id}`,
+      );
       if (members[0]!.n > 0) expect(owners[0]!.n, `${del.statusCode} ${acc.statusCode}`).toBe(1);
     }
   });
@@ -132,13 +159,19 @@ describe('account deletion', () => {
         req('DELETE', '/users/me', { password: PASSWORD }, m.accessToken),
         req('POST', `/organizations/${org.id}/transfer-ownership`, { memberId: membership.id }, owner.accessToken),
       ]);
-      const owners = await queryRows<{ n: number }>(t, sql`select count(*)::int as n from memberships where organization_id = ${org.id} and role = 'owner'`);
-      const members = await queryRows<{ n: number }>(t, sql`select count(*)::int as n from memberships where organization_id = ${org.id}`);
+      const owners = await queryRows<{ n: number }>(
+        t,
+        sql`select count(*)::int as n from memberships where organization_id = ${org.id} and role = 'owner'`,
+      );
+      const members = await queryRows<{ n: number }>(
+        t,
+        sql`select count(*)::int as n from memberships where organization_id = ${org.id}`,
+      );
       if (members[0]!.n > 0) expect(owners[0]!.n).toBe(1);
     }
   });
 
-  it("after deletion, the old access and refresh tokens are dead, also after the address registers again", async () => {
+  it('after deletion, the old access and refresh tokens are dead, also after the address registers again', async () => {
     const u = await signedInUser(t, 'delTok');
     expect((await req('DELETE', '/users/me', { password: PASSWORD }, u.accessToken)).statusCode).toBe(200);
     await registerUser(t, u.email);
@@ -155,15 +188,36 @@ describe('export', () => {
     await addMember(t, org.id, u, other, 'member');
     const setup = await req('POST', '/auth/two-factor/setup', { password: PASSWORD }, u.accessToken);
     const secret = json(setup).secret as string;
-    const enable = await req('POST', '/auth/two-factor/verify', { code: totpCode(secret, t.clock.now()) }, u.accessToken);
+    const enable = await req(
+      'POST',
+      '/auth/two-factor/verify',
+      { code: totpCode(secret, t.clock.now()) },
+      u.accessToken,
+    );
     expect(enable.statusCode, enable.body).toBe(200);
     const backup = (json(enable).backupCodes as string[] | undefined) ?? [];
     const res = await req('GET', '/users/me/export', undefined, u.accessToken);
     expect(res.statusCode, res.body).toBe(200);
     const body = res.body;
-    const [row] = await queryRows<{ password_hash: string }>(t, sql`select password_hash from users where id = ${u.userId}`);
-    const hashes = await queryRows<{ token_hash: string }>(t, sql`select refresh_token_hash as token_hash from sessions where user_id = ${u.userId}`).catch(() => []);
-    for (const s of [row!.password_hash, secret, u.refreshToken, u.accessToken, PASSWORD, ...backup, ...hashes.map((h) => h.token_hash), other.email, other.userId]) {
+    const [row] = await queryRows<{ password_hash: string }>(
+      t,
+      sql`select password_hash from users where id = ${u.userId}`,
+    );
+    const hashes = await queryRows<{ token_hash: string }>(
+      t,
+      sql`select refresh_token_hash as token_hash from sessions where user_id = ${u.userId}`,
+    ).catch(() => []);
+    for (const s of [
+      row!.password_hash,
+      secret,
+      u.refreshToken,
+      u.accessToken,
+      PASSWORD,
+      ...backup,
+      ...hashes.map((h) => h.token_hash),
+      other.email,
+      other.userId,
+    ]) {
       if (s) expect(body.includes(s), `export contains ${s.slice(0, 12)}…`).toBe(false);
     }
     expect(body).not.toMatch(/\$argon2/);

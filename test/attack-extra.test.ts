@@ -10,20 +10,41 @@ import { t, useOAuthApp } from './fixtures/oauth.js';
 
 useOAuthApp();
 
-const req = (method: 'POST' | 'DELETE' | 'GET' | 'PATCH', url: string, payload?: unknown, headers: Record<string, string> = {}) =>
-  t.request({ method, url: `/api/v1${url}`, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }), headers });
+const req = (
+  method: 'POST' | 'DELETE' | 'GET' | 'PATCH',
+  url: string,
+  payload?: unknown,
+  headers: Record<string, string> = {},
+) =>
+  t.request({
+    method,
+    url: `/api/v1${url}`,
+    ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
+    headers,
+  });
 
 describe('email change after the owner recovers the account', () => {
   it('full chain: leaked password -> change request -> owner resets -> attacker confirms -> attacker resets password', async () => {
     const victim = await signedInUser(t, 'chain');
     const attacker = await login(t, victim.email, PASSWORD);
     const attackerEmail = uniqueEmail('chain-attacker');
-    expect((await req('POST', '/users/me/email', { newEmail: attackerEmail, password: PASSWORD }, bearer(attacker.accessToken))).statusCode).toBe(202);
+    expect(
+      (
+        await req(
+          'POST',
+          '/users/me/email',
+          { newEmail: attackerEmail, password: PASSWORD },
+          bearer(attacker.accessToken),
+        )
+      ).statusCode,
+    ).toBe(202);
     const token = await t.mail.tokenFrom(attackerEmail, /Confirm your new email/i, '/confirm-email');
     // The owner notices and resets the password: every session ends.
     expect((await req('POST', '/auth/password/forgot', { email: victim.email })).statusCode).toBe(200);
     const resetToken = await t.mail.tokenFrom(victim.email, /Reset your password/, '/reset-password');
-    expect((await req('POST', '/auth/password/reset', { token: resetToken, newPassword: 'Owner-New-Pass-1' })).statusCode).toBe(200);
+    expect(
+      (await req('POST', '/auth/password/reset', { token: resetToken, newPassword: 'Owner-New-Pass-1' })).statusCode,
+    ).toBe(200);
     // Later, the attacker uses the link in their own mailbox (with the session the reset ended), then
     // resets the password through it.
     const confirmed = await req('POST', '/auth/confirm-email-change', { token }, bearer(attacker.accessToken));
@@ -32,12 +53,17 @@ describe('email change after the owner recovers the account', () => {
       const t2 = await t.mail.tokenFrom(attackerEmail, /Reset your password/, '/reset-password');
       await req('POST', '/auth/password/reset', { token: t2, newPassword: 'Attacker-Pass-1' });
       const taken = await req('POST', '/auth/login', { email: attackerEmail, password: 'Attacker-Pass-1' });
-      expect(taken.statusCode === 200 && json(taken).user.id === victim.userId, 'attacker signed in to the victim account').toBe(false);
+      expect(
+        taken.statusCode === 200 && json(taken).user.id === victim.userId,
+        'attacker signed in to the victim account',
+      ).toBe(false);
     }
     expect(confirmed.statusCode).toBe(401);
     // The link itself died with the reset: even the account's owner, signed in again, cannot use it.
     const owner = await login(t, victim.email, 'Owner-New-Pass-1');
-    expect((await req('POST', '/auth/confirm-email-change', { token }, bearer(owner.accessToken))).statusCode).toBe(400);
+    expect((await req('POST', '/auth/confirm-email-change', { token }, bearer(owner.accessToken))).statusCode).toBe(
+      400,
+    );
   });
 });
 
@@ -59,7 +85,12 @@ describe("another user's passkeys", () => {
     const victim = await signedInUser(t, 'pkown');
     const attacker = await signedInUser(t, 'pkatt');
     const opts = json(await req('POST', '/auth/passkeys/registration/options', undefined, victim.auth));
-    const reg = await req('POST', '/auth/passkeys/registration/verify', { response: new SoftAuthenticator().create(opts as Parameters<SoftAuthenticator['create']>[0]) }, victim.auth);
+    const reg = await req(
+      'POST',
+      '/auth/passkeys/registration/verify',
+      { response: new SoftAuthenticator().create(opts as Parameters<SoftAuthenticator['create']>[0]) },
+      victim.auth,
+    );
     expect(reg.statusCode, reg.body).toBe(201);
     const id = json(reg).id as string;
     expect((await req('PATCH', `/users/me/passkeys/${id}`, { name: 'pwned' }, attacker.auth)).statusCode).toBe(404);

@@ -19,20 +19,45 @@ describe('email change probes', () => {
     await registerUser(t, victimEmail);
     await verifyEmailOf(t, victimEmail);
     const a = await signedInUser(t, 'kelvin');
-    const res = await t.request({ method: 'POST', url: '/api/v1/users/me/email', headers: bearer(a.accessToken), payload: { newEmail: victimEmail.replace('k', '\u212A'), password: PASSWORD } });
+    const res = await t.request({
+      method: 'POST',
+      url: '/api/v1/users/me/email',
+      headers: bearer(a.accessToken),
+      payload: { newEmail: victimEmail.replace('k', '\u212A'), password: PASSWORD },
+    });
     expect([400, 409]).toContain(res.statusCode);
   });
 
   it('a deactivated account cannot confirm a pending change', async () => {
     const a = await signedInUser(t, 'deact');
     const newEmail = uniqueEmail('deact-new');
-    expect((await t.request({ method: 'POST', url: '/api/v1/users/me/email', headers: bearer(a.accessToken), payload: { newEmail, password: PASSWORD } })).statusCode).toBe(202);
+    expect(
+      (
+        await t.request({
+          method: 'POST',
+          url: '/api/v1/users/me/email',
+          headers: bearer(a.accessToken),
+          payload: { newEmail, password: PASSWORD },
+        })
+      ).statusCode,
+    ).toBe(202);
     const token = await t.mail.tokenFrom(newEmail, /Confirm your new email/i, '/confirm-email');
     await t.deps.db.execute(sql`update users set is_active = false where id = ${a.userId}`);
     await t.deps.users.changed(a.userId);
     // Its session answers 401 (a deactivated account's every request does); without one, 401 too.
-    expect((await t.request({ method: 'POST', url: '/api/v1/auth/confirm-email-change', headers: bearer(a.accessToken), payload: { token } })).statusCode).toBe(401);
-    expect((await t.request({ method: 'POST', url: '/api/v1/auth/confirm-email-change', payload: { token } })).statusCode).toBe(401);
+    expect(
+      (
+        await t.request({
+          method: 'POST',
+          url: '/api/v1/auth/confirm-email-change',
+          headers: bearer(a.accessToken),
+          payload: { token },
+        })
+      ).statusCode,
+    ).toBe(401);
+    expect(
+      (await t.request({ method: 'POST', url: '/api/v1/auth/confirm-email-change', payload: { token } })).statusCode,
+    ).toBe(401);
     const [row] = await queryRows<{ email: string }>(t, sql`select email from users where id = ${a.userId}`);
     expect(row!.email).toBe(a.email);
   });
@@ -41,9 +66,28 @@ describe('email change probes', () => {
     const a = await signedInUser(t, 'repl');
     const first = uniqueEmail('repl-1');
     const second = uniqueEmail('repl-2');
-    await t.request({ method: 'POST', url: '/api/v1/users/me/email', headers: bearer(a.accessToken), payload: { newEmail: first, password: PASSWORD } });
+    await t.request({
+      method: 'POST',
+      url: '/api/v1/users/me/email',
+      headers: bearer(a.accessToken),
+      payload: { newEmail: first, password: PASSWORD },
+    });
     const t1 = await t.mail.tokenFrom(first, /Confirm your new email/i, '/confirm-email');
-    await t.request({ method: 'POST', url: '/api/v1/users/me/email', headers: bearer(a.accessToken), payload: { newEmail: second, password: PASSWORD } });
-    expect((await t.request({ method: 'POST', url: '/api/v1/auth/confirm-email-change', headers: bearer(a.accessToken), payload: { token: t1 } })).statusCode).toBe(400);
+    await t.request({
+      method: 'POST',
+      url: '/api/v1/users/me/email',
+      headers: bearer(a.accessToken),
+      payload: { newEmail: second, password: PASSWORD },
+    });
+    expect(
+      (
+        await t.request({
+          method: 'POST',
+          url: '/api/v1/auth/confirm-email-change',
+          headers: bearer(a.accessToken),
+          payload: { token: t1 },
+        })
+      ).statusCode,
+    ).toBe(400);
   });
 });

@@ -19,7 +19,12 @@ afterAll(async () => {
 });
 
 const post = (url: string, payload?: unknown, accessToken?: string) =>
-  t.request({ method: 'POST', url: `/api/v1${url}`, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }), headers: accessToken ? bearer(accessToken) : {} });
+  t.request({
+    method: 'POST',
+    url: `/api/v1${url}`,
+    ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
+    headers: accessToken ? bearer(accessToken) : {},
+  });
 
 async function regOptions(accessToken: string) {
   const res = await post('/auth/passkeys/registration/options', undefined, accessToken);
@@ -28,7 +33,11 @@ async function regOptions(accessToken: string) {
 }
 async function register(accessToken: string, authenticator = new SoftAuthenticator(), uv = true) {
   const options = await regOptions(accessToken);
-  const res = await post('/auth/passkeys/registration/verify', { response: authenticator.create(options, { uv }) }, accessToken);
+  const res = await post(
+    '/auth/passkeys/registration/verify',
+    { response: authenticator.create(options, { uv }) },
+    accessToken,
+  );
   expect(res.statusCode, res.body).toBe(201);
   return authenticator;
 }
@@ -43,7 +52,11 @@ describe('passkey attacks', () => {
     const a = await signedInUser(t, 'pka');
     const b = await signedInUser(t, 'pkb');
     const optsA = await regOptions(a.accessToken);
-    const res = await post('/auth/passkeys/registration/verify', { response: new SoftAuthenticator().create(optsA) }, b.accessToken);
+    const res = await post(
+      '/auth/passkeys/registration/verify',
+      { response: new SoftAuthenticator().create(optsA) },
+      b.accessToken,
+    );
     expect(res.statusCode, res.body).toBe(400);
   });
 
@@ -51,9 +64,16 @@ describe('passkey attacks', () => {
     const victim = await signedInUser(t, 'pkv');
     const attacker = await signedInUser(t, 'pkatt');
     const auth = await register(victim.accessToken);
-    const res = await post('/auth/passkeys/registration/verify', { response: auth.create(await regOptions(attacker.accessToken)) }, attacker.accessToken);
+    const res = await post(
+      '/auth/passkeys/registration/verify',
+      { response: auth.create(await regOptions(attacker.accessToken)) },
+      attacker.accessToken,
+    );
     expect(res.statusCode, res.body).toBe(409);
-    const rows = await queryRows<{ user_id: string }>(t, sql`select user_id from passkeys where credential_id = ${auth.id}`);
+    const rows = await queryRows<{ user_id: string }>(
+      t,
+      sql`select user_id from passkeys where credential_id = ${auth.id}`,
+    );
     expect(rows.map((r) => r.user_id)).toEqual([victim.userId]);
   });
 
@@ -82,8 +102,14 @@ describe('passkey attacks', () => {
     const u = await signedInUser(t, 'pkx');
     const key = await register(u.accessToken);
     const reg = await regOptions(u.accessToken);
-    const rows = await queryRows<{ id: string }>(t, sql`select id from webauthn_challenges where challenge = ${reg.challenge}`);
-    const res = await post('/auth/passkeys/authentication/verify', { challengeId: rows[0]!.id, response: key.get({ challenge: reg.challenge, rpId: 'app.test' }) });
+    const rows = await queryRows<{ id: string }>(
+      t,
+      sql`select id from webauthn_challenges where challenge = ${reg.challenge}`,
+    );
+    const res = await post('/auth/passkeys/authentication/verify', {
+      challengeId: rows[0]!.id,
+      response: key.get({ challenge: reg.challenge, rpId: 'app.test' }),
+    });
     expect(res.statusCode, res.body).toBe(401);
   });
 
@@ -91,9 +117,19 @@ describe('passkey attacks', () => {
     const u = await signedInUser(t, 'pkc');
     const key = await register(u.accessToken);
     let o = await authOptions();
-    expect((await post('/auth/passkeys/authentication/verify', { challengeId: o.challengeId, response: key.get(o.options, { counter: 10 }) })).statusCode).toBe(200);
+    expect(
+      (
+        await post('/auth/passkeys/authentication/verify', {
+          challengeId: o.challengeId,
+          response: key.get(o.options, { counter: 10 }),
+        })
+      ).statusCode,
+    ).toBe(200);
     o = await authOptions();
-    const res = await post('/auth/passkeys/authentication/verify', { challengeId: o.challengeId, response: key.get(o.options, { counter: 5 }) });
+    const res = await post('/auth/passkeys/authentication/verify', {
+      challengeId: o.challengeId,
+      response: key.get(o.options, { counter: 5 }),
+    });
     expect(res.statusCode, res.body).toBe(401);
   });
 
@@ -107,7 +143,10 @@ describe('passkey attacks', () => {
     expect(en.statusCode, en.body).toBe(200);
     const key = await register(u.accessToken, new SoftAuthenticator(), false);
     const o = await authOptions();
-    const res = await post('/auth/passkeys/authentication/verify', { challengeId: o.challengeId, response: key.get(o.options, { uv: false }) });
+    const res = await post('/auth/passkeys/authentication/verify', {
+      challengeId: o.challengeId,
+      response: key.get(o.options, { uv: false }),
+    });
     expect(res.statusCode, res.body).toBe(401);
     expect(json(res).accessToken).toBeUndefined();
   });
@@ -118,7 +157,10 @@ describe('passkey attacks', () => {
     await t.deps.db.execute(sql`update users set is_active = false where id = ${u.userId}`);
     await t.deps.users.changed(u.userId);
     const o = await authOptions();
-    const res = await post('/auth/passkeys/authentication/verify', { challengeId: o.challengeId, response: key.get(o.options) });
+    const res = await post('/auth/passkeys/authentication/verify', {
+      challengeId: o.challengeId,
+      response: key.get(o.options),
+    });
     expect(res.statusCode, res.body).toBe(401);
   });
 
@@ -126,7 +168,10 @@ describe('passkey attacks', () => {
     const u = await signedInUser(t, 'pkorig');
     const key = await register(u.accessToken);
     const o = await authOptions();
-    const res = await post('/auth/passkeys/authentication/verify', { challengeId: o.challengeId, response: key.get(o.options, { origin: 'http://evil.test' }) });
+    const res = await post('/auth/passkeys/authentication/verify', {
+      challengeId: o.challengeId,
+      response: key.get(o.options, { origin: 'http://evil.test' }),
+    });
     expect(res.statusCode, res.body).toBe(401);
   });
 });
@@ -145,9 +190,20 @@ describe('passkeys and the first proof of an address (AUTH_REQUIRE_EMAIL_VERIFIC
     // The attacker registers the victim's address and, unverified, signs in and adds a passkey.
     await registerUser(t2, victimEmail, PASSWORD);
     const attacker = await login(t2, victimEmail, PASSWORD);
-    const opts = json(await t2.request({ method: 'POST', url: '/api/v1/auth/passkeys/registration/options', headers: bearer(attacker.accessToken) })) as CreateOpts;
+    const opts = json(
+      await t2.request({
+        method: 'POST',
+        url: '/api/v1/auth/passkeys/registration/options',
+        headers: bearer(attacker.accessToken),
+      }),
+    ) as CreateOpts;
     const key = new SoftAuthenticator();
-    const reg = await t2.request({ method: 'POST', url: '/api/v1/auth/passkeys/registration/verify', headers: bearer(attacker.accessToken), payload: { response: key.create(opts) } });
+    const reg = await t2.request({
+      method: 'POST',
+      url: '/api/v1/auth/passkeys/registration/verify',
+      headers: bearer(attacker.accessToken),
+      payload: { response: key.create(opts) },
+    });
     expect(reg.statusCode, reg.body).toBe(201);
     // The owner of the address proves it with a magic link (the claim).
     const saved = t;
@@ -157,8 +213,15 @@ describe('passkeys and the first proof of an address (AUTH_REQUIRE_EMAIL_VERIFIC
     const claim = await t2.request({ method: 'POST', url: '/api/v1/auth/magic-link/verify', payload: { token } });
     expect(claim.statusCode, claim.body).toBe(200);
     // The attacker's passkey must no longer sign in.
-    const o = json(await t2.request({ method: 'POST', url: '/api/v1/auth/passkeys/authentication/options' })) as { challengeId: string; options: GetOpts };
-    const res = await t2.request({ method: 'POST', url: '/api/v1/auth/passkeys/authentication/verify', payload: { challengeId: o.challengeId, response: key.get(o.options) } });
+    const o = json(await t2.request({ method: 'POST', url: '/api/v1/auth/passkeys/authentication/options' })) as {
+      challengeId: string;
+      options: GetOpts;
+    };
+    const res = await t2.request({
+      method: 'POST',
+      url: '/api/v1/auth/passkeys/authentication/verify',
+      payload: { challengeId: o.challengeId, response: key.get(o.options) },
+    });
     expect(res.statusCode, res.body).toBe(401);
   });
 
@@ -166,16 +229,41 @@ describe('passkeys and the first proof of an address (AUTH_REQUIRE_EMAIL_VERIFIC
     const victimEmail = uniqueEmail('squat2');
     await registerUser(t2, victimEmail, PASSWORD);
     const attacker = await login(t2, victimEmail, PASSWORD);
-    const opts = json(await t2.request({ method: 'POST', url: '/api/v1/auth/passkeys/registration/options', headers: bearer(attacker.accessToken) })) as CreateOpts;
+    const opts = json(
+      await t2.request({
+        method: 'POST',
+        url: '/api/v1/auth/passkeys/registration/options',
+        headers: bearer(attacker.accessToken),
+      }),
+    ) as CreateOpts;
     const key = new SoftAuthenticator();
-    const reg = await t2.request({ method: 'POST', url: '/api/v1/auth/passkeys/registration/verify', headers: bearer(attacker.accessToken), payload: { response: key.create(opts) } });
+    const reg = await t2.request({
+      method: 'POST',
+      url: '/api/v1/auth/passkeys/registration/verify',
+      headers: bearer(attacker.accessToken),
+      payload: { response: key.create(opts) },
+    });
     expect(reg.statusCode, reg.body).toBe(201);
-    expect((await t2.request({ method: 'POST', url: '/api/v1/auth/password/forgot', payload: { email: victimEmail } })).statusCode).toBe(200);
+    expect(
+      (await t2.request({ method: 'POST', url: '/api/v1/auth/password/forgot', payload: { email: victimEmail } }))
+        .statusCode,
+    ).toBe(200);
     const token = await t2.mail.tokenFrom(victimEmail, /Reset your password/, '/reset-password');
-    const reset = await t2.request({ method: 'POST', url: '/api/v1/auth/password/reset', payload: { token, newPassword: 'Owner-Claims-1' } });
+    const reset = await t2.request({
+      method: 'POST',
+      url: '/api/v1/auth/password/reset',
+      payload: { token, newPassword: 'Owner-Claims-1' },
+    });
     expect(reset.statusCode, reset.body).toBe(200);
-    const o = json(await t2.request({ method: 'POST', url: '/api/v1/auth/passkeys/authentication/options' })) as { challengeId: string; options: GetOpts };
-    const res = await t2.request({ method: 'POST', url: '/api/v1/auth/passkeys/authentication/verify', payload: { challengeId: o.challengeId, response: key.get(o.options) } });
+    const o = json(await t2.request({ method: 'POST', url: '/api/v1/auth/passkeys/authentication/options' })) as {
+      challengeId: string;
+      options: GetOpts;
+    };
+    const res = await t2.request({
+      method: 'POST',
+      url: '/api/v1/auth/passkeys/authentication/verify',
+      payload: { challengeId: o.challengeId, response: key.get(o.options) },
+    });
     expect(res.statusCode, res.body).toBe(401);
   });
 });
@@ -190,7 +278,10 @@ describe('a password reset removes passkeys', () => {
     const token = await t.mail.tokenFrom(u.email, /Reset your password/, '/reset-password');
     expect((await post('/auth/password/reset', { token, newPassword: 'Owner-Reset-2' })).statusCode).toBe(200);
     const o = await authOptions();
-    const res = await post('/auth/passkeys/authentication/verify', { challengeId: o.challengeId, response: key.get(o.options) });
+    const res = await post('/auth/passkeys/authentication/verify', {
+      challengeId: o.challengeId,
+      response: key.get(o.options),
+    });
     expect(res.statusCode, 'the attacker passkey still signs in after the reset').toBe(401);
   });
 });
@@ -201,6 +292,9 @@ describe('account enumeration through email-targeted options', () => {
     await register(u.accessToken);
     const known = await authOptions(u.email);
     const unknown = await authOptions(uniqueEmail('nobody'));
-    expect((known.options.allowCredentials ?? []).length, 'allowCredentials reveals the account and its credential ids').toBe((unknown.options.allowCredentials ?? []).length);
+    expect(
+      (known.options.allowCredentials ?? []).length,
+      'allowCredentials reveals the account and its credential ids',
+    ).toBe((unknown.options.allowCredentials ?? []).length);
   });
 });

@@ -8,14 +8,23 @@ useOAuthApp();
 
 async function cookieLogin() {
   const u = await signedInUser(t, 'ck');
-  const res = await t.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email: u.email, password: PASSWORD }, headers: { 'x-session-mode': 'cookie', origin: 'http://app.test' } });
+  const res = await t.request({
+    method: 'POST',
+    url: '/api/v1/auth/login',
+    payload: { email: u.email, password: PASSWORD },
+    headers: { 'x-session-mode': 'cookie', origin: 'http://app.test' },
+  });
   expect(res.statusCode, res.body).toBe(200);
   const cookie = /tenantry_refresh=([^;]+)/.exec(String(res.headers['set-cookie']))![1]!;
   return { u, cookie, accessToken: json(res).accessToken as string };
 }
 
 const refreshWith = (cookie: string, headers: Record<string, string>) =>
-  t.request({ method: 'POST', url: '/api/v1/auth/refresh', headers: { cookie: `tenantry_refresh=${cookie}`, ...headers } });
+  t.request({
+    method: 'POST',
+    url: '/api/v1/auth/refresh',
+    headers: { cookie: `tenantry_refresh=${cookie}`, ...headers },
+  });
 
 describe('cookie-mode CSRF', () => {
   const bad: Array<[string, Record<string, string>]> = [
@@ -25,7 +34,10 @@ describe('cookie-mode CSRF', () => {
     ['look-alike Origin (userinfo)', { 'x-session-mode': 'cookie', origin: 'http://app.test@evil.test' }],
     ['Origin with trailing slash', { 'x-session-mode': 'cookie', origin: 'http://app.test/' }],
     ['Origin other scheme', { 'x-session-mode': 'cookie', origin: 'https://app.test' }],
-    ['cookie without X-Session-Mode (a plain cross-site form)', { origin: 'http://app.test', 'content-type': 'application/x-www-form-urlencoded' }],
+    [
+      'cookie without X-Session-Mode (a plain cross-site form)',
+      { origin: 'http://app.test', 'content-type': 'application/x-www-form-urlencoded' },
+    ],
     ['X-Session-Mode other value', { 'x-session-mode': 'cookies', origin: 'http://app.test' }],
   ];
   for (const [name, headers] of bad) {
@@ -40,21 +52,42 @@ describe('cookie-mode CSRF', () => {
 
   it('a foreign-origin logout does not end the session', async () => {
     const { cookie, accessToken } = await cookieLogin();
-    const res = await t.request({ method: 'POST', url: '/api/v1/auth/logout', headers: { cookie: `tenantry_refresh=${cookie}`, 'x-session-mode': 'cookie', origin: 'http://evil.test' } });
+    const res = await t.request({
+      method: 'POST',
+      url: '/api/v1/auth/logout',
+      headers: { cookie: `tenantry_refresh=${cookie}`, 'x-session-mode': 'cookie', origin: 'http://evil.test' },
+    });
     expect(res.statusCode).toBe(401);
-    const me = await t.request({ method: 'GET', url: '/api/v1/users/me', headers: { authorization: `Bearer ${accessToken}` } });
+    const me = await t.request({
+      method: 'GET',
+      url: '/api/v1/users/me',
+      headers: { authorization: `Bearer ${accessToken}` },
+    });
     expect(me.statusCode).toBe(200);
   });
 
   it('a CORS preflight from a foreign origin gets no allow headers', async () => {
-    const res = await t.request({ method: 'OPTIONS', url: '/api/v1/auth/refresh', headers: { origin: 'http://evil.test', 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-session-mode' } });
+    const res = await t.request({
+      method: 'OPTIONS',
+      url: '/api/v1/auth/refresh',
+      headers: {
+        origin: 'http://evil.test',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'x-session-mode',
+      },
+    });
     expect(res.headers['access-control-allow-origin']).toBeUndefined();
     expect(res.headers['access-control-allow-headers']).toBeUndefined();
   });
 
   it('the cookie is HttpOnly, SameSite=Strict and scoped to /api/v1/auth', async () => {
     const u = await signedInUser(t, 'ck2');
-    const res = await t.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email: u.email, password: PASSWORD }, headers: { 'x-session-mode': 'cookie' } });
+    const res = await t.request({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      payload: { email: u.email, password: PASSWORD },
+      headers: { 'x-session-mode': 'cookie' },
+    });
     const sc = String(res.headers['set-cookie']);
     expect(sc).toMatch(/HttpOnly/);
     expect(sc).toMatch(/SameSite=Strict/);
@@ -138,7 +171,9 @@ describe('hand-off code', () => {
     const back = await o.authorize(url.toString(), identity(uniqueEmail('ho-theft')));
     // A callback with the right state but no cookie (another browser): refused.
     const noCookie = await callback('google', { code: back.code, state: back.state });
-    expect(noCookie.statusCode === 400 || (noCookie.statusCode === 302 && /error=/.test(String(noCookie.headers.location)))).toBe(true);
+    expect(
+      noCookie.statusCode === 400 || (noCookie.statusCode === 302 && /error=/.test(String(noCookie.headers.location))),
+    ).toBe(true);
     expect(String(noCookie.headers.location ?? '')).not.toMatch(/code=/);
     // The browser that started the flow still finishes it.
     const own = await callback('google', { code: back.code, state: back.state }, cookie);

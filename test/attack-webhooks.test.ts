@@ -2,7 +2,15 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, queryRows, type TestApp } from './harness.js';
-import { addMember, createApiKey, createOrg, createWebhook, setPlan, signedInUser, type SignedInUser } from './factories.js';
+import {
+  addMember,
+  createApiKey,
+  createOrg,
+  createWebhook,
+  setPlan,
+  signedInUser,
+  type SignedInUser,
+} from './factories.js';
 
 let t: TestApp;
 let a: SignedInUser;
@@ -20,16 +28,28 @@ beforeAll(async () => {
   orgB = await createOrg(t, b);
   await setPlan(t, orgA.id, 'pro');
   await setPlan(t, orgB.id, 'pro');
-  hookA = await createWebhook(t, orgA.id, a, { url: 'http://127.0.0.1:9/a', events: ['*'] }).catch(async () => createWebhook(t, orgA.id, a, { url: 'http://127.0.0.1:9/a', events: ['order.shipped'] }));
-  hookB = await createWebhook(t, orgB.id, b, { url: 'http://127.0.0.1:9/b', events: ['order.shipped', 'member.added'] });
+  hookA = await createWebhook(t, orgA.id, a, { url: 'http://127.0.0.1:9/a', events: ['*'] }).catch(async () =>
+    createWebhook(t, orgA.id, a, { url: 'http://127.0.0.1:9/a', events: ['order.shipped'] }),
+  );
+  hookB = await createWebhook(t, orgB.id, b, {
+    url: 'http://127.0.0.1:9/b',
+    events: ['order.shipped', 'member.added'],
+  });
 });
 afterAll(async () => {
   await t?.close();
 });
 
 const publish = (orgId: string, headers: Record<string, string>, payload: unknown) =>
-  t.request({ method: 'POST', url: `/api/v1/organizations/${orgId}/events`, headers, payload: payload as Record<string, unknown> });
-const eventCount = async (orgId: string) => (await queryRows<{ n: number }>(t, sql`select count(*)::int as n from events where organization_id = ${orgId}`))[0]!.n;
+  t.request({
+    method: 'POST',
+    url: `/api/v1/organizations/${orgId}/events`,
+    headers,
+    payload: payload as Record<string, unknown>,
+  });
+const eventCount = async (orgId: string) =>
+  (await queryRows<{ n: number }>(t, sql`select count(*)::int as n from events where organization_id = ${orgId}`))[0]!
+    .n;
 
 describe('publishing', () => {
   it("A's owner cannot publish into B", async () => {
@@ -52,7 +72,22 @@ describe('publishing', () => {
     expect((await publish(orgA.id, key.headers, { type: 'order.shipped', data: {} })).statusCode).toBe(403);
   });
 
-  const impersonations = ['member.added', 'billing.updated', 'subscription.updated', 'webhook_endpoint.disabled', 'test', 'Member.Added', 'member.added ', ' member.added', 'member.added\u0000', 'member.\u0430dded', 'api_key.revoked', '*', 'member.*', 'member..added'];
+  const impersonations = [
+    'member.added',
+    'billing.updated',
+    'subscription.updated',
+    'webhook_endpoint.disabled',
+    'test',
+    'Member.Added',
+    'member.added ',
+    ' member.added',
+    'member.added\u0000',
+    'member.\u0430dded',
+    'api_key.revoked',
+    '*',
+    'member.*',
+    'member..added',
+  ];
   for (const type of impersonations) {
     it(`type ${JSON.stringify(type)} is refused`, async () => {
       const before = await eventCount(orgA.id);
@@ -74,17 +109,32 @@ describe('publishing', () => {
 
   it('a repeated key with other data: 409, nothing recorded', async () => {
     const key = `k2-${Date.now()}`;
-    expect((await publish(orgA.id, { ...a.auth, 'idempotency-key': key }, { type: 'order.shipped', data: { n: 1 } })).statusCode).toBe(201);
+    expect(
+      (await publish(orgA.id, { ...a.auth, 'idempotency-key': key }, { type: 'order.shipped', data: { n: 1 } }))
+        .statusCode,
+    ).toBe(201);
     const before = await eventCount(orgA.id);
-    const res = await publish(orgA.id, { ...a.auth, 'idempotency-key': key }, { type: 'order.shipped', data: { n: 2 } });
+    const res = await publish(
+      orgA.id,
+      { ...a.auth, 'idempotency-key': key },
+      { type: 'order.shipped', data: { n: 2 } },
+    );
     expect(res.statusCode).toBe(409);
     expect(await eventCount(orgA.id)).toBe(before);
   });
 
   it('a repeated key with the same data but other key order replays', async () => {
     const key = `k3-${Date.now()}`;
-    const first = await publish(orgA.id, { ...a.auth, 'idempotency-key': key }, { type: 'order.shipped', data: { x: 1, y: 2 } });
-    const again = await publish(orgA.id, { ...a.auth, 'idempotency-key': key }, { type: 'order.shipped', data: { y: 2, x: 1 } });
+    const first = await publish(
+      orgA.id,
+      { ...a.auth, 'idempotency-key': key },
+      { type: 'order.shipped', data: { x: 1, y: 2 } },
+    );
+    const again = await publish(
+      orgA.id,
+      { ...a.auth, 'idempotency-key': key },
+      { type: 'order.shipped', data: { y: 2, x: 1 } },
+    );
     expect(again.statusCode).toBe(201);
     expect(json(again).data.id).toBe(json(first).data.id);
   });
@@ -93,16 +143,38 @@ describe('publishing', () => {
 describe('endpoint controls across tenants', () => {
   for (const action of ['rotate-secret', 'recover', 'test']) {
     it(`${action} on B's endpoint through A's org path: 404, nothing changed`, async () => {
-      const [before] = await queryRows<{ s: string }>(t, sql`select secret_enc as s from webhook_endpoints where id = ${hookB.id}`);
-      const payload = action === 'recover' ? { since: new Date(t.clock.now().getTime() - 3600_000).toISOString() } : action === 'rotate-secret' ? { graceSeconds: 10 } : undefined;
-      const res = await t.request({ method: 'POST', url: `/api/v1/organizations/${orgA.id}/webhooks/${hookB.id}/${action}`, headers: a.auth, ...(payload ? { payload } : {}) });
+      const [before] = await queryRows<{ s: string }>(
+        t,
+        sql`select secret_enc as s from webhook_endpoints where id = ${hookB.id}`,
+      );
+      const payload =
+        action === 'recover'
+          ? { since: new Date(t.clock.now().getTime() - 3600_000).toISOString() }
+          : action === 'rotate-secret'
+            ? { graceSeconds: 10 }
+            : undefined;
+      const res = await t.request({
+        method: 'POST',
+        url: `/api/v1/organizations/${orgA.id}/webhooks/${hookB.id}/${action}`,
+        headers: a.auth,
+        ...(payload ? { payload } : {}),
+      });
       expect(res.statusCode, res.body).toBe(404);
-      const [after] = await queryRows<{ s: string }>(t, sql`select secret_enc as s from webhook_endpoints where id = ${hookB.id}`);
+      const [after] = await queryRows<{ s: string }>(
+        t,
+        sql`select secret_enc as s from webhook_endpoints where id = ${hookB.id}`,
+      );
       expect(after!.s).toBe(before!.s);
     });
     it(`${action} on B's endpoint through the flat path as A: refused`, async () => {
-      const payload = action === 'recover' ? { since: new Date(t.clock.now().getTime() - 3600_000).toISOString() } : undefined;
-      const res = await t.request({ method: 'POST', url: `/api/v1/webhooks/${hookB.id}/${action}`, headers: a.auth, ...(payload ? { payload } : {}) });
+      const payload =
+        action === 'recover' ? { since: new Date(t.clock.now().getTime() - 3600_000).toISOString() } : undefined;
+      const res = await t.request({
+        method: 'POST',
+        url: `/api/v1/webhooks/${hookB.id}/${action}`,
+        headers: a.auth,
+        ...(payload ? { payload } : {}),
+      });
       expect([403, 404]).toContain(res.statusCode);
       expect(res.body).not.toMatch(/whsec_|"secret"/);
     });
@@ -110,7 +182,12 @@ describe('endpoint controls across tenants', () => {
 
   for (const graceSeconds of [-1, 604801, 1.5, 1e12, '10', null]) {
     it(`graceSeconds ${JSON.stringify(graceSeconds)} is 400`, async () => {
-      const res = await t.request({ method: 'POST', url: `/api/v1/organizations/${orgA.id}/webhooks/${hookA.id}/rotate-secret`, headers: a.auth, payload: { graceSeconds } as Record<string, unknown> });
+      const res = await t.request({
+        method: 'POST',
+        url: `/api/v1/organizations/${orgA.id}/webhooks/${hookA.id}/rotate-secret`,
+        headers: a.auth,
+        payload: { graceSeconds } as Record<string, unknown>,
+      });
       expect(res.statusCode, res.body).toBe(400);
     });
   }
@@ -119,7 +196,11 @@ describe('endpoint controls across tenants', () => {
     const m = await signedInUser(t, 'whM');
     await addMember(t, orgA.id, a, m, 'member');
     for (const action of ['rotate-secret', 'test']) {
-      const res = await t.request({ method: 'POST', url: `/api/v1/organizations/${orgA.id}/webhooks/${hookA.id}/${action}`, headers: m.auth });
+      const res = await t.request({
+        method: 'POST',
+        url: `/api/v1/organizations/${orgA.id}/webhooks/${hookA.id}/${action}`,
+        headers: m.auth,
+      });
       expect(res.statusCode, `${action} ${res.body}`).toBe(403);
     }
   });
@@ -127,7 +208,8 @@ describe('endpoint controls across tenants', () => {
   it('test events: at most 10 a minute, also through both paths together', async () => {
     const codes: number[] = [];
     for (let i = 0; i < 12; i++) {
-      const url = i % 2 ? `/api/v1/organizations/${orgA.id}/webhooks/${hookA.id}/test` : `/api/v1/webhooks/${hookA.id}/test`;
+      const url =
+        i % 2 ? `/api/v1/organizations/${orgA.id}/webhooks/${hookA.id}/test` : `/api/v1/webhooks/${hookA.id}/test`;
       codes.push((await t.request({ method: 'POST', url, headers: a.auth })).statusCode);
     }
     expect(codes.filter((c) => c === 200).length).toBe(10);
@@ -136,7 +218,11 @@ describe('endpoint controls across tenants', () => {
 
   it('test events: concurrent requests do not exceed 10', async () => {
     const hook = await createWebhook(t, orgA.id, a, { url: 'http://127.0.0.1:9/c', events: ['order.shipped'] });
-    const res = await Promise.all(Array.from({ length: 15 }, () => t.request({ method: 'POST', url: `/api/v1/webhooks/${hook.id}/test`, headers: a.auth })));
+    const res = await Promise.all(
+      Array.from({ length: 15 }, () =>
+        t.request({ method: 'POST', url: `/api/v1/webhooks/${hook.id}/test`, headers: a.auth }),
+      ),
+    );
     expect(res.filter((r) => r.statusCode === 200).length).toBeLessThanOrEqual(10);
   });
 });

@@ -23,7 +23,9 @@ afterAll(async () => {
 async function registerAndVerify(label: string) {
   const anonymous = createClient({ baseUrl });
   const email = uniqueEmail(label);
-  const registered = await anonymous.POST('/api/v1/auth/register', { body: { email, password: PASSWORD, fullName: 'Ada Lovelace' } });
+  const registered = await anonymous.POST('/api/v1/auth/register', {
+    body: { email, password: PASSWORD, fullName: 'Ada Lovelace' },
+  });
   expect(registered.response.status, JSON.stringify(registered.error)).toBe(201);
   expect(registered.data?.userId).toMatch(/^usr_/);
 
@@ -54,23 +56,34 @@ describe('@tenantry/client against the running app', () => {
     const orgId = org.data!.id;
     const path = { orgId };
 
-    const project = await session.client.POST('/api/v1/organizations/{orgId}/projects', { params: { path }, body: { name: 'Website', description: 'The marketing site' } });
+    const project = await session.client.POST('/api/v1/organizations/{orgId}/projects', {
+      params: { path },
+      body: { name: 'Website', description: 'The marketing site' },
+    });
     expect(project.response.status).toBe(201);
     expect(project.data).toMatchObject({ organizationId: orgId, name: 'Website' });
 
-    const created = await session.client.POST('/api/v1/organizations/{orgId}/api-keys', { params: { path }, body: { name: 'ci', scopes: ['read:projects'], rateLimit: 120 } });
+    const created = await session.client.POST('/api/v1/organizations/{orgId}/api-keys', {
+      params: { path },
+      body: { name: 'ci', scopes: ['read:projects'], rateLimit: 120 },
+    });
     expect(created.response.status).toBe(201);
     const plainKey = created.data!.plainKey;
     expect(plainKey).toMatch(/^svc_live_[0-9a-f]{32}$/);
 
     const machine = createClient({ baseUrl, apiKey: plainKey });
-    const listed = await machine.GET('/api/v1/organizations/{orgId}/projects', { params: { path, query: { pageSize: 10 } } });
+    const listed = await machine.GET('/api/v1/organizations/{orgId}/projects', {
+      params: { path, query: { pageSize: 10 } },
+    });
     expect(listed.error).toBeUndefined();
     const page: Schema<'ProjectList'> | undefined = listed.data;
     expect(page).toEqual({ data: [project.data], total: 1, page: 1, pageSize: 10, hasMore: false });
 
     // What the scope does not reach answers the typed error envelope.
-    const refused = await machine.POST('/api/v1/organizations/{orgId}/projects', { params: { path }, body: { name: 'Nope' } });
+    const refused = await machine.POST('/api/v1/organizations/{orgId}/projects', {
+      params: { path },
+      body: { name: 'Nope' },
+    });
     expect(refused.response.status).toBe(403);
     const code: ErrorCode | undefined = refused.error?.error.code;
     expect(code).toBe('AUTHORIZATION_ERROR');
@@ -94,7 +107,10 @@ describe('@tenantry/client against the running app', () => {
     const before = session.tokens()!;
 
     t.clock.advance(16 * 60 * 1000); // past the 15-minute access token
-    const [a, b] = await Promise.all([session.client.GET('/api/v1/users/me'), session.client.GET('/api/v1/users/me/sessions')]);
+    const [a, b] = await Promise.all([
+      session.client.GET('/api/v1/users/me'),
+      session.client.GET('/api/v1/users/me/sessions'),
+    ]);
     expect(a.data?.email).toBe(email);
     expect(b.data?.total).toBe(1);
     const after = session.tokens()!;
@@ -102,7 +118,9 @@ describe('@tenantry/client against the running app', () => {
     expect(after.refreshToken).not.toBe(before.refreshToken);
 
     // The spent refresh token is refused by the API: the pair the session holds is the live one.
-    const replay = await createClient({ baseUrl }).POST('/api/v1/auth/refresh', { body: { refreshToken: before.refreshToken } });
+    const replay = await createClient({ baseUrl }).POST('/api/v1/auth/refresh', {
+      body: { refreshToken: before.refreshToken },
+    });
     expect(replay.response.status).toBe(401);
     expect((await session.client.GET('/api/v1/users/me')).data?.email).toBe(email);
   });
@@ -125,6 +143,9 @@ export function typeChecks(client: ReturnType<typeof createClient>) {
   void client.GET('/api/v1/nope');
   // @ts-expect-error: orgId is required
   void client.GET('/api/v1/organizations/{orgId}/projects', { params: { path: {} } });
-  // @ts-expect-error: unknown scope
-  void client.POST('/api/v1/organizations/{orgId}/api-keys', { params: { path: { orgId: 'org_1' } }, body: { name: 'ci', scopes: ['read:everything'] } });
+  void client.POST('/api/v1/organizations/{orgId}/api-keys', {
+    params: { path: { orgId: 'org_1' } },
+    // @ts-expect-error: unknown scope
+    body: { name: 'ci', scopes: ['read:everything'] },
+  });
 }

@@ -5,8 +5,10 @@ import { describe, expect, it } from 'vitest';
 import { createSession, type TokenPair } from '../client/src/index.js';
 
 const BASE = 'http://api.test';
-const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
-const unauthorized = (message = 'Invalid or expired token') => json(401, { success: false, error: { code: 'AUTHENTICATION_ERROR', message, details: '' } });
+const json = (status: number, body: unknown) =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+const unauthorized = (message = 'Invalid or expired token') =>
+  json(401, { success: false, error: { code: 'AUTHENTICATION_ERROR', message, details: '' } });
 
 /** A fake API: `live` is the one access token it accepts; refresh rotates the pair (a refresh token works once). */
 function fakeApi(options: { refuseRefresh?: boolean } = {}) {
@@ -25,16 +27,28 @@ function fakeApi(options: { refuseRefresh?: boolean } = {}) {
     if (path === '/api/v1/auth/login') {
       const { password } = JSON.parse(body) as { password: string };
       if (password !== 'right') return unauthorized('Invalid email or password');
-      return json(200, { accessToken: state.live, refreshToken: state.refreshToken, expiresIn: 900, organizationId: null, user: { id: 'usr_1', email: 'a@example.com', fullName: null, emailVerified: null, twoFactorEnabled: false } });
+      return json(200, {
+        accessToken: state.live,
+        refreshToken: state.refreshToken,
+        expiresIn: 900,
+        organizationId: null,
+        user: { id: 'usr_1', email: 'a@example.com', fullName: null, emailVerified: null, twoFactorEnabled: false },
+      });
     }
     if (path === '/api/v1/auth/refresh') {
       state.refreshes++;
       const { refreshToken } = JSON.parse(body) as { refreshToken: string };
-      if (options.refuseRefresh || refreshToken !== state.refreshToken) return unauthorized('Invalid or expired refresh token');
+      if (options.refuseRefresh || refreshToken !== state.refreshToken)
+        return unauthorized('Invalid or expired refresh token');
       generation++;
       state.live = `access-${generation}`;
       state.refreshToken = `refresh-${generation}`;
-      return json(200, { accessToken: state.live, refreshToken: state.refreshToken, expiresIn: 900, organizationId: null });
+      return json(200, {
+        accessToken: state.live,
+        refreshToken: state.refreshToken,
+        expiresIn: 900,
+        organizationId: null,
+      });
     }
     if (request.headers.get('authorization') !== `Bearer ${state.live}`) return unauthorized();
     if (path === '/api/v1/users/me') return json(200, { id: 'usr_1', email: 'a@example.com' });
@@ -54,7 +68,12 @@ describe('createSession: token refresh', () => {
   it('on a 401 refreshes once, retries the call with the new token and reports the new pair', async () => {
     const api = fakeApi();
     const reported: Array<TokenPair | null> = [];
-    const session = createSession({ baseUrl: BASE, fetch: api.fetch, tokens: stale, onTokens: (p) => void reported.push(p) });
+    const session = createSession({
+      baseUrl: BASE,
+      fetch: api.fetch,
+      tokens: stale,
+      onTokens: (p) => void reported.push(p),
+    });
     const me = await session.client.GET('/api/v1/users/me');
     expect(me.data).toEqual({ id: 'usr_1', email: 'a@example.com' });
     expect(api.state.refreshes).toBe(1);
@@ -63,7 +82,9 @@ describe('createSession: token refresh', () => {
       '/api/v1/auth/refresh null',
       '/api/v1/users/me Bearer access-2',
     ]);
-    expect(reported).toEqual([{ accessToken: 'access-2', refreshToken: 'refresh-2', expiresIn: 900, organizationId: null }]);
+    expect(reported).toEqual([
+      { accessToken: 'access-2', refreshToken: 'refresh-2', expiresIn: 900, organizationId: null },
+    ]);
     expect(session.tokens()?.accessToken).toBe('access-2');
   });
 
@@ -82,7 +103,10 @@ describe('createSession: token refresh', () => {
     expect(created.response.status).toBe(201);
     expect(created.data).toMatchObject({ name: 'Acme', slug: 'acme' });
     const posts = api.state.calls.filter((c) => c.path === '/api/v1/organizations');
-    expect(posts.map((c) => c.body)).toEqual([JSON.stringify({ name: 'Acme', slug: 'acme' }), JSON.stringify({ name: 'Acme', slug: 'acme' })]);
+    expect(posts.map((c) => c.body)).toEqual([
+      JSON.stringify({ name: 'Acme', slug: 'acme' }),
+      JSON.stringify({ name: 'Acme', slug: 'acme' }),
+    ]);
   });
 
   it('retries once: a call still refused after the refresh answers its 401', async () => {
@@ -90,7 +114,12 @@ describe('createSession: token refresh', () => {
     // Every call but the refresh is refused, even with the fresh token (the account was deactivated, say).
     const fetch = async (request: Request) => {
       if (new URL(request.url).pathname === '/api/v1/auth/refresh') return api.fetch(request);
-      api.state.calls.push({ method: request.method, path: 'refused', authorization: request.headers.get('authorization'), body: '' });
+      api.state.calls.push({
+        method: request.method,
+        path: 'refused',
+        authorization: request.headers.get('authorization'),
+        body: '',
+      });
       return unauthorized('This account is no longer active');
     };
     const session = createSession({ baseUrl: BASE, fetch, tokens: stale });
@@ -103,7 +132,12 @@ describe('createSession: token refresh', () => {
   it('a refused refresh ends the session and answers the original 401', async () => {
     const api = fakeApi({ refuseRefresh: true });
     const reported: Array<TokenPair | null> = [];
-    const session = createSession({ baseUrl: BASE, fetch: api.fetch, tokens: stale, onTokens: (p) => void reported.push(p) });
+    const session = createSession({
+      baseUrl: BASE,
+      fetch: api.fetch,
+      tokens: stale,
+      onTokens: (p) => void reported.push(p),
+    });
     const me = await session.client.GET('/api/v1/users/me');
     expect(me.response.status).toBe(401);
     expect(me.error?.error.code).toBe('AUTHENTICATION_ERROR');
@@ -126,14 +160,23 @@ describe('createSession: token refresh', () => {
 
     const right = await session.signIn({ email: 'a@example.com', password: 'right' });
     expect(right.data?.user.id).toBe('usr_1');
-    expect(session.tokens()).toEqual({ accessToken: 'access-1', refreshToken: 'refresh-1', expiresIn: 900, organizationId: null });
+    expect(session.tokens()).toEqual({
+      accessToken: 'access-1',
+      refreshToken: 'refresh-1',
+      expiresIn: 900,
+      organizationId: null,
+    });
     expect((await session.client.GET('/api/v1/users/me')).response.status).toBe(200);
     expect(api.state.refreshes).toBe(0);
   });
 
   it('refresh() rotates the pair on demand, and an expired token later is refreshed again', async () => {
     const api = fakeApi();
-    const session = createSession({ baseUrl: BASE, fetch: api.fetch, tokens: { accessToken: 'access-1', refreshToken: 'refresh-1', expiresIn: 900, organizationId: null } });
+    const session = createSession({
+      baseUrl: BASE,
+      fetch: api.fetch,
+      tokens: { accessToken: 'access-1', refreshToken: 'refresh-1', expiresIn: 900, organizationId: null },
+    });
     expect(await session.refresh()).toBe(true);
     expect(session.tokens()?.accessToken).toBe('access-2');
     expect((await session.client.GET('/api/v1/users/me')).response.status).toBe(200);

@@ -10,7 +10,11 @@ import { randomHex } from '../src/lib/secrets.js';
 const newWebhookSecret = () => `whsec_${randomHex(32)}`;
 const secret = newWebhookSecret();
 const now = 1_772_366_400; // 2026-03-01T12:00:00Z
-const body = JSON.stringify({ type: 'project.created', timestamp: '2026-03-01T12:00:00.000Z', data: { projectId: 'prj_1', organizationId: 'org_1', name: 'Café ☕' } });
+const body = JSON.stringify({
+  type: 'project.created',
+  timestamp: '2026-03-01T12:00:00.000Z',
+  data: { projectId: 'prj_1', organizationId: 'org_1', name: 'Café ☕' },
+});
 const header = signatureHeader(secret, now, body);
 
 describe('verifyWebhookSignature', () => {
@@ -45,7 +49,15 @@ describe('verifyWebhookSignature', () => {
   });
 
   it('refuses a missing or malformed header, and accepts any matching v1 among several', () => {
-    for (const bad of [undefined, null, '', 'v1=abc', `t=${now}`, `t=soon,${header.split(',')[1]}`, header.replace(/v1=[0-9a-f]+/, 'v1=zz')]) {
+    for (const bad of [
+      undefined,
+      null,
+      '',
+      'v1=abc',
+      `t=${now}`,
+      `t=soon,${header.split(',')[1]}`,
+      header.replace(/v1=[0-9a-f]+/, 'v1=zz'),
+    ]) {
       expect(verifyWebhookSignature(body, bad, secret, { now })).toBe(false);
     }
     const other = signatureHeader(newWebhookSecret(), now, body).split(',')[1];

@@ -28,12 +28,21 @@ export interface ErrorBody {
  * pattern as `expected` is what the error's text (its message, then its details) must contain or
  * match. Returns the error.
  */
-export function expectError(res: LightMyRequestResponse, status: number, code: ErrorCode, expected: Text | ExpectedError = {}): ErrorBody {
-  const want: ExpectedError = typeof expected === 'string' || expected instanceof RegExp ? { text: expected } : expected;
+export function expectError(
+  res: LightMyRequestResponse,
+  status: number,
+  code: ErrorCode,
+  expected: Text | ExpectedError = {},
+): ErrorBody {
+  const want: ExpectedError =
+    typeof expected === 'string' || expected instanceof RegExp ? { text: expected } : expected;
   const label = want.what ? `${want.what}: ${res.body}` : res.body;
   expect(res.statusCode, label).toBe(status);
   const body = res.json() as { success?: unknown; error?: ErrorBody };
-  expect(body, label).toMatchObject({ success: false, error: { code, message: expect.any(String), details: expect.any(String) } });
+  expect(body, label).toMatchObject({
+    success: false,
+    error: { code, message: expect.any(String), details: expect.any(String) },
+  });
   const error = body.error!;
   if (typeof want.details === 'string') expect(error.details, label).toContain(want.details);
   else if (want.details) expect(error.details, label).toMatch(want.details);
@@ -46,7 +55,11 @@ export function expectError(res: LightMyRequestResponse, status: number, code: E
 }
 
 /** Resolves once `check` holds; fails naming `what` after `timeoutMs`. */
-export async function waitUntil(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 120_000): Promise<void> {
+export async function waitUntil(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 120_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);

@@ -45,8 +45,17 @@ export type OrgRole = 'owner' | 'admin' | 'member' | 'viewer';
 export const uniqueSlug = (label = 'org') => `${label}-${Date.now().toString(36)}-${++counter}`;
 
 /** An organization created over HTTP by `owner` (201 checked). */
-export async function createOrg(t: TestApp, owner: { auth: Record<string, string> }, body: Record<string, unknown> = {}) {
-  const res = await t.request({ method: 'POST', url: '/api/v1/organizations', headers: owner.auth, payload: { name: 'Test Org', slug: uniqueSlug(), ...body } });
+export async function createOrg(
+  t: TestApp,
+  owner: { auth: Record<string, string> },
+  body: Record<string, unknown> = {},
+) {
+  const res = await t.request({
+    method: 'POST',
+    url: '/api/v1/organizations',
+    headers: owner.auth,
+    payload: { name: 'Test Org', slug: uniqueSlug(), ...body },
+  });
   expect(res.statusCode, res.body).toBe(201);
   return json(res) as { id: string; name: string; slug: string } & Record<string, unknown>;
 }
@@ -57,8 +66,19 @@ export async function setPlan(t: TestApp, orgId: string, plan: 'free' | 'pro' | 
 }
 
 /** An invitation sent over HTTP (201 checked), with the token of its link. */
-export async function invite(t: TestApp, orgId: string, by: { auth: Record<string, string> }, email: string, role: Exclude<OrgRole, 'owner'>) {
-  const res = await t.request({ method: 'POST', url: `/api/v1/organizations/${orgId}/invitations`, headers: by.auth, payload: { email, role } });
+export async function invite(
+  t: TestApp,
+  orgId: string,
+  by: { auth: Record<string, string> },
+  email: string,
+  role: Exclude<OrgRole, 'owner'>,
+) {
+  const res = await t.request({
+    method: 'POST',
+    url: `/api/v1/organizations/${orgId}/invitations`,
+    headers: by.auth,
+    payload: { email, role },
+  });
   expect(res.statusCode, res.body).toBe(201);
   const body = json(res);
   const token = new URL(body.inviteUrl as string).searchParams.get('token')!;
@@ -66,9 +86,20 @@ export async function invite(t: TestApp, orgId: string, by: { auth: Record<strin
 }
 
 /** `user` joins the organization with `role`: invited by `by`, accepted over HTTP. Returns the membership. */
-export async function addMember(t: TestApp, orgId: string, by: { auth: Record<string, string> }, user: SignedInUser, role: Exclude<OrgRole, 'owner'>) {
+export async function addMember(
+  t: TestApp,
+  orgId: string,
+  by: { auth: Record<string, string> },
+  user: SignedInUser,
+  role: Exclude<OrgRole, 'owner'>,
+) {
   const { token } = await invite(t, orgId, by, user.email, role);
-  const res = await t.request({ method: 'POST', url: '/api/v1/invitations/accept', headers: user.auth, payload: { token } });
+  const res = await t.request({
+    method: 'POST',
+    url: '/api/v1/invitations/accept',
+    headers: user.auth,
+    payload: { token },
+  });
   expect(res.statusCode, res.body).toBe(200);
   return json(res) as { id: string; userId: string; role: OrgRole } & Record<string, unknown>;
 }
@@ -80,7 +111,11 @@ export const rowsOf = (result: unknown): Row[] => (result as { rows: Row[] }).ro
 
 /** The organization's outbox events, oldest first. */
 export async function eventsOf(t: TestApp, orgId: string): Promise<Row[]> {
-  return rowsOf(await t.deps.db.execute(sql`select id, type, data, created_at from events where organization_id = ${orgId} order by created_at, id`));
+  return rowsOf(
+    await t.deps.db.execute(
+      sql`select id, type, data, created_at from events where organization_id = ${orgId} order by created_at, id`,
+    ),
+  );
 }
 
 /** The organization's audit entries, oldest first, in the API's field names. */
@@ -122,9 +157,14 @@ export async function organizationRows(t: TestApp, orgIds: string[], except?: Re
   const tables = (await orgTables(t)).filter((table) => !except?.test(table));
   const parts = [
     sql`select 'organizations'::text as t, row_to_json(x)::text as r from organizations x where id in (${ids})`,
-    ...tables.map((table) => sql`select ${table}::text as t, row_to_json(x)::text as r from ${sql.identifier(table)} x where organization_id in (${ids})`),
+    ...tables.map(
+      (table) =>
+        sql`select ${table}::text as t, row_to_json(x)::text as r from ${sql.identifier(table)} x where organization_id in (${ids})`,
+    ),
   ];
-  return rowsOf(await t.deps.db.execute(sql`${sql.join(parts, sql` union all `)} order by 1, 2`)).map((row) => `${row.t} ${row.r}`);
+  return rowsOf(await t.deps.db.execute(sql`${sql.join(parts, sql` union all `)} order by 1, 2`)).map(
+    (row) => `${row.t} ${row.r}`,
+  );
 }
 
 // ---- webhooks ---------------------------------------------------------------------
@@ -187,8 +227,18 @@ export async function startReceiver(handler?: Receiver['handler']): Promise<Rece
 }
 
 /** A webhook endpoint created over HTTP on the organization path (201 checked): the `data` of the answer. */
-export async function createWebhook(t: TestApp, orgId: string, by: { auth: Record<string, string> }, payload: Record<string, unknown>) {
-  const res = await t.request({ method: 'POST', url: `/api/v1/organizations/${orgId}/webhooks`, headers: by.auth, payload });
+export async function createWebhook(
+  t: TestApp,
+  orgId: string,
+  by: { auth: Record<string, string> },
+  payload: Record<string, unknown>,
+) {
+  const res = await t.request({
+    method: 'POST',
+    url: `/api/v1/organizations/${orgId}/webhooks`,
+    headers: by.auth,
+    payload,
+  });
   expect(res.statusCode, res.body).toBe(201);
   return json(res).data as { id: string; secret: string; url: string; events: string[] } & Record<string, unknown>;
 }
@@ -204,14 +254,23 @@ export async function deliveryRows(t: TestApp, endpointId: string): Promise<Row[
 
 /** The recorded attempts of a delivery, in order. */
 export async function attemptRows(t: TestApp, deliveryId: string): Promise<Row[]> {
-  return rowsOf(await t.deps.db.execute(sql`select * from webhook_attempts where delivery_id = ${deliveryId} order by attempt`));
+  return rowsOf(
+    await t.deps.db.execute(sql`select * from webhook_attempts where delivery_id = ${deliveryId} order by attempt`),
+  );
 }
 
 /** Verifies a received request with the official `stripe` package, at the app's (fake) clock time. Throws when it does not verify. */
 export function stripeVerify(t: TestApp, req: ReceivedRequest, secret: string): Record<string, unknown> {
   const now = Math.floor(t.clock.now().getTime() / 1000);
   const stripe = new Stripe('sk_test_x');
-  return stripe.webhooks.constructEvent(req.body, req.headers['x-webhook-signature'] as string, secret, 300, undefined, now) as unknown as Record<string, unknown>;
+  return stripe.webhooks.constructEvent(
+    req.body,
+    req.headers['x-webhook-signature'] as string,
+    secret,
+    300,
+    undefined,
+    now,
+  ) as unknown as Record<string, unknown>;
 }
 
 // ---- API keys -------------------------------------------------------------------------------
@@ -224,18 +283,39 @@ export interface MadeKey {
 }
 
 /** An API key created over HTTP by `by` (201 checked). */
-export async function createApiKey(t: TestApp, orgId: string, by: { auth: Record<string, string> }, scopes: string[], name = 'test key'): Promise<MadeKey> {
-  const res = await t.request({ method: 'POST', url: `/api/v1/organizations/${orgId}/api-keys`, headers: by.auth, payload: { name, scopes } });
+export async function createApiKey(
+  t: TestApp,
+  orgId: string,
+  by: { auth: Record<string, string> },
+  scopes: string[],
+  name = 'test key',
+): Promise<MadeKey> {
+  const res = await t.request({
+    method: 'POST',
+    url: `/api/v1/organizations/${orgId}/api-keys`,
+    headers: by.auth,
+    payload: { name, scopes },
+  });
   expect(res.statusCode, res.body).toBe(201);
   const body = json(res);
-  return { id: body.apiKey.id as string, plain: body.plainKey as string, headers: { 'x-api-key': body.plainKey as string } };
+  return {
+    id: body.apiKey.id as string,
+    plain: body.plainKey as string,
+    headers: { 'x-api-key': body.plainKey as string },
+  };
 }
 
 /** The stored state of a key: whether it is active and when it was revoked (null: not revoked). */
-export async function keyState(t: TestApp, keyId: string): Promise<{ isActive: boolean; revokedAt: string | null } | undefined> {
+export async function keyState(
+  t: TestApp,
+  keyId: string,
+): Promise<{ isActive: boolean; revokedAt: string | null } | undefined> {
   const [row] = rowsOf(await t.deps.db.execute(sql`select is_active, revoked_at from api_keys where id = ${keyId}`));
   if (!row) return undefined;
-  return { isActive: row.is_active as boolean, revokedAt: row.revoked_at === null ? null : new Date(row.revoked_at as string).toISOString() };
+  return {
+    isActive: row.is_active as boolean,
+    revokedAt: row.revoked_at === null ? null : new Date(row.revoked_at as string).toISOString(),
+  };
 }
 
 /** The membership's role, or undefined when it is gone. */

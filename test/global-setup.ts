@@ -70,7 +70,9 @@ async function buildTemplates(): Promise<Templates> {
     if (url && template) {
       const admin = new pg.Client({ connectionString: adminUrl(url) });
       await admin.connect();
-      const { rows } = await admin.query<{ datname: string }>(`select datname from pg_database where datname like $1`, [`tenantry_t%${template.slice('tenantry_tpl_'.length)}%`]);
+      const { rows } = await admin.query<{ datname: string }>(`select datname from pg_database where datname like $1`, [
+        `tenantry_t%${template.slice('tenantry_tpl_'.length)}%`,
+      ]);
       for (const r of rows) await admin.query(`drop database if exists ${r.datname} with (force)`);
       await admin.end();
     }

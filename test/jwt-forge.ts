@@ -11,16 +11,29 @@ export const ALGS: Alg[] = ['ES256', 'EdDSA', 'RS256'];
 const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
 
 /** A JWS over `header.payload` with `key` (the algorithm of the key, whatever the header says). */
-export function signJwt(alg: Alg, key: KeyObject, header: Record<string, unknown>, payload: Record<string, unknown>): string {
+export function signJwt(
+  alg: Alg,
+  key: KeyObject,
+  header: Record<string, unknown>,
+  payload: Record<string, unknown>,
+): string {
   const input = `${b64(header)}.${b64(payload)}`;
   const data = Buffer.from(input);
   const sig =
-    alg === 'ES256' ? sign('sha256', data, { key, dsaEncoding: 'ieee-p1363' }) : alg === 'EdDSA' ? sign(null, data, key) : sign('sha256', data, key);
+    alg === 'ES256'
+      ? sign('sha256', data, { key, dsaEncoding: 'ieee-p1363' })
+      : alg === 'EdDSA'
+        ? sign(null, data, key)
+        : sign('sha256', data, key);
   return `${input}.${sig.toString('base64url')}`;
 }
 
 /** HS256 over `header.payload` with any bytes as the secret (the algorithm-confusion forgery). */
-export function hmacJwt(header: Record<string, unknown>, payload: Record<string, unknown>, secret: string | Buffer): string {
+export function hmacJwt(
+  header: Record<string, unknown>,
+  payload: Record<string, unknown>,
+  secret: string | Buffer,
+): string {
   const input = `${b64(header)}.${b64(payload)}`;
   return `${input}.${createHmac('sha256', secret).update(input).digest('base64url')}`;
 }
@@ -60,10 +73,23 @@ export async function storedKeys(t: TestApp): Promise<StoredKey[]> {
 }
 
 /** A stored key's private key, decrypted with the app's ENCRYPTION_KEY. */
-export const privateKeyOf = (t: TestApp, k: StoredKey) => createPrivateKey(decrypt(t.deps.config.encryptionKeys, k.privateKeyEnc));
+export const privateKeyOf = (t: TestApp, k: StoredKey) =>
+  createPrivateKey(decrypt(t.deps.config.encryptionKeys, k.privateKeyEnc));
 
 /** Access claims like the service's own for a signed-in session, valid 15 minutes from the app's clock. */
-export function accessClaims(t: TestApp, of: { userId: string; email: string; sessionId: string }): Record<string, unknown> {
+export function accessClaims(
+  t: TestApp,
+  of: { userId: string; email: string; sessionId: string },
+): Record<string, unknown> {
   const iat = Math.floor(t.clock.now().getTime() / 1000);
-  return { userId: of.userId, email: of.email, sessionId: of.sessionId, sub: of.userId, amr: ['pwd'], iss: 'tenantry', iat, exp: iat + 900 };
+  return {
+    userId: of.userId,
+    email: of.email,
+    sessionId: of.sessionId,
+    sub: of.userId,
+    amr: ['pwd'],
+    iss: 'tenantry',
+    iat,
+    exp: iat + 900,
+  };
 }

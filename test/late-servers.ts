@@ -131,7 +131,8 @@ export function lateServer(port: number, handler: Handler) {
     s.on('close', () => sockets.delete(s));
   });
   return {
-    open: () => new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, '127.0.0.1', () => resolve())),
+    open: () =>
+      new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, '127.0.0.1', () => resolve())),
     async close() {
       for (const s of sockets) s.destroy();
       if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));

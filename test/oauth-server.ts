@@ -4,7 +4,14 @@
 // chose, carried from the code to the access token, so the profile an app reads is the one the
 // token was issued for.
 import type { ServerResponse } from 'node:http';
-import { Events, OAuth2Server, type AugmentedRequest, type MutableRedirectUri, type MutableResponse, type TokenRequestIncomingMessage } from 'oauth2-mock-server';
+import {
+  Events,
+  OAuth2Server,
+  type AugmentedRequest,
+  type MutableRedirectUri,
+  type MutableResponse,
+  type TokenRequestIncomingMessage,
+} from 'oauth2-mock-server';
 
 export interface Identity {
   /** The provider's account id (Google `sub`, GitHub numeric `id`). */
@@ -76,12 +83,23 @@ export async function startOAuthServer() {
   server.service.addRoute('GET', '/github/user', (req: AugmentedRequest, res: ServerResponse) => {
     const who = identityOf(req);
     if (!who) return send(res, 401, { message: 'Bad credentials' });
-    send(res, 200, { id: Number(who.sub), login: `user${who.sub}`, name: who.name ?? null, avatar_url: `https://avatars.example/${who.sub}`, email: null });
+    send(res, 200, {
+      id: Number(who.sub),
+      login: `user${who.sub}`,
+      name: who.name ?? null,
+      avatar_url: `https://avatars.example/${who.sub}`,
+      email: null,
+    });
   });
   server.service.addRoute('GET', '/github/user/emails', (req: AugmentedRequest, res: ServerResponse) => {
     const who = identityOf(req);
     if (!who) return send(res, 401, { message: 'Bad credentials' });
-    send(res, 200, who.githubEmails ?? (who.email ? [{ email: who.email, primary: true, verified: who.emailVerified, visibility: 'private' }] : []));
+    send(
+      res,
+      200,
+      who.githubEmails ??
+        (who.email ? [{ email: who.email, primary: true, verified: who.emailVerified, visibility: 'private' }] : []),
+    );
   });
 
   return {

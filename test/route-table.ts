@@ -6,7 +6,13 @@
 // three: a valid body (the guard runs after body validation, so even a refused request needs one) and
 // a required query. Each table keeps only its own knowledge (a control's status, a fixture's name).
 import { isOrgGuard, type Guard, type Method, type OrgLocator, type Route } from '../src/http/route.js';
-import { ROLE_PERMISSIONS, SCOPE_PERMISSIONS, SCOPES, type Permission, type Scope } from '../src/platform/permissions.js';
+import {
+  ROLE_PERMISSIONS,
+  SCOPE_PERMISSIONS,
+  SCOPES,
+  type Permission,
+  type Scope,
+} from '../src/platform/permissions.js';
 import type { BuiltInRole as Role } from '../src/db/tables/organizations.js';
 import { routes } from '../src/routes.js';
 import { PASSWORD, uniqueEmail, uniqueSlug } from './factories.js';
@@ -145,7 +151,8 @@ export function orgKind(op: Operation): keyof Ids {
   const place = op.org!.place;
   if (place.in === 'body') return 'org';
   const kind = PARAM_IDS[place.param];
-  if (!kind) throw new Error(`${op.operationId}: the organization's parameter :${place.param} names no kind of id (PARAM_IDS)`);
+  if (!kind)
+    throw new Error(`${op.operationId}: the organization's parameter :${place.param} names no kind of id (PARAM_IDS)`);
   return kind;
 }
 
@@ -159,7 +166,11 @@ export function subKinds(op: Operation): (keyof Ids)[] {
 export const unnamedParams = (op: Operation) => op.params.filter((p) => !PARAM_IDS[p]);
 
 /** The value of each path parameter: `values` first, then `ids` by kind, else a placeholder. */
-export function paramValues(op: Operation, ids: Partial<Ids>, values: Record<string, string> = {}): Record<string, string> {
+export function paramValues(
+  op: Operation,
+  ids: Partial<Ids>,
+  values: Record<string, string> = {},
+): Record<string, string> {
   return Object.fromEntries(
     op.params.map((p) => {
       const kind = PARAM_IDS[p];
@@ -191,7 +202,9 @@ export const BODIES: Record<string, (ids: Ids) => object> = {
   changePassword: () => ({ currentPassword: PASSWORD, newPassword: 'Another-Horse-10' }),
   requestEmailChange: () => ({ newEmail: uniqueEmail('new-address'), password: PASSWORD }),
   deleteMe: () => ({ password: PASSWORD }),
-  passkeyRegistrationVerify: () => ({ response: { id: 'AAAA', rawId: 'AAAA', type: 'public-key', response: { clientDataJSON: 'AAAA' } } }),
+  passkeyRegistrationVerify: () => ({
+    response: { id: 'AAAA', rawId: 'AAAA', type: 'public-key', response: { clientDataJSON: 'AAAA' } },
+  }),
   renamePasskey: () => ({ name: 'Renamed' }),
   // the route table
   updateMe: () => ({ preferences: { language: 'en' } }),
@@ -213,10 +226,18 @@ export const BODIES: Record<string, (ids: Ids) => object> = {
   createWebhookEndpointFlat: (ids) => ({ organizationId: ids.org, url: HOOK_URL }),
   reauthenticate: () => ({ password: PASSWORD }),
   confirmEmailChange: () => ({ token: 'x'.repeat(43) }),
-  createRole: () => ({ key: uniqueSlug('table-role').slice(0, 40), name: 'Made by the table', permissions: ['org:read'] }),
+  createRole: () => ({
+    key: uniqueSlug('table-role').slice(0, 40),
+    name: 'Made by the table',
+    permissions: ['org:read'],
+  }),
   updateRole: () => ({ name: 'Renamed by the table' }),
   checkPermissions: () => ({ userId: 'usr_00000000000000000000000000', permissions: ['org:read'] }),
-  createCheckout: () => ({ priceId: 'price_pro', successUrl: 'http://app.test/billing/success', cancelUrl: 'http://app.test/billing/cancel' }),
+  createCheckout: () => ({
+    priceId: 'price_pro',
+    successUrl: 'http://app.test/billing/success',
+    cancelUrl: 'http://app.test/billing/cancel',
+  }),
 };
 
 /** The ids a body names besides the organization's (another organization's must be 404). */
@@ -237,8 +258,10 @@ export function inputOf(op: Operation, ids: Ids): { payload?: object; query?: Re
 /** What an operation lacks of this file's knowledge: a body it needs, a query it requires. */
 export function missingInput(op: Operation): string[] {
   const out: string[] = [];
-  if (op.needsBody && !entryOf(BODIES, op)) out.push(`${op.operationId}: needs a valid body in BODIES (test/route-table.ts)`);
-  if (op.requiredQuery.length && !entryOf(QUERIES, op)) out.push(`${op.operationId}: requires ${op.requiredQuery.join(', ')} in QUERIES (test/route-table.ts)`);
+  if (op.needsBody && !entryOf(BODIES, op))
+    out.push(`${op.operationId}: needs a valid body in BODIES (test/route-table.ts)`);
+  if (op.requiredQuery.length && !entryOf(QUERIES, op))
+    out.push(`${op.operationId}: requires ${op.requiredQuery.join(', ')} in QUERIES (test/route-table.ts)`);
   return out;
 }
 

@@ -20,7 +20,9 @@ describe('the table itself', () => {
   const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
   function documentedOperations() {
-    const doc = t.app.swagger() as unknown as { paths: Record<string, Record<string, { operationId: string } | undefined>> };
+    const doc = t.app.swagger() as unknown as {
+      paths: Record<string, Record<string, { operationId: string } | undefined>>;
+    };
     const ops: Array<{ method: string; path: string; operationId: string }> = [];
     for (const [path, item] of Object.entries(doc.paths)) {
       for (const m of METHODS) {
@@ -36,7 +38,10 @@ describe('the table itself', () => {
     expect(ops.filter((op) => op.auth !== 'none').length).toBeGreaterThan(10);
     expect(securityTable(ops).problems).toEqual([]);
     // The route table's shared knowledge (test/route-table.ts) names operations of the table only.
-    expect([...strayEntries(BODIES, ops), ...strayEntries(BODY_IDS, ops), ...strayEntries(QUERIES, ops)], 'stale entries in test/route-table.ts').toEqual([]);
+    expect(
+      [...strayEntries(BODIES, ops), ...strayEntries(BODY_IDS, ops), ...strayEntries(QUERIES, ops)],
+      'stale entries in test/route-table.ts',
+    ).toEqual([]);
     expect(Object.keys(CONTROLS).length).toBeGreaterThan(0);
   });
 
@@ -52,15 +57,25 @@ describe('the table itself', () => {
     }
     // Each documented operation is a row or public, not both: a route whose guard was dropped loses
     // its row and fails here until it is named public.
-    const what = (op: { method: string; path: string; operationId: string }) => `${op.operationId} (${op.method} ${op.path})`;
+    const what = (op: { method: string; path: string; operationId: string }) =>
+      `${op.operationId} (${op.method} ${op.path})`;
     expect(
       documented.filter((op) => !rows.has(op.operationId) && !PUBLIC_OPERATIONS.includes(op.operationId)).map(what),
       'documented operations without a row: declare their guard in src/routes.ts, or name them in PUBLIC_OPERATIONS',
     ).toEqual([]);
-    expect(documented.filter((op) => rows.has(op.operationId) && PUBLIC_OPERATIONS.includes(op.operationId)).map(what), 'rows named public').toEqual([]);
+    expect(
+      documented.filter((op) => rows.has(op.operationId) && PUBLIC_OPERATIONS.includes(op.operationId)).map(what),
+      'rows named public',
+    ).toEqual([]);
     // The public operations answer an anonymous caller; every operation that refuses one has a row.
-    expect(PUBLIC_OPERATIONS.filter((id) => !documented.some((op) => op.operationId === id)), 'PUBLIC_OPERATIONS entries not documented').toEqual([]);
-    expect(PUBLIC_OPERATIONS.filter((id) => refusesAnonymous.has(id)), 'PUBLIC_OPERATIONS entries that refuse an anonymous caller').toEqual([]);
+    expect(
+      PUBLIC_OPERATIONS.filter((id) => !documented.some((op) => op.operationId === id)),
+      'PUBLIC_OPERATIONS entries not documented',
+    ).toEqual([]);
+    expect(
+      PUBLIC_OPERATIONS.filter((id) => refusesAnonymous.has(id)),
+      'PUBLIC_OPERATIONS entries that refuse an anonymous caller',
+    ).toEqual([]);
     expect([...refusesAnonymous].filter((id) => !rows.has(id))).toEqual([]);
   });
 

@@ -9,8 +9,29 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, type TestApp } from './harness.js';
-import { createOrg, createWebhook, login, PASSWORD, registerUser, setPlan, uniqueEmail, verifyEmailOf } from './factories.js';
-import { BODIES, entryOf, HOOK_URL, type Ids, type Operation, operations, paramValues, pathOf, QUERIES, strayEntries, UNKNOWN } from './route-table.js';
+import {
+  createOrg,
+  createWebhook,
+  login,
+  PASSWORD,
+  registerUser,
+  setPlan,
+  uniqueEmail,
+  verifyEmailOf,
+} from './factories.js';
+import {
+  BODIES,
+  entryOf,
+  HOOK_URL,
+  type Ids,
+  type Operation,
+  operations,
+  paramValues,
+  pathOf,
+  QUERIES,
+  strayEntries,
+  UNKNOWN,
+} from './route-table.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -146,7 +167,6 @@ export const CONTROLS: Record<string, Control> = {
   deletePasskey: { params: { id: 'pk_00000000000000000000000000' }, okStatus: 404 },
 };
 
-
 /**
  * The documented operations that answer to anyone, with or without a credential (auth 'none'), in
  * the route table or not yet: every other documented operation is a row. A public route has no row,
@@ -179,7 +199,6 @@ export const PUBLIC_OPERATIONS = [
   'cancelTestCheckout',
 ];
 
-
 /** The table's fixtures as the `:name` placeholders `resolveRoute` fills in; the other kinds name nothing. */
 const FIXTURE_IDS: Ids = { ...UNKNOWN, org: ':org', key: ':key', hook: ':hook', delivery: ':delivery' };
 
@@ -199,8 +218,10 @@ export function securityTable(ops: Operation[]): SecurityTable {
     const query = control.query ?? entryOf(QUERIES, op);
     const okStatus = control.okStatus ?? (op.method === 'GET' && onFixtures ? op.success : undefined);
     const what = `${op.operationId} (${op.method} ${op.url})`;
-    if (okStatus === undefined) problems.push(`${what}: needs the status of its control in CONTROLS (test/security.ts)`);
-    if (op.needsBody && payload === undefined) problems.push(`${what}: needs a body, in BODIES (test/route-table.ts) or CONTROLS`);
+    if (okStatus === undefined)
+      problems.push(`${what}: needs the status of its control in CONTROLS (test/security.ts)`);
+    if (op.needsBody && payload === undefined)
+      problems.push(`${what}: needs a body, in BODIES (test/route-table.ts) or CONTROLS`);
     if (op.requiredQuery.length && query === undefined) {
       problems.push(`${what}: requires ${op.requiredQuery.join(', ')}, in QUERIES (test/route-table.ts) or CONTROLS`);
     }
@@ -211,7 +232,9 @@ export function securityTable(ops: Operation[]): SecurityTable {
       ...(payload !== undefined ? { payload } : {}),
       ...(query !== undefined ? { query } : {}),
       ...(okStatus !== undefined ? { okStatus } : {}),
-      ...(op.auth === 'optional' ? { optional: true, ...(control.anonymous !== undefined ? { anonymous: control.anonymous } : {}) } : {}),
+      ...(op.auth === 'optional'
+        ? { optional: true, ...(control.anonymous !== undefined ? { anonymous: control.anonymous } : {}) }
+        : {}),
     };
   };
 
@@ -228,9 +251,11 @@ export function securityTable(ops: Operation[]): SecurityTable {
   const named = new Set(rows.map((r) => r.operationId));
   for (const id of strayEntries(CONTROLS, ops)) problems.push(`CONTROLS.${id}: names no operation of the route table`);
   for (const op of ops) {
-    if (op.auth === 'none' && CONTROLS[op.operationId]) problems.push(`CONTROLS.${op.operationId}: the route is public (auth 'none')`);
+    if (op.auth === 'none' && CONTROLS[op.operationId])
+      problems.push(`CONTROLS.${op.operationId}: the route is public (auth 'none')`);
   }
-  for (const [id, later] of before) for (const l of later) if (!named.has(l)) problems.push(`${id}.before: ${l} names no row`);
+  for (const [id, later] of before)
+    for (const l of later) if (!named.has(l)) problems.push(`${id}.before: ${l} names no row`);
 
   // A row comes before the rows it names in `before`.
   for (const [id, later] of before) {
@@ -276,7 +301,11 @@ function accessClaims(t: TestApp, of: Record<string, unknown>): Record<string, u
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 /** Sends the route's request with the given headers. */
-export function send(t: TestApp, route: ProtectedRoute, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
+export function send(
+  t: TestApp,
+  route: ProtectedRoute,
+  headers: Record<string, string> = {},
+): Promise<LightMyRequestResponse> {
   return t.request({
     method: route.method,
     url: route.url,
@@ -325,7 +354,11 @@ export function createSecurityContext(t: TestApp, owner: SecurityContext['owner'
   let live: Session | null = null;
   const freshSession = async (): Promise<Session> => {
     const tokens = await login(t, owner.email, owner.password);
-    return { accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, claims: decodeJwt(tokens.accessToken) };
+    return {
+      accessToken: tokens.accessToken,
+      refreshToken: tokens.refreshToken,
+      claims: decodeJwt(tokens.accessToken),
+    };
   };
   return {
     t,
@@ -363,7 +396,12 @@ export async function createTableFixtures(t: TestApp, accessToken: string): Prom
   const org = (await createOrg(t, owner, { name: 'Security table' })).id;
   await setPlan(t, org, 'enterprise');
   const apiKey = async (name: string) => {
-    const res = await t.request({ method: 'POST', url: `/api/v1/organizations/${org}/api-keys`, headers: owner.auth, payload: { name } });
+    const res = await t.request({
+      method: 'POST',
+      url: `/api/v1/organizations/${org}/api-keys`,
+      headers: owner.auth,
+      payload: { name },
+    });
     expect(res.statusCode, res.body).toBe(201);
     return json(res).apiKey.id as string;
   };
@@ -377,7 +415,11 @@ export async function createTableFixtures(t: TestApp, accessToken: string): Prom
     hookToDelete: await hook('deleted on the organization path'),
     hookToDeleteFlat: await hook('deleted on the flat path'),
   };
-  const test = await t.request({ method: 'POST', url: `/api/v1/organizations/${org}/webhooks/${fixtures.hook}/test`, headers: owner.auth });
+  const test = await t.request({
+    method: 'POST',
+    url: `/api/v1/organizations/${org}/webhooks/${fixtures.hook}/test`,
+    headers: owner.auth,
+  });
   expect(test.statusCode, test.body).toBe(200);
   return { ...fixtures, delivery: json(test).data.deliveryId as string };
 }
@@ -454,7 +496,8 @@ export const securityCases: SecurityCase[] = [
         'Bearer a.b.c',
         'Bearer ...',
       ];
-      for (const authorization of headers) expectAuthenticationError(await send(t, route, { authorization }), JSON.stringify(authorization));
+      for (const authorization of headers)
+        expectAuthenticationError(await send(t, route, { authorization }), JSON.stringify(authorization));
     },
   },
   {
@@ -481,7 +524,10 @@ export const securityCases: SecurityCase[] = [
         expectAuthenticationError(await send(t, route, bearer(forgeJwt({ alg, typ: 'JWT' }, claims))), `alg ${alg}`);
         // Some parsers accept a signature that is present but ignored.
         const signed = forgeJwt(HS256, claims, t.deps.config.jwtSecret).split('.')[2]!;
-        expectAuthenticationError(await send(t, route, bearer(`${forgeJwt({ alg, typ: 'JWT' }, claims)}${signed}`)), `alg ${alg} with a signature`);
+        expectAuthenticationError(
+          await send(t, route, bearer(`${forgeJwt({ alg, typ: 'JWT' }, claims)}${signed}`)),
+          `alg ${alg} with a signature`,
+        );
       }
       expectAuthenticationError(await send(t, route, bearer(forgeJwt(HS256, claims))), 'HS256 without a signature');
     },
@@ -509,7 +555,10 @@ export const securityCases: SecurityCase[] = [
       expectAuthenticationError(await send(t, route, bearer(s.refreshToken)), 'the refresh token');
       // Access claims signed with the refresh secret: the two secrets must not be interchangeable.
       const crossSigned = forgeJwt(HS256, accessClaims(t, s.claims), t.deps.config.jwtRefreshSecret);
-      expectAuthenticationError(await send(t, route, bearer(crossSigned)), 'access claims signed with the refresh secret');
+      expectAuthenticationError(
+        await send(t, route, bearer(crossSigned)),
+        'access claims signed with the refresh secret',
+      );
     },
   },
   {
@@ -528,9 +577,15 @@ export const securityCases: SecurityCase[] = [
       const s = await liveSession();
       const secret = t.deps.config.jwtSecret;
       const unknownSession = accessClaims(t, { ...s.claims, sessionId: 'ses_00000000000000000000000000' });
-      expectAuthenticationError(await send(t, route, bearer(forgeJwt(HS256, unknownSession, secret))), 'unknown session');
+      expectAuthenticationError(
+        await send(t, route, bearer(forgeJwt(HS256, unknownSession, secret))),
+        'unknown session',
+      );
       const otherUser = accessClaims(t, { ...s.claims, userId: 'usr_00000000000000000000000000' });
-      expectAuthenticationError(await send(t, route, bearer(forgeJwt(HS256, otherUser, secret))), 'session of another user');
+      expectAuthenticationError(
+        await send(t, route, bearer(forgeJwt(HS256, otherUser, secret))),
+        'session of another user',
+      );
       const wrongIssuer = { ...accessClaims(t, s.claims), iss: 'someone-else' };
       expectAuthenticationError(await send(t, route, bearer(forgeJwt(HS256, wrongIssuer, secret))), 'wrong issuer');
     },
@@ -538,7 +593,8 @@ export const securityCases: SecurityCase[] = [
 ];
 
 /** `{id}`-style OpenAPI path → a regular expression matching concrete paths. */
-export const pathPattern = (path: string) => new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`);
+export const pathPattern = (path: string) =>
+  new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`);
 
 /** The table runs in this many files (security-table-N.test.ts), so that its parts run in parallel. */
 export const TABLE_PARTS = 4;

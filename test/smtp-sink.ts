@@ -10,7 +10,9 @@ export interface ReceivedMail {
 }
 
 function decodeQuotedPrintable(raw: string): string {
-  return raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  return raw
+    .replace(/=\r?\n/g, '')
+    .replace(/=([0-9A-F]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
 }
 
 export async function startSmtpSink() {
@@ -34,7 +36,12 @@ export async function startSmtpSink() {
       stream.on('end', () => {
         const raw = Buffer.concat(chunks).toString('utf8');
         const subject = /^Subject: (.*)$/m.exec(raw)?.[1]?.trim() ?? '';
-        mails.push({ to: session.envelope.rcptTo.map((r) => r.address.toLowerCase()), raw, decoded: decodeQuotedPrintable(raw), subject });
+        mails.push({
+          to: session.envelope.rcptTo.map((r) => r.address.toLowerCase()),
+          raw,
+          decoded: decodeQuotedPrintable(raw),
+          subject,
+        });
         waiters.splice(0).forEach((w) => w());
         callback();
       });

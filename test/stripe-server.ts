@@ -124,7 +124,14 @@ export async function startFakeStripe(): Promise<FakeStripe> {
             quantity: 1,
             current_period_start: start,
             current_period_end: periodEnd,
-            price: { id: price, object: 'price', active: true, currency: 'usd', unit_amount: 2900, recurring: { interval: 'month', interval_count: 1 } },
+            price: {
+              id: price,
+              object: 'price',
+              active: true,
+              currency: 'usd',
+              unit_amount: 2900,
+              recurring: { interval: 'month', interval_count: 1 },
+            },
           },
         ],
         has_more: false,
@@ -139,18 +146,34 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     status,
     body: { error: { type, message, ...(code ? { code } : {}), ...(param ? { param } : {}) } },
   });
-  const missing = (what: string, value: string) => error(404, 'invalid_request_error', `No such ${what}: '${value}'`, 'resource_missing', 'id');
+  const missing = (what: string, value: string) =>
+    error(404, 'invalid_request_error', `No such ${what}: '${value}'`, 'resource_missing', 'id');
 
   function route(method: string, path: string, p: Obj): { status: number; body: Obj } {
     let m: RegExpExecArray | null;
     if (method === 'POST' && path === '/v1/customers') {
-      const customer = { id: id('cus'), object: 'customer', created: nowS(), livemode: false, name: p.name ?? null, email: p.email ?? null, metadata: p.metadata ?? {} };
+      const customer = {
+        id: id('cus'),
+        object: 'customer',
+        created: nowS(),
+        livemode: false,
+        name: p.name ?? null,
+        email: p.email ?? null,
+        metadata: p.metadata ?? {},
+      };
       customers.set(customer.id, customer);
       return { status: 200, body: customer };
     }
     if (method === 'POST' && path === '/v1/checkout/sessions') {
       if (!p.customer || !customers.has(p.customer)) return missing('customer', String(p.customer));
-      if (!p.success_url) return error(400, 'invalid_request_error', 'Missing required param: success_url.', 'parameter_missing', 'success_url');
+      if (!p.success_url)
+        return error(
+          400,
+          'invalid_request_error',
+          'Missing required param: success_url.',
+          'parameter_missing',
+          'success_url',
+        );
       const sessionId = `cs_test_${randomBytes(16).toString('hex')}`;
       const session = {
         id: sessionId,
@@ -174,7 +197,15 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     }
     if (method === 'POST' && path === '/v1/billing_portal/sessions') {
       if (!p.customer || !customers.has(p.customer)) return missing('customer', String(p.customer));
-      const portal = { id: id('bps'), object: 'billing_portal.session', customer: p.customer, return_url: p.return_url ?? null, url: `https://billing.stripe.test/p/session/${id('test')}`, created: nowS(), livemode: false };
+      const portal = {
+        id: id('bps'),
+        object: 'billing_portal.session',
+        customer: p.customer,
+        return_url: p.return_url ?? null,
+        url: `https://billing.stripe.test/p/session/${id('test')}`,
+        created: nowS(),
+        livemode: false,
+      };
       portals.set(portal.id, portal);
       return { status: 200, body: portal };
     }
@@ -184,7 +215,12 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       if (!sub) return missing('subscription', subId);
       if (method === 'GET') return { status: 200, body: sub };
       if (method === 'POST') {
-        if (sub.status === 'canceled') return error(400, 'invalid_request_error', 'A canceled subscription can only update its cancellation_details and metadata.');
+        if (sub.status === 'canceled')
+          return error(
+            400,
+            'invalid_request_error',
+            'A canceled subscription can only update its cancellation_details and metadata.',
+          );
         if (p.cancel_at_period_end !== undefined) {
           sub.cancel_at_period_end = p.cancel_at_period_end === 'true';
           sub.cancel_at = sub.cancel_at_period_end ? periodEndOf(sub) : null;
@@ -194,7 +230,8 @@ export async function startFakeStripe(): Promise<FakeStripe> {
         return { status: 200, body: sub };
       }
       if (method === 'DELETE') {
-        if (sub.status === 'canceled') return error(400, 'invalid_request_error', `This subscription has already been canceled: ${subId}`);
+        if (sub.status === 'canceled')
+          return error(400, 'invalid_request_error', `This subscription has already been canceled: ${subId}`);
         sub.status = 'canceled';
         sub.canceled_at = nowS();
         sub.ended_at = nowS();
@@ -231,7 +268,11 @@ export async function startFakeStripe(): Promise<FakeStripe> {
       if (fi >= 0) {
         const f = failures[fi]!;
         if (--f.times <= 0) failures.splice(fi, 1);
-        send(f.status, { error: { type: f.type, message: f.message, ...(f.code ? { code: f.code } : {}) } }, { 'stripe-should-retry': String(f.retryable) });
+        send(
+          f.status,
+          { error: { type: f.type, message: f.message, ...(f.code ? { code: f.code } : {}) } },
+          { 'stripe-should-retry': String(f.retryable) },
+        );
         return;
       }
       const key = method === 'POST' ? req.headers['idempotency-key'] : undefined;
@@ -255,7 +296,10 @@ export async function startFakeStripe(): Promise<FakeStripe> {
     sessions,
     portals,
     subscriptions,
-    calls: (method, path) => requests.filter((r) => r.method === method && (typeof path === 'string' ? r.path.startsWith(path) : path.test(r.path))),
+    calls: (method, path) =>
+      requests.filter(
+        (r) => r.method === method && (typeof path === 'string' ? r.path.startsWith(path) : path.test(r.path)),
+      ),
     failNext(status, opts = {}) {
       const type = status === 402 ? 'card_error' : status >= 500 ? 'api_error' : 'invalid_request_error';
       failures.push({

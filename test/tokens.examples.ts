@@ -47,11 +47,19 @@ beforeAll(async () => {
   // The Node example imports jose: it runs from under the repository's node_modules.
   nodeDir = fs.mkdtempSync(path.join(ROOT, 'node_modules', '.tokens-examples-'));
   otherDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tenantry-tokens-examples-'));
-  for (const [name, text] of Object.entries(code)) fs.writeFileSync(path.join(name.endsWith('.mjs') ? nodeDir : otherDir, name), text);
+  for (const [name, text] of Object.entries(code))
+    fs.writeFileSync(path.join(name.endsWith('.mjs') ? nodeDir : otherDir, name), text);
   programs.node = [process.execPath, [path.join(nodeDir, 'verify.mjs')]];
   programs.python = [PYTHON, [path.join(otherDir, 'verify.py')]];
   const binary = path.join(otherDir, 'verify-go');
-  await run(GO, ['build', '-o', binary, path.join(otherDir, 'verify.go')], { env: { ...process.env, GOCACHE: path.join(os.tmpdir(), 'tenantry-go-cache'), GOPATH: path.join(otherDir, 'gopath'), GOFLAGS: '' } });
+  await run(GO, ['build', '-o', binary, path.join(otherDir, 'verify.go')], {
+    env: {
+      ...process.env,
+      GOCACHE: path.join(os.tmpdir(), 'tenantry-go-cache'),
+      GOPATH: path.join(otherDir, 'gopath'),
+      GOFLAGS: '',
+    },
+  });
   programs.go = [binary, []];
 }, 120_000);
 afterAll(() => {
@@ -62,7 +70,10 @@ afterAll(() => {
 async function verifyWith(which: keyof typeof programs, baseUrl: string, token: string) {
   const [file, args] = programs[which];
   try {
-    const { stdout } = await run(file, [...args, token], { env: { ...process.env, TENANTRY_URL: baseUrl }, timeout: 30_000 });
+    const { stdout } = await run(file, [...args, token], {
+      env: { ...process.env, TENANTRY_URL: baseUrl },
+      timeout: 30_000,
+    });
     return { code: 0, claims: JSON.parse(stdout) as Record<string, unknown>, stderr: '' };
   } catch (err) {
     const e = err as { code?: number; stderr?: string };
@@ -78,21 +89,30 @@ describe.each(ALGS)('%s', (alg: Alg) => {
 
   beforeAll(async () => {
     // The examples check `exp` against the real clock: the app runs on it.
-    t = await createTestApp({ env: { JWT_ALGORITHM: alg, APP_PERMISSIONS: 'invoices:approve' }, clock: new FakeClock(Date.now()) });
+    t = await createTestApp({
+      env: { JWT_ALGORITHM: alg, APP_PERMISSIONS: 'invoices:approve' },
+      clock: new FakeClock(Date.now()),
+    });
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     baseUrl = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
     const owner = await signedInUser(t, 'examples-owner');
     const org = await createOrg(t, owner);
     const user = await signedInUser(t, 'examples');
     await addMember(t, org.id, owner, user, 'admin');
-    const res = await t.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email: user.email, password: PASSWORD, organizationId: org.id } });
+    const res = await t.request({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      payload: { email: user.email, password: PASSWORD, organizationId: org.id },
+    });
     expect(res.statusCode, res.body).toBe(200);
     token = json(res).accessToken as string;
 
     const [k] = await storedKeys(t);
     const claims = decodeJwt(token).payload;
     const [h, p, s] = token.split('.');
-    const pem = (await import('node:crypto')).createPublicKey(privateKeyOf(t, k!)).export({ type: 'spki', format: 'pem' }) as string;
+    const pem = (await import('node:crypto'))
+      .createPublicKey(privateKeyOf(t, k!))
+      .export({ type: 'spki', format: 'pem' }) as string;
     const expired = { ...claims, iat: (claims.iat as number) - 3600, exp: (claims.iat as number) - 2700 };
     forgeries = {
       edited: `${h}.${Buffer.from(JSON.stringify({ ...claims, org_role: 'owner' })).toString('base64url')}.${s}`,
@@ -100,13 +120,26 @@ describe.each(ALGS)('%s', (alg: Alg) => {
       'HS256 with the public key': hmacJwt({ alg: 'HS256', kid: k!.id, typ: 'JWT' }, claims, pem),
       'HS256 with JWT_SECRET': signHs256(claims, t.deps.config.jwtSecret),
       'unknown kid': signJwt(alg, strangerKey(alg), { alg, kid: 'jwk_unknown', typ: 'JWT' }, claims),
-      "a stranger's signature under the real kid": signJwt(alg, strangerKey(alg), { alg, kid: k!.id, typ: 'JWT' }, claims),
+      "a stranger's signature under the real kid": signJwt(
+        alg,
+        strangerKey(alg),
+        { alg, kid: k!.id, typ: 'JWT' },
+        claims,
+      ),
       expired: signJwt(alg, privateKeyOf(t, k!), { alg, kid: k!.id, typ: 'JWT' }, expired),
-      'another issuer': signJwt(alg, privateKeyOf(t, k!), { alg, kid: k!.id, typ: 'JWT' }, { ...claims, iss: 'someone-else' }),
+      'another issuer': signJwt(
+        alg,
+        privateKeyOf(t, k!),
+        { alg, kid: k!.id, typ: 'JWT' },
+        { ...claims, iss: 'someone-else' },
+      ),
     };
     // Control: the forgery with the real key and fresh claims is accepted by the service itself.
     const control = signJwt(alg, privateKeyOf(t, k!), { alg, kid: k!.id, typ: 'JWT' }, claims);
-    expect((await t.request({ method: 'GET', url: '/api/v1/users/me', headers: { authorization: `Bearer ${control}` } })).statusCode).toBe(200);
+    expect(
+      (await t.request({ method: 'GET', url: '/api/v1/users/me', headers: { authorization: `Bearer ${control}` } }))
+        .statusCode,
+    ).toBe(200);
   }, 60_000);
   afterAll(async () => {
     await t?.close();
@@ -117,7 +150,11 @@ describe.each(ALGS)('%s', (alg: Alg) => {
       const ok = await verifyWith(which, baseUrl, token);
       expect(ok.code, ok.stderr).toBe(0);
       expect(ok.claims).toEqual(decodeJwt(token).payload);
-      expect(ok.claims).toMatchObject({ iss: 'tenantry', org_role: 'admin', org_permissions: expect.arrayContaining(['invoices:approve']) });
+      expect(ok.claims).toMatchObject({
+        iss: 'tenantry',
+        org_role: 'admin',
+        org_permissions: expect.arrayContaining(['invoices:approve']),
+      });
       for (const [name, forged] of Object.entries(forgeries)) {
         const refused = await verifyWith(which, baseUrl, forged);
         expect(refused.code, `${which}, ${name}: ${JSON.stringify(refused.claims)}`).toBe(1);
@@ -131,13 +168,17 @@ describe.each(ALGS)('%s', (alg: Alg) => {
     expect(claims).toEqual(decodeJwt(token).payload);
     expect(claims.org_permissions).toContain('invoices:approve');
     for (const [name, forged] of Object.entries(forgeries)) {
-      await expect(verifyAccessToken(forged, { baseUrl: `${baseUrl}/` }), name).rejects.toBeInstanceOf(InvalidAccessTokenError);
+      await expect(verifyAccessToken(forged, { baseUrl: `${baseUrl}/` }), name).rejects.toBeInstanceOf(
+        InvalidAccessTokenError,
+      );
     }
     // The key set is fetched once and kept: a JWKS server in front of the app counts the fetches.
     let fetches = 0;
     const front = http.createServer((req, res) => {
       fetches++;
-      void t.request({ method: 'GET', url: req.url ?? '/' }).then((r) => res.writeHead(r.statusCode, { 'content-type': 'application/json' }).end(r.body));
+      void t
+        .request({ method: 'GET', url: req.url ?? '/' })
+        .then((r) => res.writeHead(r.statusCode, { 'content-type': 'application/json' }).end(r.body));
     });
     await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
     try {

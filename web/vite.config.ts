@@ -23,6 +23,8 @@ export default defineConfig({
     modulePreload: { polyfill: false },
   },
   server: {
-    proxy: Object.fromEntries(['/api', '/docs', '/health', '/ready', '/app-config.json'].map((p) => [p, { target: api, changeOrigin: false }])),
+    proxy: Object.fromEntries(
+      ['/api', '/docs', '/health', '/ready', '/app-config.json'].map((p) => [p, { target: api, changeOrigin: false }]),
+    ),
   },
 });

@@ -10,4 +10,11 @@
 // `@tenantry/client/webhooks` entry, for servers) verifies the signature of webhook deliveries.
 export * from './client.js';
 export { createSession, type Session, type SessionOptions } from './session.js';
-export { type AccessTokenClaims, type AuthMethod, InvalidAccessTokenError, TOKEN_ISSUER, verifyAccessToken, type VerifyAccessTokenOptions } from './tokens.js';
+export {
+  type AccessTokenClaims,
+  type AuthMethod,
+  InvalidAccessTokenError,
+  TOKEN_ISSUER,
+  verifyAccessToken,
+  type VerifyAccessTokenOptions,
+} from './tokens.js';

@@ -19,7 +19,8 @@ export type Session = ReturnType<typeof createSession>;
 
 // Sign-in routes take no access token, and their 401 is an answer about the credentials given, not
 // an expired token: the session neither sends its token there nor refreshes on their 401.
-const PUBLIC_AUTH = /\/api\/v1\/auth\/(?:login|refresh|register|verify-email|resend-verification|password\/|magic-link|two-factor\/login|oauth\/)/;
+const PUBLIC_AUTH =
+  /\/api\/v1\/auth\/(?:login|refresh|register|verify-email|resend-verification|password\/|magic-link|two-factor\/login|oauth\/)/;
 
 const pairOf = (r: LoginResponse | TokenPair): TokenPair => ({
   accessToken: r.accessToken,
@@ -98,9 +99,11 @@ export function createSession(options: SessionOptions) {
     /** POST /auth/login; the session keeps the pair. A 401 with `requiresTwoFactor`: send it again with `twoFactorCode`. */
     signIn: async (body: Body<'LoginRequest'>) => kept(await plain.POST('/api/v1/auth/login', { body })),
     /** POST /auth/magic-link/verify; the session keeps the pair. */
-    signInWithMagicLink: async (body: Body<'MagicLinkVerifyRequest'>) => kept(await plain.POST('/api/v1/auth/magic-link/verify', { body })),
+    signInWithMagicLink: async (body: Body<'MagicLinkVerifyRequest'>) =>
+      kept(await plain.POST('/api/v1/auth/magic-link/verify', { body })),
     /** POST /auth/two-factor/login, after a social sign-in asked for a code; the session keeps the pair. */
-    completeTwoFactorLogin: async (body: Body<'TwoFactorLoginRequest'>) => kept(await plain.POST('/api/v1/auth/two-factor/login', { body })),
+    completeTwoFactorLogin: async (body: Body<'TwoFactorLoginRequest'>) =>
+      kept(await plain.POST('/api/v1/auth/two-factor/login', { body })),
     /** Refreshes the pair now; false when there is none or the API refused it (the session then ends). */
     refresh: async (): Promise<boolean> => Boolean(current && (await freshPair(current))),
     /** POST /auth/logout, then forgets the pair (also when the API says the session had already ended). */

@@ -48,14 +48,20 @@ function parseHeader(header: string): { t: number; signatures: string[] } | null
 }
 
 /** Why the delivery does not verify, or null when it does. */
-function check(payload: string | Uint8Array, header: string | string[] | null | undefined, secret: string, options: VerifyOptions): string | null {
+function check(
+  payload: string | Uint8Array,
+  header: string | string[] | null | undefined,
+  secret: string,
+  options: VerifyOptions,
+): string | null {
   const value = Array.isArray(header) ? header[0] : header;
   if (!value) return 'No X-Webhook-Signature header';
   if (!secret) return 'No webhook secret given';
   const parsed = parseHeader(value);
   if (!parsed) return 'The X-Webhook-Signature header is malformed';
   const now = options.now ?? Math.floor(Date.now() / 1000);
-  if (Math.abs(now - parsed.t) > (options.toleranceSeconds ?? DEFAULT_TOLERANCE_S)) return 'The signature timestamp is outside the tolerance window';
+  if (Math.abs(now - parsed.t) > (options.toleranceSeconds ?? DEFAULT_TOLERANCE_S))
+    return 'The signature timestamp is outside the tolerance window';
   const expected = createHmac('sha256', secret).update(`${parsed.t}.`).update(payload).digest();
   // Constant time: every candidate is compared in full, whatever the bytes.
   let match = false;
@@ -66,12 +72,22 @@ function check(payload: string | Uint8Array, header: string | string[] | null | 
 }
 
 /** Whether `payload` (the raw body) was signed with `secret` within the tolerance window. */
-export function verifyWebhookSignature(payload: string | Uint8Array, header: string | string[] | null | undefined, secret: string, options: VerifyOptions = {}): boolean {
+export function verifyWebhookSignature(
+  payload: string | Uint8Array,
+  header: string | string[] | null | undefined,
+  secret: string,
+  options: VerifyOptions = {},
+): boolean {
   return check(payload, header, secret, options) === null;
 }
 
 /** The verified event of a delivery; throws WebhookSignatureError when it does not verify. */
-export function constructWebhookEvent(payload: string | Uint8Array, header: string | string[] | null | undefined, secret: string, options: VerifyOptions = {}): WebhookEvent {
+export function constructWebhookEvent(
+  payload: string | Uint8Array,
+  header: string | string[] | null | undefined,
+  secret: string,
+  options: VerifyOptions = {},
+): WebhookEvent {
   const problem = check(payload, header, secret, options);
   if (problem) throw new WebhookSignatureError(problem);
   const text = typeof payload === 'string' ? payload : Buffer.from(payload).toString('utf8');

@@ -1,7 +1,15 @@
 // The admin commands' command line: `<command> [--flag value | --flag=value | --switch]…`. A wrong
 // line is a UsageError (exit code 2, one line of usage).
 
-export const COMMANDS = ['create-user', 'verify-user', 'disable-user', 'enable-user', 'rotate-encryption-key', 'rotate-signing-key', 'seed-demo'] as const;
+export const COMMANDS = [
+  'create-user',
+  'verify-user',
+  'disable-user',
+  'enable-user',
+  'rotate-encryption-key',
+  'rotate-signing-key',
+  'seed-demo',
+] as const;
 export type Command = (typeof COMMANDS)[number];
 
 export const USAGE = `Usage: npm run admin -- <${COMMANDS.join('|')}> [options] (--help for details)`;

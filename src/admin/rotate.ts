@@ -18,8 +18,18 @@ interface Target {
 }
 
 const TARGETS: Target[] = [
-  { label: 'two-factor secrets', table: 'two_factor', keys: ['user_id'], columns: ['secret_enc', 'pending_secret_enc'] },
-  { label: 'webhook signing secrets', table: 'webhook_endpoints', keys: ['organization_id', 'id'], columns: ['secret_enc', 'previous_secret_enc'] },
+  {
+    label: 'two-factor secrets',
+    table: 'two_factor',
+    keys: ['user_id'],
+    columns: ['secret_enc', 'pending_secret_enc'],
+  },
+  {
+    label: 'webhook signing secrets',
+    table: 'webhook_endpoints',
+    keys: ['organization_id', 'id'],
+    columns: ['secret_enc', 'previous_secret_enc'],
+  },
   { label: 'access-token signing keys', table: 'signing_keys', keys: ['id'], columns: ['private_key_enc'] },
 ];
 
@@ -32,19 +42,35 @@ export interface RotationCount {
 
 type Row = Record<string, string | null>;
 const rowsOf = (result: unknown) => (result as { rows: Row[] }).rows;
-const ids = (cols: string[]) => sql.join(cols.map((c) => sql.identifier(c)), sql`, `);
-const tuple = (values: unknown[]) => sql`(${sql.join(values.map((v) => sql`${v}`), sql`, `)})`;
+const ids = (cols: string[]) =>
+  sql.join(
+    cols.map((c) => sql.identifier(c)),
+    sql`, `,
+  );
+const tuple = (values: unknown[]) =>
+  sql`(${sql.join(
+    values.map((v) => sql`${v}`),
+    sql`, `,
+  )})`;
 
 /** The columns of `target` the database has (a column added by a later migration may be missing). */
 async function existingColumns(deps: Infra, target: Target): Promise<string[]> {
   const found = rowsOf(
-    await deps.db.execute(sql`select column_name from information_schema.columns where table_schema = current_schema() and table_name = ${target.table}`),
+    await deps.db.execute(
+      sql`select column_name from information_schema.columns where table_schema = current_schema() and table_name = ${target.table}`,
+    ),
   ).map((r) => r.column_name);
   return target.columns.filter((c) => found.includes(c));
 }
 
 /** Rewrites one stored value under the first key; the outcome for the count. */
-async function rotateValue(deps: Infra, target: Target, key: unknown[], column: string, value: string): Promise<'rewritten' | 'current' | 'unreadable'> {
+async function rotateValue(
+  deps: Infra,
+  target: Target,
+  key: unknown[],
+  column: string,
+  value: string,
+): Promise<'rewritten' | 'current' | 'unreadable'> {
   const { encryptionKey, encryptionKeys } = deps.config;
   const table = sql.identifier(target.table);
   const col = sql.identifier(column);
@@ -66,7 +92,9 @@ async function rotateValue(deps: Infra, target: Target, key: unknown[], column: 
       throw err;
     }
     const updated = rowsOf(
-      await deps.db.execute(sql`update ${table} set ${col} = ${encrypt(encryptionKey, clear)} where ${byKey} and ${col} = ${seen} returning 1 as ok`),
+      await deps.db.execute(
+        sql`update ${table} set ${col} = ${encrypt(encryptionKey, clear)} where ${byKey} and ${col} = ${seen} returning 1 as ok`,
+      ),
     );
     if (updated.length === 1) return 'rewritten';
     // Changed meanwhile (the service wrote it, or cleared it): read it again.
@@ -106,15 +134,22 @@ export async function rotateTarget(deps: Infra, target: Target, batchSize: numbe
 export async function rotateEncryptionKey(deps: Infra, io: Io, batchSize = 100): Promise<number> {
   const keys = deps.config.encryptionKeys.length;
   io.out(`re-encrypting with the first of ${keys} key${keys === 1 ? '' : 's'} of ENCRYPTION_KEY`);
-  if (keys === 1) io.out('ENCRYPTION_KEY lists one key: to move to a new key, list it first (ENCRYPTION_KEY=new,old) on every instance, then run this again');
+  if (keys === 1)
+    io.out(
+      'ENCRYPTION_KEY lists one key: to move to a new key, list it first (ENCRYPTION_KEY=new,old) on every instance, then run this again',
+    );
   let unreadable = 0;
   for (const target of TARGETS) {
     const c = await rotateTarget(deps, target, batchSize);
-    io.out(`${target.label}: ${c.rewritten} re-encrypted, ${c.current} already under the first key, ${c.unreadable.length} unreadable`);
+    io.out(
+      `${target.label}: ${c.rewritten} re-encrypted, ${c.current} already under the first key, ${c.unreadable.length} unreadable`,
+    );
     for (const which of c.unreadable) io.out(`  unreadable with every listed key: ${target.table} ${which}`);
     unreadable += c.unreadable.length;
   }
-  io.out('backup codes are hashed with the key that made them: keep the old key listed until users have made new ones, or they stop working');
+  io.out(
+    'backup codes are hashed with the key that made them: keep the old key listed until users have made new ones, or they stop working',
+  );
   if (unreadable > 0) io.out(`${unreadable} value(s) no listed key opens: they were left as they are`);
   return unreadable > 0 ? 1 : 0;
 }

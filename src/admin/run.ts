@@ -7,12 +7,21 @@ import { seedDemo } from './seed.js';
 import { parseDelay, rotateKey } from './signing-key.js';
 import { createUser, disableUser, enableUser, type Io, verifyUser } from './users.js';
 
-export async function runCommand(deps: Infra, command: Command, flags: Record<string, string | true>, io: Io): Promise<number> {
+export async function runCommand(
+  deps: Infra,
+  command: Command,
+  flags: Record<string, string | true>,
+  io: Io,
+): Promise<number> {
   const value = (name: string) => (typeof flags[name] === 'string' ? (flags[name] as string) : undefined);
   const email = value('email') ?? '';
   switch (command) {
     case 'create-user':
-      await createUser(deps, { email, password: value('password'), name: value('name'), verified: flags.verified === true }, io);
+      await createUser(
+        deps,
+        { email, password: value('password'), name: value('name'), verified: flags.verified === true },
+        io,
+      );
       return 0;
     case 'verify-user':
       await verifyUser(deps, email, io, { keepCredentials: flags['keep-credentials'] === true });

@@ -24,11 +24,25 @@ export interface DemoCredentials {
   webhookSecret: string;
 }
 
-const CONTEXT: RequestContext = { method: 'CLI', route: 'npm run admin -- seed-demo', path: 'seed-demo', ipAddress: null, userAgent: 'tenantry-admin', status: 201 };
+const CONTEXT: RequestContext = {
+  method: 'CLI',
+  route: 'npm run admin -- seed-demo',
+  path: 'seed-demo',
+  ipAddress: null,
+  userAgent: 'tenantry-admin',
+  status: 201,
+};
 
-export async function seedDemo(deps: Infra, flags: { email?: string; webhookUrl?: string }, io: Io): Promise<DemoCredentials> {
+export async function seedDemo(
+  deps: Infra,
+  flags: { email?: string; webhookUrl?: string },
+  io: Io,
+): Promise<DemoCredentials> {
   if (deps.config.env === 'production') {
-    throw new AppError('VALIDATION_ERROR', 'seed-demo is refused when NODE_ENV=production: it prints a password and an API key');
+    throw new AppError(
+      'VALIDATION_ERROR',
+      'seed-demo is refused when NODE_ENV=production: it prints a password and an API key',
+    );
   }
   const suffix = randomBytes(3).toString('hex');
   const email = flags.email ?? 'demo@example.com';
@@ -37,10 +51,16 @@ export async function seedDemo(deps: Infra, flags: { email?: string; webhookUrl?
   const actor: UserActor = { kind: 'user', userId: user.id, email: user.email, sessionId: 'admin' };
   const org = await createOrganization(deps, actor, { name: 'Demo Organization', slug: `demo-${suffix}` }, CONTEXT);
   const access = await deps.authorizeOrg(actor, org.id, 'api-keys:create', CONTEXT);
-  const project = await createProjectService(deps).create(access, { name: 'Demo project', description: 'Made by npm run admin -- seed-demo' });
+  const project = await createProjectService(deps).create(access, {
+    name: 'Demo project',
+    description: 'Made by npm run admin -- seed-demo',
+  });
   const key = await createApiKey(deps, access, { name: 'demo', scopes: [...SCOPES] });
   // Last, so the events above are not delivered to it.
-  const endpoint = await createEndpoint(deps, access, { url: flags.webhookUrl ?? 'https://example.com/webhooks/tenantry', description: 'demo' });
+  const endpoint = await createEndpoint(deps, access, {
+    url: flags.webhookUrl ?? 'https://example.com/webhooks/tenantry',
+    description: 'demo',
+  });
 
   const demo: DemoCredentials = {
     email: user.email,

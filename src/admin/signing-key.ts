@@ -14,7 +14,8 @@ const PUBLICATION_LAG_S = 300 + REFRESH_MS / 1000;
 
 export function parseDelay(raw: string | undefined): number {
   if (raw === undefined) return DEFAULT_ROTATION_DELAY_S;
-  if (!/^\d+$/.test(raw) || Number(raw) > MAX_DELAY_S) throw new UsageError(`--delay-s must be a whole number of seconds from 0 to ${MAX_DELAY_S}`);
+  if (!/^\d+$/.test(raw) || Number(raw) > MAX_DELAY_S)
+    throw new UsageError(`--delay-s must be a whole number of seconds from 0 to ${MAX_DELAY_S}`);
   return Number(raw);
 }
 
@@ -26,8 +27,12 @@ export async function rotateKey(deps: Infra, delayS: number, io: Io): Promise<nu
   }
   const r = await rotateSigningKey(deps.db, deps.config, deps.clock, alg, delayS);
   io.out(`new ${alg} key ${r.kid}: published now, signs from ${r.activeFrom.toISOString()}`);
-  for (const k of r.retired) io.out(`key ${k.kid} signs until ${k.retiresAt.toISOString()}, stays published until ${k.publishedUntil.toISOString()}`);
-  if (r.deleted.length > 0) io.out(`deleted ${r.deleted.length} key(s) whose tokens have all expired: ${r.deleted.join(', ')}`);
+  for (const k of r.retired)
+    io.out(
+      `key ${k.kid} signs until ${k.retiresAt.toISOString()}, stays published until ${k.publishedUntil.toISOString()}`,
+    );
+  if (r.deleted.length > 0)
+    io.out(`deleted ${r.deleted.length} key(s) whose tokens have all expired: ${r.deleted.join(', ')}`);
   if (delayS < PUBLICATION_LAG_S) {
     io.out(
       `--delay-s ${delayS} is less than ${PUBLICATION_LAG_S}: a service that cached the key set before this rotation may refuse tokens of the new key until it fetches /.well-known/jwks.json again`,

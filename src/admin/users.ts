@@ -29,7 +29,11 @@ async function userByEmail(deps: Infra, email: string): Promise<UserRow> {
   return user;
 }
 
-export async function createUser(deps: Infra, flags: { email: string; password?: string; name?: string; verified?: boolean }, io: Io): Promise<UserRow> {
+export async function createUser(
+  deps: Infra,
+  flags: { email: string; password?: string; name?: string; verified?: boolean },
+  io: Io,
+): Promise<UserRow> {
   const email = normalizeEmail(flags.email);
   if (!EMAIL.test(email) || email.length > 254) throw validationError(`"${flags.email}" is not an email address`);
   let password = flags.password;
@@ -59,7 +63,9 @@ export async function createUser(deps: Infra, flags: { email: string; password?:
     if (isUniqueViolation(err)) throw conflict(`An account with the email ${email} already exists`);
     throw err;
   }
-  io.out(`created ${row.id} (${email}), ${flags.verified ? 'email verified' : 'email not verified: verify-user --keep-credentials, or the user asks for a new verification mail'}`);
+  io.out(
+    `created ${row.id} (${email}), ${flags.verified ? 'email verified' : 'email not verified: verify-user --keep-credentials, or the user asks for a new verification mail'}`,
+  );
   return row;
 }
 
@@ -70,7 +76,12 @@ export async function createUser(deps: Infra, flags: { email: string; password?:
  * two-factor, passkeys, social links, unused mailed tokens and sessions go, and the owner signs in
  * by a sign-in link or a password reset.
  */
-export async function verifyUser(deps: Infra, email: string, io: Io, opts: { keepCredentials?: boolean } = {}): Promise<void> {
+export async function verifyUser(
+  deps: Infra,
+  email: string,
+  io: Io,
+  opts: { keepCredentials?: boolean } = {},
+): Promise<void> {
   const user = await userByEmail(deps, email);
   const already = () => io.out(`${user.id} (${user.email}) was verified already`);
   if (user.emailVerifiedAt) return already();

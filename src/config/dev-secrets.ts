@@ -26,9 +26,14 @@ export function loadDevSecrets(dataDir: string): DevSecrets {
     } catch {
       // reported below
     }
-    const ok = parsed && (['jwtSecret', 'jwtRefreshSecret', 'encryptionKey'] as const).every((k) => typeof parsed[k] === 'string');
+    const ok =
+      parsed &&
+      (['jwtSecret', 'jwtRefreshSecret', 'encryptionKey'] as const).every((k) => typeof parsed[k] === 'string');
     if (!ok) {
-      throw new ConfigError('DATA_DIR', `has a damaged ${file}: delete it to generate new development secrets (signs everyone out)`);
+      throw new ConfigError(
+        'DATA_DIR',
+        `has a damaged ${file}: delete it to generate new development secrets (signs everyone out)`,
+      );
     }
     return parsed as DevSecrets;
   };

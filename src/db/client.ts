@@ -83,7 +83,10 @@ export async function openPglite(opts: OpenPgliteOptions): Promise<DbHandle> {
   const unlock = opts.dataDir ? lockDataDir(opts.dataDir) : () => {};
   try {
     const dir = opts.dataDir ? path.join(opts.dataDir, 'pglite') : undefined;
-    const client = await PGlite.create({ ...(dir ? { dataDir: dir } : {}), ...(opts.loadDataDir ? { loadDataDir: opts.loadDataDir } : {}) });
+    const client = await PGlite.create({
+      ...(dir ? { dataDir: dir } : {}),
+      ...(opts.loadDataDir ? { loadDataDir: opts.loadDataDir } : {}),
+    });
     const db = drizzlePglite(client, { schema }) as unknown as Db;
     return {
       db,
@@ -112,12 +115,19 @@ export function openPostgres(url: string, logger: Logger, max = 10): DbHandle {
   const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 5000, idleTimeoutMillis: 30_000 });
   // An idle client losing its server (restart, failover) emits here; unhandled it would kill the
   // process. The pool drops the client and reconnects on the next query.
-  pool.on('error', (err) => logger.warn({ err: { message: err.message, code: (err as { code?: string }).code } }, 'database connection lost'));
+  pool.on('error', (err) =>
+    logger.warn({ err: { message: err.message, code: (err as { code?: string }).code } }, 'database connection lost'),
+  );
   // A client checked out of the pool (inside a transaction, between two statements) emits on itself,
   // where the pool's listener is not attached: without this listener that also kills the process. The
   // statement that follows fails (503) and the pool discards the broken client on release.
   pool.on('connect', (client) => {
-    client.on('error', (err) => logger.warn({ err: { message: err.message, code: (err as { code?: string }).code } }, 'database connection lost (client in use)'));
+    client.on('error', (err) =>
+      logger.warn(
+        { err: { message: err.message, code: (err as { code?: string }).code } },
+        'database connection lost (client in use)',
+      ),
+    );
   });
   const db = drizzlePg(pool, { schema }) as unknown as Db;
   return {

@@ -6,10 +6,14 @@ import { runMigrations } from './migrate.js';
 
 const config = loadConfig();
 const logger = pino({ level: config.logLevel });
-const handle = config.databaseUrl ? openPostgres(config.databaseUrl, logger, 2) : await openPglite({ dataDir: config.dataDir });
+const handle = config.databaseUrl
+  ? openPostgres(config.databaseUrl, logger, 2)
+  : await openPglite({ dataDir: config.dataDir });
 try {
   await runMigrations(handle);
-  console.log(`Migrations applied (${handle.kind === 'pg' ? 'PostgreSQL' : `embedded database in ${config.dataDir}`}).`);
+  console.log(
+    `Migrations applied (${handle.kind === 'pg' ? 'PostgreSQL' : `embedded database in ${config.dataDir}`}).`,
+  );
 } finally {
   await handle.close();
 }

@@ -29,4 +29,3 @@ export async function runMigrations(handle: DbHandle): Promise<void> {
     client.release();
   }
 }
-

@@ -13,7 +13,15 @@ afterAll(async () => {
 });
 
 const preflight = (origin: string, url = '/api/v1/auth/login', method = 'POST') =>
-  t.request({ method: 'OPTIONS', url, headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': 'content-type, authorization' } });
+  t.request({
+    method: 'OPTIONS',
+    url,
+    headers: {
+      origin,
+      'access-control-request-method': method,
+      'access-control-request-headers': 'content-type, authorization',
+    },
+  });
 
 describe('CORS', () => {
   it('answers a preflight from APP_ORIGIN with what the front end needs', async () => {
@@ -28,7 +36,8 @@ describe('CORS', () => {
       expect(res.headers['access-control-allow-origin']).toBe(ORIGIN);
       expect(String(res.headers['access-control-allow-methods'])).toContain(method);
       const allowHeaders = String(res.headers['access-control-allow-headers']).toLowerCase();
-      for (const h of ['authorization', 'content-type', 'idempotency-key', 'x-api-key', 'x-session-mode']) expect(allowHeaders).toContain(h);
+      for (const h of ['authorization', 'content-type', 'idempotency-key', 'x-api-key', 'x-session-mode'])
+        expect(allowHeaders).toContain(h);
       expect(res.headers['access-control-max-age']).toMatch(/^\d+$/);
       // The web app's refresh cookie (cookie mode) from a front end on another origin of the site.
       expect(res.headers['access-control-allow-credentials']).toBe('true');
@@ -37,17 +46,36 @@ describe('CORS', () => {
   });
 
   it('lets the front end read the rate-limit headers of an actual request', async () => {
-    const res = await t.request({ method: 'POST', url: '/api/v1/auth/login', headers: { origin: ORIGIN }, payload: { email: 'nobody@example.com', password: 'Wrong-Pass-1' } });
+    const res = await t.request({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      headers: { origin: ORIGIN },
+      payload: { email: 'nobody@example.com', password: 'Wrong-Pass-1' },
+    });
     expect(res.statusCode).toBe(401);
     expect(res.headers['access-control-allow-origin']).toBe(ORIGIN);
     expect(res.headers['access-control-allow-credentials']).toBe('true');
     const exposed = String(res.headers['access-control-expose-headers']).toLowerCase();
-    for (const h of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'retry-after', 'x-request-id', 'idempotent-replayed']) expect(exposed).toContain(h);
+    for (const h of [
+      'x-ratelimit-limit',
+      'x-ratelimit-remaining',
+      'x-ratelimit-reset',
+      'retry-after',
+      'x-request-id',
+      'idempotent-replayed',
+    ])
+      expect(exposed).toContain(h);
     expect(String(res.headers.vary)).toMatch(/origin/i);
   });
 
   it('gives another origin nothing, on preflights and on requests', async () => {
-    for (const origin of ['http://evil.test', 'http://app.test.evil.test', 'https://app.test', 'http://app.test:8080', 'null']) {
+    for (const origin of [
+      'http://evil.test',
+      'http://app.test.evil.test',
+      'https://app.test',
+      'http://app.test:8080',
+      'null',
+    ]) {
       const pre = await preflight(origin);
       expect(pre.headers['access-control-allow-origin'], origin).toBeUndefined();
       expect(pre.headers['access-control-allow-credentials'], origin).toBeUndefined();

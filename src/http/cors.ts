@@ -8,7 +8,8 @@ import type { FastifyInstance } from 'fastify';
 const ALLOW_METHODS = 'GET, POST, PUT, PATCH, DELETE';
 const ALLOW_HEADERS = 'Authorization, Content-Type, Idempotency-Key, X-API-Key, X-Request-Id, X-Session-Mode';
 // What a browser script may read from a response besides the CORS-safelisted headers.
-const EXPOSE_HEADERS = 'X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, X-Request-Id, Idempotent-Replayed';
+const EXPOSE_HEADERS =
+  'X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, X-Request-Id, Idempotent-Replayed';
 const MAX_AGE_S = '600';
 
 export function registerCors(app: FastifyInstance, appOrigin: string) {

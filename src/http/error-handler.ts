@@ -6,7 +6,22 @@ import { AppError, type ErrorCode } from '../lib/errors.js';
 import { describeValidation } from './validation.js';
 
 // Connection-level failures: the database (or Redis) is unreachable, not the request at fault.
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '53300', '08000', '08003', '08006', '08001', '08004']);
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+  '08000',
+  '08003',
+  '08006',
+  '08001',
+  '08004',
+]);
 
 function isUnavailable(err: unknown): boolean {
   let e = err as { code?: unknown; cause?: unknown; message?: unknown } | undefined;
@@ -14,7 +29,12 @@ function isUnavailable(err: unknown): boolean {
     if (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
     // ioredis gives up on a command after its reconnect attempts (Redis down or unreachable).
     if ((e as { name?: unknown }).name === 'MaxRetriesPerRequestError') return true;
-    if (typeof e.message === 'string' && /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Cannot use a pool after calling end|PGlite is clos(?:ed|ing)|^Connection is closed\.?$|enableOfflineQueue options is false/i.test(e.message)) {
+    if (
+      typeof e.message === 'string' &&
+      /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Cannot use a pool after calling end|PGlite is clos(?:ed|ing)|^Connection is closed\.?$|enableOfflineQueue options is false/i.test(
+        e.message,
+      )
+    ) {
       return true;
     }
     e = e.cause as typeof e;
@@ -35,7 +55,11 @@ export function toAppError(err: FastifyError | AppError | Error): AppError | nul
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new AppError('UNSUPPORTED_MEDIA_TYPE', 'Unsupported content type', 'Send the body as application/json');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new AppError('VALIDATION_ERROR', 'Invalid request body', 'The body is empty but Content-Type is application/json');
+      return new AppError(
+        'VALIDATION_ERROR',
+        'Invalid request body',
+        'The body is empty but Content-Type is application/json',
+      );
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new AppError('VALIDATION_ERROR', 'Malformed JSON', 'The request body is not valid JSON');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
@@ -45,9 +69,14 @@ export function toAppError(err: FastifyError | AppError | Error): AppError | nul
     return new AppError('VALIDATION_ERROR', 'Malformed JSON', 'The request body is not valid JSON');
   }
   if (isUnavailable(err)) {
-    return new AppError('SERVICE_UNAVAILABLE', 'Service temporarily unavailable', 'A backing service is unreachable; try again shortly', {
-      'Retry-After': '1',
-    });
+    return new AppError(
+      'SERVICE_UNAVAILABLE',
+      'Service temporarily unavailable',
+      'A backing service is unreachable; try again shortly',
+      {
+        'Retry-After': '1',
+      },
+    );
   }
   if (pgErrorCode(err) === '23503') {
     // A row this change refers to (its organization, user, …) was deleted meanwhile.
@@ -58,17 +87,23 @@ export function toAppError(err: FastifyError | AppError | Error): AppError | nul
     return new AppError('VALIDATION_ERROR', 'Invalid request', 'A value has an invalid format');
   }
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
-    const code: ErrorCode = fe.statusCode === 404 ? 'NOT_FOUND' : fe.statusCode === 429 ? 'RATE_LIMIT_EXCEEDED' : 'VALIDATION_ERROR';
+    const code: ErrorCode =
+      fe.statusCode === 404 ? 'NOT_FOUND' : fe.statusCode === 429 ? 'RATE_LIMIT_EXCEEDED' : 'VALIDATION_ERROR';
     return new AppError(code, 'Invalid request', fe.message);
   }
   return null;
 }
 
 /** The error envelope of `e` (docs/api.md#errors). */
-export const errorBody = (e: AppError) => ({ success: false as const, error: { code: e.code, message: e.message, details: e.details }, ...e.extra });
+export const errorBody = (e: AppError) => ({
+  success: false as const,
+  error: { code: e.code, message: e.message, details: e.details },
+  ...e.extra,
+});
 
 /** The 500 of an unexpected error: its reference is the request id, which the log carries too. */
-export const internalError = (request: FastifyRequest) => new AppError('INTERNAL_ERROR', 'An unexpected error occurred', `Reference: ${request.id}`);
+export const internalError = (request: FastifyRequest) =>
+  new AppError('INTERNAL_ERROR', 'An unexpected error occurred', `Reference: ${request.id}`);
 
 /** The status, headers and envelope of `e`, on a reply that has not been sent yet. */
 export function prepareError(reply: FastifyReply, e: AppError) {
@@ -91,7 +126,10 @@ export function frameworkError(err: FastifyError, request: FastifyRequest, reply
   reply.header('x-request-id', request.id);
   switch (err.code) {
     case 'FST_ERR_BAD_URL':
-      return sendError(reply, new AppError('VALIDATION_ERROR', 'Invalid path', 'The URL path is not valid percent-encoding'));
+      return sendError(
+        reply,
+        new AppError('VALIDATION_ERROR', 'Invalid path', 'The URL path is not valid percent-encoding'),
+      );
     case 'FST_ERR_MAX_PARAM_LENGTH':
       return sendError(reply, new AppError('VALIDATION_ERROR', 'Invalid path', 'A path parameter is too long'));
     default:

@@ -21,20 +21,47 @@ export type ErrorSpec = ErrorCode | ErrorExample;
 /** The example of each code when a route says nothing more precise. */
 export const DEFAULT_EXAMPLES: Record<ErrorCode, Omit<ErrorExample, 'code'>> = {
   VALIDATION_ERROR: { message: 'Invalid request body', details: 'name: is required' },
-  AUTHENTICATION_ERROR: { message: 'Authentication required', details: 'Send an access token as Authorization: Bearer <token>' },
-  PLAN_LIMIT_EXCEEDED: { message: 'Plan limit reached: 3 members', details: "Upgrade the organization's plan to add more members" },
-  AUTHORIZATION_ERROR: { message: 'Missing permission org:update', details: 'Your role (member) does not grant org:update' },
-  EMAIL_NOT_VERIFIED: { message: 'Email address not verified', details: 'Follow the link in the verification email, or ask for a new one' },
+  AUTHENTICATION_ERROR: {
+    message: 'Authentication required',
+    details: 'Send an access token as Authorization: Bearer <token>',
+  },
+  PLAN_LIMIT_EXCEEDED: {
+    message: 'Plan limit reached: 3 members',
+    details: "Upgrade the organization's plan to add more members",
+  },
+  AUTHORIZATION_ERROR: {
+    message: 'Missing permission org:update',
+    details: 'Your role (member) does not grant org:update',
+  },
+  EMAIL_NOT_VERIFIED: {
+    message: 'Email address not verified',
+    details: 'Follow the link in the verification email, or ask for a new one',
+  },
   NOT_FOUND: { message: 'Organization not found' },
   CONFLICT: { message: 'The request conflicts with the current state' },
   PAYLOAD_TOO_LARGE: { message: 'Request body is too large', details: 'The body must not exceed 1 MiB' },
   UNSUPPORTED_MEDIA_TYPE: { message: 'Unsupported content type', details: 'Send the body as application/json' },
-  ACCOUNT_LOCKED: { message: 'Account is temporarily locked after too many failed sign-in attempts', details: 'Try again in 900 seconds' },
-  RATE_LIMIT_EXCEEDED: { message: 'Too many requests', details: 'Limit of 600 requests per minute reached; retry in 1 minute' },
-  QUOTA_EXCEEDED: { message: 'Monthly API request quota exceeded', details: 'The plan allows 10000 API requests per month (API-key requests and published events)' },
-  INTERNAL_ERROR: { message: 'An unexpected error occurred', details: 'Reference: 0f6e1f9c-3c1a-4d7e-9a51-2b8c8f1d2e47' },
+  ACCOUNT_LOCKED: {
+    message: 'Account is temporarily locked after too many failed sign-in attempts',
+    details: 'Try again in 900 seconds',
+  },
+  RATE_LIMIT_EXCEEDED: {
+    message: 'Too many requests',
+    details: 'Limit of 600 requests per minute reached; retry in 1 minute',
+  },
+  QUOTA_EXCEEDED: {
+    message: 'Monthly API request quota exceeded',
+    details: 'The plan allows 10000 API requests per month (API-key requests and published events)',
+  },
+  INTERNAL_ERROR: {
+    message: 'An unexpected error occurred',
+    details: 'Reference: 0f6e1f9c-3c1a-4d7e-9a51-2b8c8f1d2e47',
+  },
   PAYMENT_PROVIDER_ERROR: { message: 'The payment provider failed', details: 'The provider did not answer in time' },
-  SERVICE_UNAVAILABLE: { message: 'Service temporarily unavailable', details: 'A backing service is unreachable; try again shortly' },
+  SERVICE_UNAVAILABLE: {
+    message: 'Service temporarily unavailable',
+    details: 'A backing service is unreachable; try again shortly',
+  },
 };
 
 const STATUS_TEXT: Record<number, string> = {
@@ -68,7 +95,8 @@ export interface ErrorResponseEntry {
   [ERRORS]: true;
 }
 
-export const isErrorEntry = (entry: unknown): entry is ErrorResponseEntry => typeof entry === 'object' && entry !== null && ERRORS in entry;
+export const isErrorEntry = (entry: unknown): entry is ErrorResponseEntry =>
+  typeof entry === 'object' && entry !== null && ERRORS in entry;
 
 /** The response map with its own copies of the error entries, so that completing them never touches another route's. */
 export function withOwnErrors(response: Record<string, unknown>): Record<string, unknown> {
@@ -79,12 +107,17 @@ export function withOwnErrors(response: Record<string, unknown>): Record<string,
       continue;
     }
     const media = entry.content[JSON_TYPE];
-    out[status] = { description: entry.description, content: { [JSON_TYPE]: { schema: media.schema, examples: { ...media.examples } } }, [ERRORS]: true } satisfies ErrorResponseEntry;
+    out[status] = {
+      description: entry.description,
+      content: { [JSON_TYPE]: { schema: media.schema, examples: { ...media.examples } } },
+      [ERRORS]: true,
+    } satisfies ErrorResponseEntry;
   }
   return out;
 }
 
-const toExample = (spec: ErrorSpec): ErrorExample => (typeof spec === 'string' ? { code: spec, ...DEFAULT_EXAMPLES[spec] } : spec);
+const toExample = (spec: ErrorSpec): ErrorExample =>
+  typeof spec === 'string' ? { code: spec, ...DEFAULT_EXAMPLES[spec] } : spec;
 
 /**
  * Adds one example to the response map, creating the status's entry. With onlyIfAbsent, nothing is
@@ -94,9 +127,14 @@ export function addError(response: Record<string, unknown>, spec: ErrorSpec, onl
   const ex = toExample(spec);
   const status = String(ERROR_STATUS[ex.code]);
   let entry = response[status];
-  if (entry !== undefined && !isErrorEntry(entry)) throw new Error(`Status ${status} is declared both as a success and as an error`);
+  if (entry !== undefined && !isErrorEntry(entry))
+    throw new Error(`Status ${status} is declared both as a success and as an error`);
   if (!entry) {
-    entry = { description: '', content: { [JSON_TYPE]: { schema: Type.Ref('ErrorResponse'), examples: {} } }, [ERRORS]: true } satisfies ErrorResponseEntry;
+    entry = {
+      description: '',
+      content: { [JSON_TYPE]: { schema: Type.Ref('ErrorResponse'), examples: {} } },
+      [ERRORS]: true,
+    } satisfies ErrorResponseEntry;
     response[status] = entry;
   }
   const media = (entry as ErrorResponseEntry).content[JSON_TYPE];
@@ -107,7 +145,8 @@ export function addError(response: Record<string, unknown>, spec: ErrorSpec, onl
     summary: `${ex.code}: ${ex.message}`,
     value: { success: false, error: { code: ex.code, message: ex.message, details: ex.details ?? '' }, ...ex.extra },
   };
-  if (ex.extra) media.schema = Type.Ref('reauthenticationRequired' in ex.extra ? 'ReauthErrorResponse' : 'SignInErrorResponse');
+  if (ex.extra)
+    media.schema = Type.Ref('reauthenticationRequired' in ex.extra ? 'ReauthErrorResponse' : 'SignInErrorResponse');
   const codes = [...new Set([...shown, ex.code])];
   (entry as ErrorResponseEntry).description = `${STATUS_TEXT[Number(status)] ?? 'Error'}: ${codes.join(', ')}`;
 }
@@ -126,5 +165,10 @@ export function errors(...specs: ErrorSpec[]): Record<number, TSchema> {
 /** What orgAccess answers (platform/tenancy.ts): an unknown organization, a role or key that lacks the permission. */
 export const orgAccessErrors = (permission: Permission): ErrorExample[] => [
   { code: 'NOT_FOUND', name: 'organizationNotFound', message: 'Organization not found' },
-  { code: 'AUTHORIZATION_ERROR', name: 'missingPermission', message: `Missing permission ${permission}`, details: `Your role (viewer) does not grant ${permission}` },
+  {
+    code: 'AUTHORIZATION_ERROR',
+    name: 'missingPermission',
+    message: `Missing permission ${permission}`,
+    details: `Your role (viewer) does not grant ${permission}`,
+  },
 ];

@@ -38,7 +38,8 @@ function csp(res: LightMyRequestResponse): Map<string, string[]> {
 }
 
 /** The sources a directive allows, falling back to default-src as browsers do. */
-const sources = (policy: Map<string, string[]>, directive: string) => policy.get(directive) ?? policy.get('default-src') ?? ['*'];
+const sources = (policy: Map<string, string[]>, directive: string) =>
+  policy.get(directive) ?? policy.get('default-src') ?? ['*'];
 
 function expectCommon(res: LightMyRequestResponse) {
   expect(res.headers['x-content-type-options'], `${res.statusCode} ${res.body.slice(0, 200)}`).toBe('nosniff');
@@ -64,7 +65,11 @@ describe('every response says nosniff; every /api/v1 response says no-store', ()
     expect(res.statusCode, res.body).toBe(200);
     expect(json(res).accessToken).toEqual(expect.any(String));
     expectApi(res);
-    const refresh = await t.request({ method: 'POST', url: '/api/v1/auth/refresh', payload: { refreshToken: json(res).refreshToken } });
+    const refresh = await t.request({
+      method: 'POST',
+      url: '/api/v1/auth/refresh',
+      payload: { refreshToken: json(res).refreshToken },
+    });
     expect(refresh.statusCode, refresh.body).toBe(200);
     expectApi(refresh);
   });
@@ -79,11 +84,35 @@ describe('every response says nosniff; every /api/v1 response says no-store', ()
   it('errors carry them: 400, 401, 404 (inside and outside /api/v1), 413, 415, and a malformed path', async () => {
     const cases: [number, LightMyRequestResponse][] = [
       [400, await t.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email: 1 } })],
-      [400, await t.request({ method: 'POST', url: '/api/v1/auth/login', headers: { 'content-type': 'application/json' }, payload: '{"email":' })],
+      [
+        400,
+        await t.request({
+          method: 'POST',
+          url: '/api/v1/auth/login',
+          headers: { 'content-type': 'application/json' },
+          payload: '{"email":',
+        }),
+      ],
       [401, await t.request({ method: 'GET', url: '/api/v1/users/me' })],
       [404, await t.request({ method: 'GET', url: '/api/v1/nope' })],
-      [413, await t.request({ method: 'POST', url: '/api/v1/auth/login', headers: { 'content-type': 'application/json' }, payload: `{"email":"${'x'.repeat(1024 * 1024 + 10)}"}` })],
-      [415, await t.request({ method: 'POST', url: '/api/v1/auth/login', headers: { 'content-type': 'text/plain' }, payload: 'x' })],
+      [
+        413,
+        await t.request({
+          method: 'POST',
+          url: '/api/v1/auth/login',
+          headers: { 'content-type': 'application/json' },
+          payload: `{"email":"${'x'.repeat(1024 * 1024 + 10)}"}`,
+        }),
+      ],
+      [
+        415,
+        await t.request({
+          method: 'POST',
+          url: '/api/v1/auth/login',
+          headers: { 'content-type': 'text/plain' },
+          payload: 'x',
+        }),
+      ],
       [400, await t.request({ method: 'DELETE', url: '/api/v1/users/me/sessions/%zz' })],
     ];
     for (const [status, res] of cases) {
@@ -100,7 +129,12 @@ describe('every response says nosniff; every /api/v1 response says no-store', ()
 
   it('a 429 carries them', async () => {
     const limited = await app({ RATE_LIMIT_AUTH_PER_MIN: '1' });
-    const send = () => limited.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email: 'rl@example.com', password: 'Correct-Horse-9' } });
+    const send = () =>
+      limited.request({
+        method: 'POST',
+        url: '/api/v1/auth/login',
+        payload: { email: 'rl@example.com', password: 'Correct-Horse-9' },
+      });
     await send();
     const res = await send();
     expect(res.statusCode, res.body).toBe(429);
@@ -126,7 +160,12 @@ describe('a 500 carries them', () => {
   let own: FastifyInstance;
   let deps: Infra;
   beforeAll(async () => {
-    deps = await createInfra(t.deps.config, { logger: pino({ level: 'silent' }), dbHandle: t.database.handle, migrate: false, redisPrefix: `${t.deps.redisPrefix}hdr500:` });
+    deps = await createInfra(t.deps.config, {
+      logger: pino({ level: 'silent' }),
+      dbHandle: t.database.handle,
+      migrate: false,
+      redisPrefix: `${t.deps.redisPrefix}hdr500:`,
+    });
     own = await buildApp(deps);
     own.get('/api/v1/test/boom', { config: { auth: 'none' } }, async () => {
       throw new Error('boom');
@@ -195,7 +234,11 @@ describe('HTML pages refuse to be framed', () => {
       method: 'POST',
       url: `/api/v1/organizations/${org.id}/billing/checkout`,
       headers: owner.auth,
-      payload: { priceId: 'price_pro', successUrl: 'http://app.test/billing/thanks', cancelUrl: 'http://app.test/billing' },
+      payload: {
+        priceId: 'price_pro',
+        successUrl: 'http://app.test/billing/thanks',
+        cancelUrl: 'http://app.test/billing',
+      },
     });
     expect(start.statusCode, start.body).toBe(200);
     expectApi(start);
@@ -224,7 +267,11 @@ describe('with PUBLIC_API_URL on https', () => {
       await secure.request({ method: 'GET', url: '/health' }),
       await secure.request({ method: 'GET', url: '/docs' }),
       await secure.request({ method: 'GET', url: '/api/v1/nope' }),
-      await secure.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password: 'Correct-Horse-9' } }),
+      await secure.request({
+        method: 'POST',
+        url: '/api/v1/auth/login',
+        payload: { email, password: 'Correct-Horse-9' },
+      }),
       await secure.request({ method: 'POST', url: '/api/v1/auth/login', payload: {} }),
       await secure.request({ method: 'GET', url: '/%zz' }),
     ];

@@ -27,14 +27,23 @@ const arrays = (levels: number) => `${'['.repeat(levels)}"read"${']'.repeat(leve
 const objects = (levels: number) => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;
 
 const send = (url: string, raw: string, headers: Record<string, string> = {}) =>
-  t.request({ method: 'POST', url, headers: { 'content-type': 'application/json', ...headers, ...owner.auth }, payload: raw });
+  t.request({
+    method: 'POST',
+    url,
+    headers: { 'content-type': 'application/json', ...headers, ...owner.auth },
+    payload: raw,
+  });
 /** The body is an object (level 1) whose `scopes` holds `levels - 1` nested arrays. */
-const createKey = (levels: number) => send(`/api/v1/organizations/${orgId}/api-keys`, `{"name":"deep","scopes":${arrays(levels - 1)}}`);
+const createKey = (levels: number) =>
+  send(`/api/v1/organizations/${orgId}/api-keys`, `{"name":"deep","scopes":${arrays(levels - 1)}}`);
 
 function expectTooDeep(res: LightMyRequestResponse) {
   expect(res.statusCode, res.body.slice(0, 300)).toBe(400);
   const body = json(res);
-  expect(body).toEqual({ success: false, error: { code: 'VALIDATION_ERROR', message: expect.any(String), details: expect.any(String) } });
+  expect(body).toEqual({
+    success: false,
+    error: { code: 'VALIDATION_ERROR', message: expect.any(String), details: expect.any(String) },
+  });
   expect(body.error.details).toMatch(/nested deeper than 32 levels/);
 }
 
@@ -62,7 +71,9 @@ describe('nested arrays (scopes on API key creation)', () => {
   });
 
   it('on the flat alias too', async () => {
-    expectTooDeep(await send('/api/v1/api-keys', `{"organizationId":"${orgId}","name":"deep","scopes":${arrays(10_000)}}`));
+    expectTooDeep(
+      await send('/api/v1/api-keys', `{"organizationId":"${orgId}","name":"deep","scopes":${arrays(10_000)}}`),
+    );
   });
 });
 
@@ -79,17 +90,39 @@ describe('nested objects', () => {
   });
 
   it('on any route that takes a body: a PATCH, an unauthenticated auth route, a route behind a permission check', async () => {
-    expectTooDeep(await t.request({ method: 'PATCH', url: '/api/v1/users/me', headers: { 'content-type': 'application/json', ...owner.auth }, payload: `{"preferences":${objects(40)}}` }));
-    expectTooDeep(await t.request({ method: 'POST', url: '/api/v1/auth/login', headers: { 'content-type': 'application/json' }, payload: objects(10_000) }));
-    expectTooDeep(await send(`/api/v1/organizations/${orgId}/webhooks`, `{"url":"https://example.com/h","events":${arrays(50)}}`));
+    expectTooDeep(
+      await t.request({
+        method: 'PATCH',
+        url: '/api/v1/users/me',
+        headers: { 'content-type': 'application/json', ...owner.auth },
+        payload: `{"preferences":${objects(40)}}`,
+      }),
+    );
+    expectTooDeep(
+      await t.request({
+        method: 'POST',
+        url: '/api/v1/auth/login',
+        headers: { 'content-type': 'application/json' },
+        payload: objects(10_000),
+      }),
+    );
+    expectTooDeep(
+      await send(`/api/v1/organizations/${orgId}/webhooks`, `{"url":"https://example.com/h","events":${arrays(50)}}`),
+    );
   });
 });
 
 describe('brackets inside strings do not count', () => {
   it('a name of 1,000 brackets is an ordinary string', async () => {
-    const res = await send(`/api/v1/organizations/${orgId}/api-keys`, JSON.stringify({ name: '[{'.repeat(500).slice(0, 100), scopes: [] }));
+    const res = await send(
+      `/api/v1/organizations/${orgId}/api-keys`,
+      JSON.stringify({ name: '[{'.repeat(500).slice(0, 100), scopes: [] }),
+    );
     expect(res.statusCode, res.body).toBe(201);
-    const many = await send('/api/v1/auth/register', JSON.stringify({ email: 'x@example.com', password: 'Correct-Horse-9', fullName: '[[[{{{'.repeat(200) }));
+    const many = await send(
+      '/api/v1/auth/register',
+      JSON.stringify({ email: 'x@example.com', password: 'Correct-Horse-9', fullName: '[[[{{{'.repeat(200) }),
+    );
     expectSchemaError(many, 'fullName');
   });
 

@@ -5,7 +5,15 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOrg, PASSWORD, rowsOf, setPlan, signedInUser, uniqueEmail, type SignedInUser } from '../../test/factories.js';
+import {
+  createOrg,
+  PASSWORD,
+  rowsOf,
+  setPlan,
+  signedInUser,
+  uniqueEmail,
+  type SignedInUser,
+} from '../../test/factories.js';
 import { createTestApp, json, type TestApp } from '../../test/harness.js';
 import { footprint } from '../../test/fixtures/publish.js';
 
@@ -24,15 +32,29 @@ afterAll(async () => {
 
 /** Sends raw JSON text, so the escape reaches the server exactly as written here. */
 const send = (method: 'POST' | 'PATCH', url: string, raw: string, auth = true) =>
-  t.request({ method, url, headers: { 'content-type': 'application/json', ...(auth ? owner.auth : {}) }, payload: raw });
-const publishRaw = (data: string) => send('POST', `/api/v1/organizations/${orgId}/events`, `{"type":"order.shipped","data":${data}}`);
+  t.request({
+    method,
+    url,
+    headers: { 'content-type': 'application/json', ...(auth ? owner.auth : {}) },
+    payload: raw,
+  });
+const publishRaw = (data: string) =>
+  send('POST', `/api/v1/organizations/${orgId}/events`, `{"type":"order.shipped","data":${data}}`);
 
 function expectNulRefused(res: LightMyRequestResponse) {
   expect(res.statusCode, res.body.slice(0, 300)).toBe(400);
-  expect(json(res)).toEqual({ success: false, error: { code: 'VALIDATION_ERROR', message: 'Invalid request body', details: expect.stringMatching(/NUL character/) } });
+  expect(json(res)).toEqual({
+    success: false,
+    error: {
+      code: 'VALIDATION_ERROR',
+      message: 'Invalid request body',
+      details: expect.stringMatching(/NUL character/),
+    },
+  });
 }
 
-const usersWithEmail = async (email: string) => rowsOf(await t.deps.db.execute(sql`select id from users where lower(email) = ${email.toLowerCase()}`)).length;
+const usersWithEmail = async (email: string) =>
+  rowsOf(await t.deps.db.execute(sql`select id from users where lower(email) = ${email.toLowerCase()}`)).length;
 
 describe('a \\u0000 in a JSON body', () => {
   it.each([
@@ -49,7 +71,14 @@ describe('a \\u0000 in a JSON body', () => {
 
   it('registering with it in the name answers 400 and creates no account', async () => {
     const email = uniqueEmail('nul-register');
-    expectNulRefused(await send('POST', '/api/v1/auth/register', JSON.stringify({ email, password: PASSWORD, fullName: 'Ann\u0000Lee' }), false));
+    expectNulRefused(
+      await send(
+        'POST',
+        '/api/v1/auth/register',
+        JSON.stringify({ email, password: PASSWORD, fullName: 'Ann\u0000Lee' }),
+        false,
+      ),
+    );
     expect(await usersWithEmail(email)).toBe(0);
   });
 
@@ -60,7 +89,9 @@ describe('a \\u0000 in a JSON body', () => {
   });
 
   it('a key the schema does not know is refused for the NUL as well, before the schema looks', async () => {
-    expectNulRefused(await send('POST', '/api/v1/auth/login', '{"email":"a@example.com","password":"x","\\u0000":1}', false));
+    expectNulRefused(
+      await send('POST', '/api/v1/auth/login', '{"email":"a@example.com","password":"x","\\u0000":1}', false),
+    );
   });
 });
 

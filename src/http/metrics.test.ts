@@ -12,7 +12,10 @@ import { waitUntil } from '../../test/expect.js';
 
 const apps: TestApp[] = [];
 async function app(env: Record<string, string> = {}, productionHashCost = false) {
-  const made = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_RETRY_DELAYS: '60', ...env }, productionHashCost });
+  const made = await createTestApp({
+    env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_RETRY_DELAYS: '60', ...env },
+    productionHashCost,
+  });
   apps.push(made);
   return made;
 }
@@ -28,7 +31,8 @@ afterAll(async () => {
   for (const a of apps.reverse()) await a.close();
 });
 
-const scrape = async (a: TestApp, headers: Record<string, string> = {}) => a.request({ method: 'GET', url: '/metrics', headers });
+const scrape = async (a: TestApp, headers: Record<string, string> = {}) =>
+  a.request({ method: 'GET', url: '/metrics', headers });
 
 /** The value of one series, e.g. value(text, 'tenantry_webhook_deliveries_total{outcome="delivered"}'). */
 function value(text: string, series: string): number | undefined {
@@ -54,14 +58,28 @@ describe('GET /metrics', () => {
 
   it('times requests by route pattern, never the raw URL; no route is "unmatched"', async () => {
     const orgId = 'org_metrics_does_not_exist';
-    expect((await t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/projects`, headers: owner.auth })).statusCode).toBe(404);
+    expect(
+      (await t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/projects`, headers: owner.auth }))
+        .statusCode,
+    ).toBe(404);
     expect((await t.request({ method: 'GET', url: '/api/v1/no-such-route/abc123' })).statusCode).toBe(404);
     expect((await t.request({ method: 'GET', url: '/health' })).statusCode).toBe(200);
     const text = (await scrape(t)).body;
-    expect(value(text, 'http_request_duration_seconds_count{route="/api/v1/organizations/:orgId/projects",method="GET",status="404"}')).toBe(1);
-    expect(value(text, 'http_request_duration_seconds_count{route="unmatched",method="GET",status="404"}')).toBeGreaterThanOrEqual(1);
-    expect(value(text, 'http_request_duration_seconds_count{route="/health",method="GET",status="200"}')).toBeGreaterThanOrEqual(1);
-    expect(text).toMatch(/^http_request_duration_seconds_bucket\{le="0\.005",route="\/health",method="GET",status="200"\} \d+$/m);
+    expect(
+      value(
+        text,
+        'http_request_duration_seconds_count{route="/api/v1/organizations/:orgId/projects",method="GET",status="404"}',
+      ),
+    ).toBe(1);
+    expect(
+      value(text, 'http_request_duration_seconds_count{route="unmatched",method="GET",status="404"}'),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      value(text, 'http_request_duration_seconds_count{route="/health",method="GET",status="200"}'),
+    ).toBeGreaterThanOrEqual(1);
+    expect(text).toMatch(
+      /^http_request_duration_seconds_bucket\{le="0\.005",route="\/health",method="GET",status="200"\} \d+$/m,
+    );
     expect(text).not.toContain(orgId);
     expect(text).not.toContain('abc123');
   });
@@ -69,11 +87,19 @@ describe('GET /metrics', () => {
   it('with METRICS_TOKEN: 401 in the error envelope without the bearer token or with another one', async () => {
     const token = 'metrics-token-0123456789abcdef';
     const guarded = await app({ METRICS_TOKEN: token });
-    for (const headers of [{} as Record<string, string>, { authorization: 'Bearer wrong' }, { authorization: `Bearer ${token}x` }, { authorization: token }]) {
+    for (const headers of [
+      {} as Record<string, string>,
+      { authorization: 'Bearer wrong' },
+      { authorization: `Bearer ${token}x` },
+      { authorization: token },
+    ]) {
       const res = await scrape(guarded, headers);
       expect(res.statusCode).toBe(401);
       expect(res.headers['www-authenticate']).toMatch(/^Bearer/);
-      expect(json(res)).toEqual({ success: false, error: { code: 'AUTHENTICATION_ERROR', message: 'Metrics token required', details: expect.any(String) } });
+      expect(json(res)).toEqual({
+        success: false,
+        error: { code: 'AUTHENTICATION_ERROR', message: 'Metrics token required', details: expect.any(String) },
+      });
     }
     const ok = await scrape(guarded, { authorization: `Bearer ${token}` });
     expect(ok.statusCode).toBe(200);
@@ -84,7 +110,8 @@ describe('GET /metrics', () => {
 
   it('counts the worker results by outcome: delivered, retried, failed, canceled', async () => {
     const before = (await scrape(t)).body;
-    for (const outcome of ['delivered', 'retried', 'failed', 'canceled']) expect(value(before, `tenantry_webhook_deliveries_total{outcome="${outcome}"}`)).toBe(0);
+    for (const outcome of ['delivered', 'retried', 'failed', 'canceled'])
+      expect(value(before, `tenantry_webhook_deliveries_total{outcome="${outcome}"}`)).toBe(0);
     const org = await createOrg(t, owner);
     await setPlan(t, org.id, 'pro');
     const ok = await fx.receiver();
@@ -94,7 +121,12 @@ describe('GET /metrics', () => {
     const gone = await createWebhook(t, org.id, owner, { url: ok.url });
     await fx.record(org.id, 2);
     // Turned off after its deliveries were recorded: the worker cancels them.
-    const off = await t.request({ method: 'PATCH', url: `/api/v1/organizations/${org.id}/webhooks/${gone.id}`, headers: owner.auth, payload: { isActive: false } });
+    const off = await t.request({
+      method: 'PATCH',
+      url: `/api/v1/organizations/${org.id}/webhooks/${gone.id}`,
+      headers: owner.auth,
+      payload: { isActive: false },
+    });
     expect(off.statusCode).toBe(200);
     const worker = fx.worker();
     await worker.start();

@@ -39,7 +39,9 @@ export function createQueueReader(deps: Pick<Infra, 'db' | 'clock' | 'logger'>, 
     const result = (await deps.db.execute(sql`
       select count(*)::int as depth,
         coalesce(extract(epoch from (${now}::timestamptz - min(next_retry_at) filter (where next_retry_at <= ${now}::timestamptz))), 0)::float8 as oldest
-      from webhook_deliveries where status = 'pending'`)) as unknown as { rows: Array<{ depth: number; oldest: number }> };
+      from webhook_deliveries where status = 'pending'`)) as unknown as {
+      rows: Array<{ depth: number; oldest: number }>;
+    };
     const row = result.rows[0];
     return { depth: Number(row?.depth ?? 0), oldestDueS: Math.max(0, Number(row?.oldest ?? 0)) };
   }

@@ -54,7 +54,10 @@ function toFastify(deps: Infra, r: Route, alias?: Alias): RouteOptions {
   const guardErrors = isOrgGuard(guard) ? (guard.errors ?? orgAccessErrors(guard.permission)) : [];
   const status = firstSuccess(response);
   const caller = callerOf(deps, guard, alias?.org);
-  const handler = r.handler as unknown as (ctx: Record<string, unknown>, input: Record<string, unknown>) => Promise<unknown>;
+  const handler = r.handler as unknown as (
+    ctx: Record<string, unknown>,
+    input: Record<string, unknown>,
+  ) => Promise<unknown>;
   return {
     method: r.method,
     url: alias?.url ?? r.url,
@@ -84,7 +87,11 @@ function toFastify(deps: Infra, r: Route, alias?: Alias): RouteOptions {
  * A route with parsers of its own: a content type parser belongs to a Fastify instance, so the route
  * gets a plugin of its own, where the parsers apply to it alone (encapsulation).
  */
-async function withParsers(app: FastifyInstance, parsers: NonNullable<Route['parsers']>, options: RouteOptions[]): Promise<void> {
+async function withParsers(
+  app: FastifyInstance,
+  parsers: NonNullable<Route['parsers']>,
+  options: RouteOptions[],
+): Promise<void> {
   await app.register(async (own) => {
     for (const [type, parse] of Object.entries(parsers)) {
       if (own.hasContentTypeParser(type)) own.removeContentTypeParser(type);

@@ -32,14 +32,17 @@ function shareExamples(doc: OpenApiDocument): Record<string, unknown> {
   for (const op of operations(doc)) {
     for (const response of Object.values(op.responses ?? {})) {
       for (const media of Object.values(response.content ?? {})) {
-        for (const [key, example] of Object.entries(media.examples ?? {})) uses.push({ examples: media.examples!, key, json: JSON.stringify(example) });
+        for (const [key, example] of Object.entries(media.examples ?? {}))
+          uses.push({ examples: media.examples!, key, json: JSON.stringify(example) });
       }
     }
   }
   const count = new Map<string, number>();
   for (const u of uses) count.set(u.json, (count.get(u.json) ?? 0) + 1);
   // The most frequent example of a key is named after the key; the others add their message (and details).
-  const shared = [...new Map(uses.filter((u) => count.get(u.json)! > 1).map((u) => [`${u.key}\n${u.json}`, u])).values()].sort(
+  const shared = [
+    ...new Map(uses.filter((u) => count.get(u.json)! > 1).map((u) => [`${u.key}\n${u.json}`, u])).values(),
+  ].sort(
     (a, b) => a.key.localeCompare(b.key) || count.get(b.json)! - count.get(a.json)! || a.json.localeCompare(b.json),
   );
   const names = new Map<string, string>();

@@ -14,7 +14,10 @@ const TAGS: Array<{ group: string; tags: Array<[name: string, description: strin
   {
     group: 'Sign-in methods',
     tags: [
-      ['Email and password', 'Register, verify the address, sign in, reset the password (docs/api.md#auth-and-sessions)'],
+      [
+        'Email and password',
+        'Register, verify the address, sign in, reset the password (docs/api.md#auth-and-sessions)',
+      ],
       ['Two-factor', 'TOTP two-factor and backup codes (docs/api.md#two-factor-authentication)'],
       ['Magic link', 'Sign-in links by email (docs/api.md#magic-links)'],
       ['Social sign-in', 'Google and GitHub (docs/api.md#social-sign-in)'],
@@ -40,8 +43,14 @@ const TAGS: Array<{ group: string; tags: Array<[name: string, description: strin
       ['Audit log', 'Every key request and every change made by a person (docs/api.md#audit-log)'],
     ],
   },
-  { group: 'Webhooks', tags: [['Webhooks', 'Signed outbound webhooks: endpoints and deliveries (docs/api.md#webhooks)']] },
-  { group: 'Billing', tags: [['Billing', 'Plans, Stripe checkout and portal, inbound Stripe events (docs/api.md#billing)']] },
+  {
+    group: 'Webhooks',
+    tags: [['Webhooks', 'Signed outbound webhooks: endpoints and deliveries (docs/api.md#webhooks)']],
+  },
+  {
+    group: 'Billing',
+    tags: [['Billing', 'Plans, Stripe checkout and portal, inbound Stripe events (docs/api.md#billing)']],
+  },
   { group: 'Health', tags: [['Health', 'Liveness and readiness (docs/api.md#health-and-documentation)']] },
 ];
 
@@ -63,19 +72,30 @@ export const swaggerOptions: SwaggerOptions = {
     'x-tagGroups': TAGS.map((g) => ({ name: g.group, tags: g.tags.map(([name]) => name) })),
     components: {
       securitySchemes: {
-        bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'An access token from a sign-in or a refresh (docs/api.md#bearer-access-tokens)' },
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description: 'An access token from a sign-in or a refresh (docs/api.md#bearer-access-tokens)',
+        },
         apiKey: {
           type: 'apiKey',
           in: 'header',
           name: 'X-API-Key',
-          description: 'An organization API key (`svc_live_…`), sent as `X-API-Key`, or as `Authorization: Bearer <key>` (docs/api.md#api-key-authentication)',
+          description:
+            'An organization API key (`svc_live_…`), sent as `X-API-Key`, or as `Authorization: Bearer <key>` (docs/api.md#api-key-authentication)',
         },
       },
     },
   } as OpenApiHeader,
-  transformObject: (documents) => usedSchemasOnly(optionalBodies(shareErrorResponses((documents as { openapiObject: OpenApiDocument }).openapiObject))) as never,
+  transformObject: (documents) =>
+    usedSchemasOnly(
+      optionalBodies(shareErrorResponses((documents as { openapiObject: OpenApiDocument }).openapiObject)),
+    ) as never,
   // Named schemas (schemas.ts) keep their $id as their name under #/components/schemas.
-  refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+  refResolver: {
+    buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+  },
 };
 
 const OPTIONAL_BODY_KEY = 'x-optional-body';
@@ -132,10 +152,21 @@ function usedSchemasOnly(doc: OpenApiDocument): OpenApiDocument {
 }
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-const hasApiKey = (security: unknown) => Array.isArray(security) && security.some((s) => typeof s === 'object' && s !== null && 'apiKey' in s);
+const hasApiKey = (security: unknown) =>
+  Array.isArray(security) && security.some((s) => typeof s === 'object' && s !== null && 'apiKey' in s);
 
-const KEY_REFUSED: ErrorExample = { code: 'AUTHORIZATION_ERROR', name: 'apiKeyRefused', message: 'API keys cannot use this route', details: 'Sign in as a user and send an access token' };
-const KEY_SCOPE: ErrorExample = { code: 'AUTHORIZATION_ERROR', name: 'missingScope', message: 'API key lacks the required scope', details: 'Needs one of: read:projects, write:projects' };
+const KEY_REFUSED: ErrorExample = {
+  code: 'AUTHORIZATION_ERROR',
+  name: 'apiKeyRefused',
+  message: 'API keys cannot use this route',
+  details: 'Sign in as a user and send an access token',
+};
+const KEY_SCOPE: ErrorExample = {
+  code: 'AUTHORIZATION_ERROR',
+  name: 'missingScope',
+  message: 'API key lacks the required scope',
+  details: 'Needs one of: read:projects, write:projects',
+};
 const DONE = Symbol('documented');
 
 /** The codes the pipeline and the framework answer on a route, whatever its handler does. */
@@ -158,9 +189,11 @@ export function documentRoute(route: RouteOptions): void {
   if (route.method === 'HEAD' || !schema || schema.hide || schema[DONE]) return;
   const where = `${String(route.method)} ${route.url}`;
   if (typeof schema.operationId !== 'string') throw new Error(`${where}: the route schema needs an operationId`);
-  if (typeof schema.description !== 'string' || typeof schema.summary !== 'string') throw new Error(`${where}: the route schema needs a summary and a description`);
+  if (typeof schema.description !== 'string' || typeof schema.summary !== 'string')
+    throw new Error(`${where}: the route schema needs a summary and a description`);
   const auth = route.config?.auth ?? 'user';
-  if (auth === 'user' && !Array.isArray(schema.security)) throw new Error(`${where}: a signed-in route must declare its security (bearerAuth or bearerOrKey)`);
+  if (auth === 'user' && !Array.isArray(schema.security))
+    throw new Error(`${where}: a signed-in route must declare its security (bearerAuth or bearerOrKey)`);
   if (auth !== 'user' && schema.security === undefined) schema.security = [];
   if (route.url.startsWith('/api/')) {
     const response = withOwnErrors((schema.response ?? {}) as Record<string, unknown>);

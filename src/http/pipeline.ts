@@ -32,7 +32,8 @@ import type { AccessClaims } from '../platform/identity/tokens.js';
 import { requestContext } from './access.js';
 import { internalError, prepareError, toAppError } from './error-handler.js';
 
-export type Credential = { kind: 'none' } | { kind: 'invalid' } | { kind: 'user'; claims: AccessClaims } | { kind: 'apiKey'; check: KeyCheck };
+export type Credential =
+  { kind: 'none' } | { kind: 'invalid' } | { kind: 'user'; claims: AccessClaims } | { kind: 'apiKey'; check: KeyCheck };
 
 export type AuthMode = 'user' | 'optional' | 'none';
 export type Bucket = 'auth' | 'caller';
@@ -58,7 +59,8 @@ const WINDOW_MS = 60_000;
 // 1. The credential, read once; a JWT is verified here, a key looked up (its limit is its own).
 async function readCredential(deps: Infra, request: FastifyRequest): Promise<Credential> {
   const apiKey = request.headers['x-api-key'];
-  if (typeof apiKey === 'string' && apiKey !== '') return { kind: 'apiKey', check: await deps.apiKeys.check(apiKey.trim()) };
+  if (typeof apiKey === 'string' && apiKey !== '')
+    return { kind: 'apiKey', check: await deps.apiKeys.check(apiKey.trim()) };
   const header = request.headers.authorization;
   if (header === undefined || header === '') return { kind: 'none' };
   const match = /^Bearer +(\S+)\s*$/i.exec(header);
@@ -76,8 +78,10 @@ function bucketOf(deps: Infra, request: FastifyRequest): { key: string; max: num
   const limits = deps.config.rateLimit;
   const cred = request.credential;
   // Per IP: an IPv6 client by its /64, an IPv4-mapped one as IPv4 (lib/client-ip.ts).
-  if (request.routeOptions.config.bucket === 'auth') return { key: `auth:${clientBucketOf(request.ip)}`, max: limits.authPerMin };
-  if (cred?.kind === 'apiKey' && cred.check.ok) return { key: `key:${cred.check.key.id}`, max: cred.check.key.rateLimit ?? limits.keyDefaultPerMin };
+  if (request.routeOptions.config.bucket === 'auth')
+    return { key: `auth:${clientBucketOf(request.ip)}`, max: limits.authPerMin };
+  if (cred?.kind === 'apiKey' && cred.check.ok)
+    return { key: `key:${cred.check.key.id}`, max: cred.check.key.rateLimit ?? limits.keyDefaultPerMin };
   if (cred?.kind === 'user') return { key: `user:${cred.claims.userId}`, max: limits.userPerMin };
   return { key: `ip:${clientBucketOf(request.ip)}`, max: limits.anonPerMin };
 }
@@ -144,7 +148,10 @@ async function endDeactivatedSessions(deps: Infra, request: FastifyRequest, user
     await deps.sessions.revokeAllOfUser(deps.db, userId, 'deactivated');
     await deps.users.changed(userId);
   } catch (err) {
-    request.log.warn({ err: { message: (err as Error).message } }, 'revoking the sessions of a deactivated account failed');
+    request.log.warn(
+      { err: { message: (err as Error).message } },
+      'revoking the sessions of a deactivated account failed',
+    );
   }
 }
 
@@ -176,7 +183,11 @@ export async function registerPipeline(app: FastifyInstance, deps: Infra) {
     ...(deps.redis ? { redis: deps.redis, nameSpace: `${deps.redisPrefix}rl:` } : {}),
     skipOnError: false,
     errorResponseBuilder: (_request, ctx) =>
-      new AppError('RATE_LIMIT_EXCEEDED', 'Too many requests', `Limit of ${ctx.max} requests per minute reached; retry in ${ctx.after}`),
+      new AppError(
+        'RATE_LIMIT_EXCEEDED',
+        'Too many requests',
+        `Limit of ${ctx.max} requests per minute reached; retry in ${ctx.after}`,
+      ),
   });
 
   const quota = quotaOf(deps);

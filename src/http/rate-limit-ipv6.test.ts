@@ -14,7 +14,13 @@ afterAll(async () => {
   await t?.close();
 });
 
-const auth = (ip: string) => t.request({ method: 'POST', url: '/api/v1/auth/resend-verification', payload: { email: 'nobody@example.com' }, remoteAddress: ip });
+const auth = (ip: string) =>
+  t.request({
+    method: 'POST',
+    url: '/api/v1/auth/resend-verification',
+    payload: { email: 'nobody@example.com' },
+    remoteAddress: ip,
+  });
 const anonymous = (ip: string) => t.request({ method: 'GET', url: '/api/v1/users/me', remoteAddress: ip });
 
 function expectLimited(res: LightMyRequestResponse) {
@@ -39,7 +45,11 @@ describe('IPv6 clients share the bucket of their /64', () => {
   });
 
   it('anonymous requests: the same, whatever way the address is written', async () => {
-    await spend(anonymous, ['2001:db8:20:1::1', '2001:0DB8:0020:0001:0000:0000:0000:0002', '2001:db8:20:1:0:0:0:3'], 401);
+    await spend(
+      anonymous,
+      ['2001:db8:20:1::1', '2001:0DB8:0020:0001:0000:0000:0000:0002', '2001:db8:20:1:0:0:0:3'],
+      401,
+    );
     expectLimited(await anonymous('2001:db8:20:1:8000::9'));
     expect((await anonymous('2001:db8:20:0::1')).statusCode).toBe(401);
   });

@@ -41,7 +41,10 @@ function expectRateHeaders(res: LightMyRequestResponse, limit?: number) {
 function expectLimited(res: LightMyRequestResponse, limit: number) {
   expect(res.statusCode, res.body).toBe(429);
   const body = json(res);
-  expect(body).toEqual({ success: false, error: { code: 'RATE_LIMIT_EXCEEDED', message: expect.any(String), details: expect.any(String) } });
+  expect(body).toEqual({
+    success: false,
+    error: { code: 'RATE_LIMIT_EXCEEDED', message: expect.any(String), details: expect.any(String) },
+  });
   expect(res.headers['retry-after']).toMatch(/^\d+$/);
   expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
   expect(Number(res.headers['retry-after'])).toBeLessThanOrEqual(60);
@@ -60,19 +63,50 @@ describe('rate-limit headers', () => {
   it('are on every /api/v1 response: success, 400, 401, 404, 413, 415', async () => {
     const cases: [LightMyRequestResponse, number, number][] = [
       [await t.request({ method: 'GET', url: '/api/v1/users/me', headers: user.auth }), 200, 900],
-      [await t.request({ method: 'POST', url: '/api/v1/auth/resend-verification', payload: { email: uniqueEmail() } }), 200, 1000],
+      [
+        await t.request({ method: 'POST', url: '/api/v1/auth/resend-verification', payload: { email: uniqueEmail() } }),
+        200,
+        1000,
+      ],
       [await t.request({ method: 'POST', url: '/api/v1/auth/register', payload: { email: 'x' } }), 400, 1000],
-      [await t.request({ method: 'POST', url: '/api/v1/auth/login', headers: { 'content-type': 'application/json' }, payload: '{bad' }), 400, 1000],
+      [
+        await t.request({
+          method: 'POST',
+          url: '/api/v1/auth/login',
+          headers: { 'content-type': 'application/json' },
+          payload: '{bad',
+        }),
+        400,
+        1000,
+      ],
       [await t.request({ method: 'GET', url: '/api/v1/users/me' }), 401, 800],
-      [await t.request({ method: 'GET', url: '/api/v1/users/me', headers: { authorization: 'Bearer not-a-token' } }), 401, 800],
+      [
+        await t.request({ method: 'GET', url: '/api/v1/users/me', headers: { authorization: 'Bearer not-a-token' } }),
+        401,
+        800,
+      ],
       [await t.request({ method: 'GET', url: '/api/v1/nope' }), 404, 800],
       [await t.request({ method: 'GET', url: '/api/v1/nope', headers: user.auth }), 404, 900],
       [
-        await t.request({ method: 'POST', url: '/api/v1/auth/login', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ p: 'x'.repeat(1_100_000) }) }),
+        await t.request({
+          method: 'POST',
+          url: '/api/v1/auth/login',
+          headers: { 'content-type': 'application/json' },
+          payload: JSON.stringify({ p: 'x'.repeat(1_100_000) }),
+        }),
         413,
         1000,
       ],
-      [await t.request({ method: 'POST', url: '/api/v1/auth/login', headers: { 'content-type': 'text/plain' }, payload: 'hi' }), 415, 1000],
+      [
+        await t.request({
+          method: 'POST',
+          url: '/api/v1/auth/login',
+          headers: { 'content-type': 'text/plain' },
+          payload: 'hi',
+        }),
+        415,
+        1000,
+      ],
     ];
     for (const [res, status, limit] of cases) {
       expect(res.statusCode, res.body).toBe(status);
@@ -114,10 +148,20 @@ describe('the /auth/* bucket: per client IP', () => {
       remaining.push(expectRateHeaders(res, 3).remaining);
     }
     expect(remaining).toEqual([2, 1, 0]);
-    const fourth = await t.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email: 'nobody@example.com', password: 'x' }, remoteAddress: ip });
+    const fourth = await t.request({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      payload: { email: 'nobody@example.com', password: 'x' },
+      remoteAddress: ip,
+    });
     expectLimited(fourth, 3);
 
-    const other = await t.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email: 'nobody@example.com', password: 'x' }, remoteAddress: '198.51.100.9' });
+    const other = await t.request({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      payload: { email: 'nobody@example.com', password: 'x' },
+      remoteAddress: '198.51.100.9',
+    });
     expect(other.statusCode).toBe(401);
     expect(expectRateHeaders(other, 3).remaining).toBe(2);
 
@@ -139,7 +183,10 @@ describe('the per-user bucket', () => {
     }
     expectLimited(await t.request({ method: 'GET', url: '/api/v1/users/me', headers: alice.auth }), 3);
     // From another IP too: the bucket is the user's, not the address's.
-    expectLimited(await t.request({ method: 'GET', url: '/api/v1/users/me', headers: alice.auth, remoteAddress: '198.51.100.20' }), 3);
+    expectLimited(
+      await t.request({ method: 'GET', url: '/api/v1/users/me', headers: alice.auth, remoteAddress: '198.51.100.20' }),
+      3,
+    );
 
     const bobRes = await t.request({ method: 'GET', url: '/api/v1/users/me', headers: bob.auth });
     expect(bobRes.statusCode).toBe(200);
@@ -161,7 +208,15 @@ describe('the anonymous bucket: per client IP', () => {
     }
     expectLimited(await t.request({ method: 'GET', url: '/api/v1/users/me', remoteAddress: ip }), 3);
     // A bogus Bearer token does not buy a fresh bucket.
-    expectLimited(await t.request({ method: 'GET', url: '/api/v1/users/me', remoteAddress: ip, headers: { authorization: 'Bearer forged' } }), 3);
+    expectLimited(
+      await t.request({
+        method: 'GET',
+        url: '/api/v1/users/me',
+        remoteAddress: ip,
+        headers: { authorization: 'Bearer forged' },
+      }),
+      3,
+    );
     const other = await t.request({ method: 'GET', url: '/api/v1/users/me', remoteAddress: '192.0.2.45' });
     expect(other.statusCode).toBe(401);
     expect(expectRateHeaders(other, 3).remaining).toBe(2);
@@ -170,7 +225,13 @@ describe('the anonymous bucket: per client IP', () => {
 
 describe('the client IP behind a proxy', () => {
   const send = (t: TestApp, xff: string) =>
-    t.request({ method: 'POST', url: '/api/v1/auth/resend-verification', payload: { email: 'x@example.com' }, remoteAddress: '127.0.0.1', headers: { 'x-forwarded-for': xff } });
+    t.request({
+      method: 'POST',
+      url: '/api/v1/auth/resend-verification',
+      payload: { email: 'x@example.com' },
+      remoteAddress: '127.0.0.1',
+      headers: { 'x-forwarded-for': xff },
+    });
 
   it('ignores X-Forwarded-For without TRUST_PROXY', async () => {
     const t = await app({ RATE_LIMIT_AUTH_PER_MIN: '2' });
@@ -201,7 +262,13 @@ describe('the client IP behind a proxy', () => {
   it('does not trust X-Forwarded-For from an address outside TRUST_PROXY', async () => {
     const t = await app({ RATE_LIMIT_AUTH_PER_MIN: '2', TRUST_PROXY: '10.0.0.1' });
     const from = (xff: string) =>
-      t.request({ method: 'POST', url: '/api/v1/auth/resend-verification', payload: { email: 'x@example.com' }, remoteAddress: '198.51.100.77', headers: { 'x-forwarded-for': xff } });
+      t.request({
+        method: 'POST',
+        url: '/api/v1/auth/resend-verification',
+        payload: { email: 'x@example.com' },
+        remoteAddress: '198.51.100.77',
+        headers: { 'x-forwarded-for': xff },
+      });
     expect((await from('203.0.113.1')).statusCode).toBe(200);
     expect((await from('203.0.113.2')).statusCode).toBe(200);
     expectLimited(await from('203.0.113.3'), 2);
@@ -209,27 +276,40 @@ describe('the client IP behind a proxy', () => {
 });
 
 describe('counters across instances', () => {
-  it(onRedis ? 'are shared by two instances on one Redis prefix' : 'hold within one instance (no REDIS_URL: in-process store)', async () => {
-    const prefix = `test:shared:${Date.now().toString(36)}:`;
-    const a = await app({ RATE_LIMIT_AUTH_PER_MIN: '4' }, { redisPrefix: prefix });
-    const b = onRedis ? await app({ RATE_LIMIT_AUTH_PER_MIN: '4' }, { redisPrefix: prefix, database: a.database }) : a;
-    expect(Boolean(a.deps.redis)).toBe(onRedis);
-    const ip = '203.0.113.99';
-    const hit = (t: TestApp) => t.request({ method: 'POST', url: '/api/v1/auth/resend-verification', payload: { email: 'x@example.com' }, remoteAddress: ip });
-    const seen: number[] = [];
-    for (const t of [a, b, a, b]) {
-      const res = await hit(t);
-      expect(res.statusCode).toBe(200);
-      seen.push(expectRateHeaders(res, 4).remaining);
-    }
-    expect(seen).toEqual([3, 2, 1, 0]);
-    expectLimited(await hit(b), 4);
-    expectLimited(await hit(a), 4);
+  it(
+    onRedis
+      ? 'are shared by two instances on one Redis prefix'
+      : 'hold within one instance (no REDIS_URL: in-process store)',
+    async () => {
+      const prefix = `test:shared:${Date.now().toString(36)}:`;
+      const a = await app({ RATE_LIMIT_AUTH_PER_MIN: '4' }, { redisPrefix: prefix });
+      const b = onRedis
+        ? await app({ RATE_LIMIT_AUTH_PER_MIN: '4' }, { redisPrefix: prefix, database: a.database })
+        : a;
+      expect(Boolean(a.deps.redis)).toBe(onRedis);
+      const ip = '203.0.113.99';
+      const hit = (t: TestApp) =>
+        t.request({
+          method: 'POST',
+          url: '/api/v1/auth/resend-verification',
+          payload: { email: 'x@example.com' },
+          remoteAddress: ip,
+        });
+      const seen: number[] = [];
+      for (const t of [a, b, a, b]) {
+        const res = await hit(t);
+        expect(res.statusCode).toBe(200);
+        seen.push(expectRateHeaders(res, 4).remaining);
+      }
+      expect(seen).toEqual([3, 2, 1, 0]);
+      expectLimited(await hit(b), 4);
+      expectLimited(await hit(a), 4);
 
-    if (onRedis) {
-      // An instance on another prefix (another deployment) does not see these counters.
-      const c = await app({ RATE_LIMIT_AUTH_PER_MIN: '4' }, { database: a.database });
-      expect((await hit(c)).statusCode).toBe(200);
-    }
-  });
+      if (onRedis) {
+        // An instance on another prefix (another deployment) does not see these counters.
+        const c = await app({ RATE_LIMIT_AUTH_PER_MIN: '4' }, { database: a.database });
+        expect((await hit(c)).statusCode).toBe(200);
+      }
+    },
+  );
 });

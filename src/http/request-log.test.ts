@@ -3,7 +3,14 @@
 // no log line holds its token; the request line shows the URL with `token=[redacted]`. Likewise a
 // provider's authorization code, a token nested in the web app's `?next=`, and other spellings.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOrg, PASSWORD, registerUser, signedInUser, uniqueEmail, type SignedInUser } from '../../test/factories.js';
+import {
+  createOrg,
+  PASSWORD,
+  registerUser,
+  signedInUser,
+  uniqueEmail,
+  type SignedInUser,
+} from '../../test/factories.js';
 import { createTestApp, type TestApp } from '../../test/harness.js';
 import { redactUrl } from './request-log.js';
 
@@ -60,29 +67,49 @@ describe('mailed links opened through the app', () => {
   it('the reset link', async () => {
     const email = uniqueEmail('log-reset');
     await registerUser(t, email);
-    expect((await t.request({ method: 'POST', url: '/api/v1/auth/password/forgot', payload: { email } })).statusCode).toBe(200);
+    expect(
+      (await t.request({ method: 'POST', url: '/api/v1/auth/password/forgot', payload: { email } })).statusCode,
+    ).toBe(200);
     await openMailedLink('/reset-password', await t.mail.tokenFrom(email, /Reset your password/, '/reset-password'));
   });
 
   it('the sign-in link', async () => {
-    expect((await t.request({ method: 'POST', url: '/api/v1/auth/magic-link', payload: { email: owner.email } })).statusCode).toBe(200);
+    expect(
+      (await t.request({ method: 'POST', url: '/api/v1/auth/magic-link', payload: { email: owner.email } })).statusCode,
+    ).toBe(200);
     await openMailedLink('/magic-link', await t.mail.tokenFrom(owner.email, /sign-in link/i, '/magic-link'));
   });
 
   it('the invitation link', async () => {
     const org = await createOrg(t, owner);
     const email = uniqueEmail('log-invitee');
-    const res = await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/invitations`, headers: owner.auth, payload: { email, role: 'member' } });
+    const res = await t.request({
+      method: 'POST',
+      url: `/api/v1/organizations/${org.id}/invitations`,
+      headers: owner.auth,
+      payload: { email, role: 'member' },
+    });
     expect(res.statusCode, res.body).toBe(201);
-    await openMailedLink('/invitations/accept', await t.mail.tokenFrom(email, /You are invited/, '/invitations/accept'));
+    await openMailedLink(
+      '/invitations/accept',
+      await t.mail.tokenFrom(email, /You are invited/, '/invitations/accept'),
+    );
   });
 
   it('the email-change link', async () => {
     const user = await signedInUser(t, 'log-change');
     const newEmail = uniqueEmail('log-changed');
-    const res = await t.request({ method: 'POST', url: '/api/v1/users/me/email', headers: user.auth, payload: { newEmail, password: PASSWORD } });
+    const res = await t.request({
+      method: 'POST',
+      url: '/api/v1/users/me/email',
+      headers: user.auth,
+      payload: { newEmail, password: PASSWORD },
+    });
     expect(res.statusCode, res.body).toBe(202);
-    await openMailedLink('/confirm-email', await t.mail.tokenFrom(newEmail, /Confirm your new email/, '/confirm-email'));
+    await openMailedLink(
+      '/confirm-email',
+      await t.mail.tokenFrom(newEmail, /Confirm your new email/, '/confirm-email'),
+    );
   });
 });
 
@@ -91,9 +118,16 @@ describe('other credentials in a URL', () => {
     const from = lines.length;
     const code = 'provider-code-4f8a1c9e2b7d';
     const access = 'access-token-9b2e7c4d1a6f';
-    await t.request({ method: 'GET', url: `/api/v1/auth/oauth/google/callback?code=${code}&state=s1`, headers: BROWSER });
+    await t.request({
+      method: 'GET',
+      url: `/api/v1/auth/oauth/google/callback?code=${code}&state=s1`,
+      headers: BROWSER,
+    });
     await t.request({ method: 'GET', url: `/api/v1/users/me?access_token=${access}&Token=${access}x&page=2` });
-    expect(loggedUrls(from)).toEqual(['/api/v1/auth/oauth/google/callback?code=[redacted]&state=s1', '/api/v1/users/me?access_token=[redacted]&Token=[redacted]&page=2']);
+    expect(loggedUrls(from)).toEqual([
+      '/api/v1/auth/oauth/google/callback?code=[redacted]&state=s1',
+      '/api/v1/users/me?access_token=[redacted]&Token=[redacted]&page=2',
+    ]);
     expectNowhere(code);
     expectNowhere(access);
   });
@@ -110,7 +144,15 @@ describe('other credentials in a URL', () => {
 
 describe('redactUrl', () => {
   it('leaves addresses without secrets as they are', () => {
-    for (const url of ['/', '/sign-in', '/api/v1/projects?page=2&pageSize=20', '/x?next=%2Forgs%3Fa%3D1', '/x?flag', '/x?a=%E0%A4%A']) expect(redactUrl(url)).toBe(url);
+    for (const url of [
+      '/',
+      '/sign-in',
+      '/api/v1/projects?page=2&pageSize=20',
+      '/x?next=%2Forgs%3Fa%3D1',
+      '/x?flag',
+      '/x?a=%E0%A4%A',
+    ])
+      expect(redactUrl(url)).toBe(url);
   });
 
   it('hides a name it cannot decode, and a secret given twice or empty', () => {

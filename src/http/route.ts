@@ -67,7 +67,13 @@ interface BaseCtx {
 
 /** What the handler of a route with guard G receives besides its input. */
 export type Ctx<G extends Guard = Guard> = BaseCtx &
-  (G extends 'user' ? { user: UserActor } : G extends OrgGuard ? { access: OrgAccess } : G extends 'optional' ? { actor: Actor } : unknown);
+  (G extends 'user'
+    ? { user: UserActor }
+    : G extends OrgGuard
+      ? { access: OrgAccess }
+      : G extends 'optional'
+        ? { actor: Actor }
+        : unknown);
 
 type StaticOr<T, Else> = T extends TSchema ? Static<T> : Else;
 
@@ -77,7 +83,9 @@ export interface Input<S extends RouteSchemas> {
   body: StaticOr<S['body'], undefined>;
 }
 
-type Success<S extends RouteSchemas> = { [K in keyof S['response']]: S['response'][K] extends TSchema ? Static<S['response'][K]> : never }[keyof S['response']];
+type Success<S extends RouteSchemas> = {
+  [K in keyof S['response']]: S['response'][K] extends TSchema ? Static<S['response'][K]> : never;
+}[keyof S['response']];
 
 /** The same operation under another path (the flat webhook paths): its own id, params and locator. */
 export interface Alias {

@@ -11,7 +11,11 @@ import { type Permission, SCOPE_PERMISSIONS } from '../platform/permissions.js';
 const registry = new Map<string, TSchema>();
 
 /** A component schema: `Name` in the OpenAPI document, `components['schemas']['Name']` in the client. */
-export function named<T extends TSchema>(id: string, schema: T, options: { description?: string; examples?: unknown[] } = {}): T {
+export function named<T extends TSchema>(
+  id: string,
+  schema: T,
+  options: { description?: string; examples?: unknown[] } = {},
+): T {
   if (registry.has(id)) throw new Error(`Schema ${id} is defined twice`);
   const out = { ...schema, ...options, $id: id } as T;
   registry.set(id, out);
@@ -37,20 +41,34 @@ const errorFields = {
   error: Type.Object({
     code: ref(ErrorCode),
     message: Type.String({ description: 'A short sentence for people' }),
-    details: Type.String({ description: 'Possibly empty; for validation errors, the field and the problem (`field.path: problem`)' }),
+    details: Type.String({
+      description: 'Possibly empty; for validation errors, the field and the problem (`field.path: problem`)',
+    }),
   }),
 };
 
-export const ErrorResponse = named('ErrorResponse', Type.Object(errorFields), { description: 'The error envelope of every route (docs/api.md#errors)' });
+export const ErrorResponse = named('ErrorResponse', Type.Object(errorFields), {
+  description: 'The error envelope of every route (docs/api.md#errors)',
+});
 
 export const SignInErrorResponse = named(
   'SignInErrorResponse',
   Type.Object({
     ...errorFields,
-    requiresTwoFactor: Type.Optional(Type.Boolean({ description: 'The sign-in needs a second factor: send it again with `twoFactorCode` (or finish with `POST /auth/two-factor/login`)' })),
-    twoFactorToken: Type.Optional(Type.String({ description: 'Social sign-in only: send it with the code to `POST /auth/two-factor/login`' })),
+    requiresTwoFactor: Type.Optional(
+      Type.Boolean({
+        description:
+          'The sign-in needs a second factor: send it again with `twoFactorCode` (or finish with `POST /auth/two-factor/login`)',
+      }),
+    ),
+    twoFactorToken: Type.Optional(
+      Type.String({ description: 'Social sign-in only: send it with the code to `POST /auth/two-factor/login`' }),
+    ),
   }),
-  { description: 'The error envelope of the sign-in routes, which may ask for a second factor (docs/api.md#two-factor-authentication)' },
+  {
+    description:
+      'The error envelope of the sign-in routes, which may ask for a second factor (docs/api.md#two-factor-authentication)',
+  },
 );
 
 export const ReauthErrorResponse = named(
@@ -58,10 +76,16 @@ export const ReauthErrorResponse = named(
   Type.Object({
     ...errorFields,
     reauthenticationRequired: Type.Optional(
-      Type.Boolean({ description: 'The step needs a recent proof of the person: send `password` (or `twoFactorCode`, as `details` names) with it, or first `POST /auth/reauthenticate`' }),
+      Type.Boolean({
+        description:
+          'The step needs a recent proof of the person: send `password` (or `twoFactorCode`, as `details` names) with it, or first `POST /auth/reauthenticate`',
+      }),
     ),
   }),
-  { description: 'The error envelope of the routes that need a recent re-authentication (docs/api.md#re-authentication)' },
+  {
+    description:
+      'The error envelope of the routes that need a recent re-authentication (docs/api.md#re-authentication)',
+  },
 );
 
 /** A request body that refuses unknown fields (docs/api.md#requests). */
@@ -80,7 +104,9 @@ export const success = <T>(data: T) => ({ success: true as const, data });
 export const ok = <T extends TProperties>(props: T) => Type.Object({ success: Type.Literal(true), ...props });
 
 /** The organization in the path of every organization route. */
-export const OrgParams = Type.Object({ orgId: Type.String({ minLength: 1, maxLength: 64, description: 'The organization (`org_…`)' }) });
+export const OrgParams = Type.Object({
+  orgId: Type.String({ minLength: 1, maxLength: 64, description: 'The organization (`org_…`)' }),
+});
 
 /** A one-time token from a mailed link. */
 export const Token = Type.String({ minLength: 1, maxLength: 512 });

@@ -60,7 +60,10 @@ export function sessionCookies(config: Config) {
     deliver<T extends { refreshToken?: string }>(request: FastifyRequest, reply: FastifyReply, answer: T): T {
       if (!inCookieMode(request) || answer.refreshToken === undefined) return answer;
       const { refreshToken, ...rest } = answer;
-      reply.header('set-cookie', `${REFRESH_COOKIE}=${refreshToken}; ${attributes}; Max-Age=${config.auth.refreshTtlS}${secure}`);
+      reply.header(
+        'set-cookie',
+        `${REFRESH_COOKIE}=${refreshToken}; ${attributes}; Max-Age=${config.auth.refreshTtlS}${secure}`,
+      );
       return rest as T;
     },
 
@@ -73,7 +76,8 @@ export function sessionCookies(config: Config) {
       if (fromBody !== undefined) return fromBody;
       if (!inCookieMode(request)) return undefined;
       const origin = request.headers.origin;
-      if (origin !== undefined && !trustedOrigins.has(origin) && !sameHost(origin, request.headers.host)) return undefined;
+      if (origin !== undefined && !trustedOrigins.has(origin) && !sameHost(origin, request.headers.host))
+        return undefined;
       return readCookie(request.headers.cookie, REFRESH_COOKIE) || undefined;
     },
 

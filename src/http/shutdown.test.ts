@@ -19,7 +19,12 @@ let signalEntered: () => void = () => {};
 beforeAll(async () => {
   t = await createTestApp();
   const silent = pino({ level: 'silent' });
-  deps = await createInfra(t.deps.config, { logger: silent, dbHandle: t.database.handle, migrate: false, redisPrefix: `${t.deps.redisPrefix}close:` });
+  deps = await createInfra(t.deps.config, {
+    logger: silent,
+    dbHandle: t.database.handle,
+    migrate: false,
+    redisPrefix: `${t.deps.redisPrefix}close:`,
+  });
   app = await buildApp(deps);
   entered = new Promise((r) => (signalEntered = r));
   const gate = new Promise<void>((r) => (release = r));
@@ -63,8 +68,14 @@ describe('closing the app', () => {
     }
     release();
 
-    await Promise.race([closed, new Promise((_, reject) => setTimeout(() => reject(new Error('app.close() did not finish')), 5000))]);
-    await Promise.race([ended, new Promise((_, reject) => setTimeout(() => reject(new Error('the server kept the socket open')), 5000))]);
+    await Promise.race([
+      closed,
+      new Promise((_, reject) => setTimeout(() => reject(new Error('app.close() did not finish')), 5000)),
+    ]);
+    await Promise.race([
+      ended,
+      new Promise((_, reject) => setTimeout(() => reject(new Error('the server kept the socket open')), 5000)),
+    ]);
 
     const responses = raw.split(/(?=HTTP\/1\.1 )/);
     expect(responses[0]).toMatch(/^HTTP\/1\.1 200 /);

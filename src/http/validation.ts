@@ -55,7 +55,9 @@ function describe(err: FastifySchemaValidationError): string | null {
       // "schema is false": the same unknown field is reported by its additionalProperties error.
       return null;
     case 'required':
-      return ((params.requiredProperties as string[] | undefined) ?? [String(params.missingProperty)]).map((p) => `${join(p)}: is required`).join('; ');
+      return ((params.requiredProperties as string[] | undefined) ?? [String(params.missingProperty)])
+        .map((p) => `${join(p)}: is required`)
+        .join('; ');
     case 'additionalProperties':
       return ((params.additionalProperties as string[] | undefined) ?? [String(params.additionalProperty)])
         .map((p) => `${join(p)}: is not an allowed field`)
@@ -65,7 +67,10 @@ function describe(err: FastifySchemaValidationError): string | null {
   }
 }
 
-export function describeValidation(errors: FastifySchemaValidationError[], part: string | undefined): { message: string; details: string } {
+export function describeValidation(
+  errors: FastifySchemaValidationError[],
+  part: string | undefined,
+): { message: string; details: string } {
   const lines: string[] = [];
   const seenPaths = new Set<string>();
   for (const err of errors) {
@@ -126,7 +131,12 @@ export function jsonNestingExceeds(text: string, max: number): boolean {
   return false;
 }
 
-export const jsonTooDeep = () => new AppError('VALIDATION_ERROR', 'Invalid request body', `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`);
+export const jsonTooDeep = () =>
+  new AppError(
+    'VALIDATION_ERROR',
+    'Invalid request body',
+    `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`,
+  );
 
 const NUL_ESCAPE = '\\u0000';
 
@@ -146,4 +156,5 @@ export function jsonHasNul(text: string): boolean {
   return false;
 }
 
-export const jsonHasNulError = () => new AppError('VALIDATION_ERROR', 'Invalid request body', 'A string of the JSON body holds a NUL character (\\u0000)');
+export const jsonHasNulError = () =>
+  new AppError('VALIDATION_ERROR', 'Invalid request body', 'A string of the JSON body holds a NUL character (\\u0000)');

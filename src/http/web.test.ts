@@ -10,7 +10,8 @@ import { createTestApp, json, type TestApp } from '../../test/harness.js';
 import { WEB_DIST } from './web.js';
 
 const HTML = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' };
-const INDEX = '<!doctype html><html><head><script type="module" src="/assets/index-B7xQ2m_a.js"></script></head><body><div id="root"></div></body></html>';
+const INDEX =
+  '<!doctype html><html><head><script type="module" src="/assets/index-B7xQ2m_a.js"></script></head><body><div id="root"></div></body></html>';
 const SCRIPT = 'console.log("app")';
 
 let dist: string;
@@ -52,27 +53,34 @@ function expectJson404(res: LightMyRequestResponse) {
 }
 
 describe('the app’s pages', () => {
-  it.each(['/', '/sign-in', '/magic-link?token=abc', '/orgs/org_1/members', '/index.html'])('%s answers index.html, revalidated, under the app’s CSP', async (url) => {
-    const res = await t.request({ method: 'GET', url, headers: HTML });
-    expect(res.statusCode, res.body).toBe(200);
-    expect(res.body).toBe(INDEX);
-    expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
-    expect(res.headers['cache-control']).toBe('no-cache');
-    expect(res.headers['x-frame-options']).toBe('DENY');
-    expect(res.headers['x-content-type-options']).toBe('nosniff');
-    expect(csp(res)).toMatchObject({
-      'script-src': "'self'",
-      'style-src': "'self'",
-      'connect-src': "'self'",
-      'img-src': "'self' data:",
-      'frame-ancestors': "'none'",
-      'object-src': "'none'",
-    });
-  });
+  it.each(['/', '/sign-in', '/magic-link?token=abc', '/orgs/org_1/members', '/index.html'])(
+    '%s answers index.html, revalidated, under the app’s CSP',
+    async (url) => {
+      const res = await t.request({ method: 'GET', url, headers: HTML });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.body).toBe(INDEX);
+      expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(res.headers['cache-control']).toBe('no-cache');
+      expect(res.headers['x-frame-options']).toBe('DENY');
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+      expect(csp(res)).toMatchObject({
+        'script-src': "'self'",
+        'style-src': "'self'",
+        'connect-src': "'self'",
+        'img-src': "'self' data:",
+        'frame-ancestors': "'none'",
+        'object-src': "'none'",
+      });
+    },
+  );
 
   it('answers a conditional request with 304, and HEAD without a body', async () => {
     const first = await t.request({ method: 'GET', url: '/sign-in', headers: HTML });
-    const again = await t.request({ method: 'GET', url: '/sign-in', headers: { ...HTML, 'if-none-match': String(first.headers.etag) } });
+    const again = await t.request({
+      method: 'GET',
+      url: '/sign-in',
+      headers: { ...HTML, 'if-none-match': String(first.headers.etag) },
+    });
     expect(again.statusCode).toBe(304);
     expect(again.body).toBe('');
     // A browser merges a 304's headers into its cached page: the policy must stay the app's.
@@ -105,7 +113,13 @@ describe('files', () => {
 
   it('serves nothing outside the build, nor dotfiles', async () => {
     const outside = `${path.basename(dist)}-outside.txt`;
-    for (const url of [`/../${outside}`, `/%2e%2e/${outside}`, `/assets/..%2f..%2f${outside}`, '/.env', '/assets/%2e%2e/.env']) {
+    for (const url of [
+      `/../${outside}`,
+      `/%2e%2e/${outside}`,
+      `/assets/..%2f..%2f${outside}`,
+      '/.env',
+      '/assets/%2e%2e/.env',
+    ]) {
       const res = await t.request({ method: 'GET', url });
       expectJson404(res);
       expect(res.body, url).not.toContain('SECRET=1');
@@ -126,7 +140,8 @@ describe('the API’s paths stay the API’s', () => {
     expect(csp(docs)['style-src']).toContain("'unsafe-inline'");
     expect(json(await t.request({ method: 'GET', url: '/docs/json' })).openapi).toBe('3.1.0');
     expect(json(await t.request({ method: 'GET', url: '/health', headers: HTML }))).toEqual({ status: 'ok' });
-    for (const url of ['/docs/nope', '/health/nope', '/ready/x', '/metrics/x']) expectJson404(await t.request({ method: 'GET', url, headers: HTML }));
+    for (const url of ['/docs/nope', '/health/nope', '/ready/x', '/metrics/x'])
+      expectJson404(await t.request({ method: 'GET', url, headers: HTML }));
   });
 
   it('other methods, requests that ask for JSON only or say nothing, and missing file names get the JSON 404', async () => {

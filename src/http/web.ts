@@ -105,7 +105,8 @@ async function sendFile(request: FastifyRequest, reply: FastifyReply, found: Fou
     .header('last-modified', found.stat.mtime.toUTCString())
     .type(TYPES[path.extname(found.file).toLowerCase()] ?? 'application/octet-stream');
   const match = request.headers['if-none-match'];
-  if (typeof match === 'string' && match.split(',').some((tag) => tag.trim() === etag || tag.trim() === '*')) return reply.code(304).send();
+  if (typeof match === 'string' && match.split(',').some((tag) => tag.trim() === etag || tag.trim() === '*'))
+    return reply.code(304).send();
   const body = await fs.readFile(found.file);
   return reply.code(200).send(body);
 }

@@ -51,13 +51,22 @@ describe('request bodies', () => {
   });
 
   it('refuses an unknown body field and names it', async () => {
-    const err = expectEnvelope(await register({ email: 'x@example.com', password: 'Correct-Horse-9', isAdmin: true }), 400, 'VALIDATION_ERROR');
+    const err = expectEnvelope(
+      await register({ email: 'x@example.com', password: 'Correct-Horse-9', isAdmin: true }),
+      400,
+      'VALIDATION_ERROR',
+    );
     expect(err.details).toContain('isAdmin');
   });
 
   it('refuses an unknown nested field and names its path', async () => {
     const u = await signedInUser(t, 'nested');
-    const res = await t.request({ method: 'PATCH', url: '/api/v1/users/me', headers: u.auth, payload: { preferences: { theme: 'dark', colour: 'red' } } });
+    const res = await t.request({
+      method: 'PATCH',
+      url: '/api/v1/users/me',
+      headers: u.auth,
+      payload: { preferences: { theme: 'dark', colour: 'red' } },
+    });
     const err = expectEnvelope(res, 400, 'VALIDATION_ERROR');
     expect(err.details).toContain('preferences.colour');
   });
@@ -69,14 +78,27 @@ describe('request bodies', () => {
 
   it('does not coerce body values from one type to another', async () => {
     // A number where a string is expected, and strings where a boolean is expected, are refused as sent.
-    let err = expectEnvelope(await register({ email: 'coerce@example.com', password: 12345678901 }), 400, 'VALIDATION_ERROR');
+    let err = expectEnvelope(
+      await register({ email: 'coerce@example.com', password: 12345678901 }),
+      400,
+      'VALIDATION_ERROR',
+    );
     expect(err.details).toContain('password');
-    err = expectEnvelope(await register({ email: 'coerce@example.com', password: 'Correct-Horse-9', fullName: 123 }), 400, 'VALIDATION_ERROR');
+    err = expectEnvelope(
+      await register({ email: 'coerce@example.com', password: 'Correct-Horse-9', fullName: 123 }),
+      400,
+      'VALIDATION_ERROR',
+    );
     expect(err.details).toContain('fullName');
 
     const u = await signedInUser(t, 'coerce');
     for (const value of ['true', 1, 'false', 0, null]) {
-      const res = await t.request({ method: 'PATCH', url: '/api/v1/users/me', headers: u.auth, payload: { preferences: { notifications: { email: value } } } });
+      const res = await t.request({
+        method: 'PATCH',
+        url: '/api/v1/users/me',
+        headers: u.auth,
+        payload: { preferences: { notifications: { email: value } } },
+      });
       err = expectEnvelope(res, 400, 'VALIDATION_ERROR');
       expect(err.details).toContain('preferences.notifications.email');
     }
@@ -84,8 +106,16 @@ describe('request bodies', () => {
     const me = await t.request({ method: 'GET', url: '/api/v1/users/me', headers: u.auth });
     expect(json(me).preferences.notifications.email).toEqual(expect.any(Boolean));
     const before = json(me).preferences.notifications.email;
-    await t.request({ method: 'PATCH', url: '/api/v1/users/me', headers: u.auth, payload: { preferences: { notifications: { email: String(!before) } } } });
-    expect(json(await t.request({ method: 'GET', url: '/api/v1/users/me', headers: u.auth })).preferences.notifications.email).toBe(before);
+    await t.request({
+      method: 'PATCH',
+      url: '/api/v1/users/me',
+      headers: u.auth,
+      payload: { preferences: { notifications: { email: String(!before) } } },
+    });
+    expect(
+      json(await t.request({ method: 'GET', url: '/api/v1/users/me', headers: u.auth })).preferences.notifications
+        .email,
+    ).toBe(before);
   });
 
   it('refuses a missing required field and names it', async () => {
@@ -102,17 +132,35 @@ describe('request bodies', () => {
   });
 
   it('answers a body over 1 MiB with 413 PAYLOAD_TOO_LARGE', async () => {
-    const big = JSON.stringify({ email: 'big@example.com', password: 'Correct-Horse-9', fullName: 'x'.repeat(1024 * 1024) });
+    const big = JSON.stringify({
+      email: 'big@example.com',
+      password: 'Correct-Horse-9',
+      fullName: 'x'.repeat(1024 * 1024),
+    });
     expectEnvelope(await register(big), 413, 'PAYLOAD_TOO_LARGE');
     // Just under the limit is parsed (and then refused by the schema, not by size).
-    const under = JSON.stringify({ email: 'big@example.com', password: 'Correct-Horse-9', fullName: 'x'.repeat(1024 * 1024 - 100) });
+    const under = JSON.stringify({
+      email: 'big@example.com',
+      password: 'Correct-Horse-9',
+      fullName: 'x'.repeat(1024 * 1024 - 100),
+    });
     expect(Buffer.byteLength(under)).toBeLessThanOrEqual(1024 * 1024);
     expectEnvelope(await register(under), 400, 'VALIDATION_ERROR');
   });
 
   it('answers a non-JSON content type with 415 UNSUPPORTED_MEDIA_TYPE', async () => {
-    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml']) {
-      const res = await t.request({ method: 'POST', url: '/api/v1/auth/register', headers: { 'content-type': type }, payload: 'email=a@example.com&password=x' });
+    for (const type of [
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      'application/xml',
+    ]) {
+      const res = await t.request({
+        method: 'POST',
+        url: '/api/v1/auth/register',
+        headers: { 'content-type': type },
+        payload: 'email=a@example.com&password=x',
+      });
       expectEnvelope(res, 415, 'UNSUPPORTED_MEDIA_TYPE');
     }
   });
@@ -154,7 +202,11 @@ describe('unknown routes', () => {
   });
 
   it('answers a path that is not valid percent-encoding, or an over-long path parameter, in the envelope', async () => {
-    for (const url of ['/api/v1/users/me/sessions/%zz', '/api/v1/users/%E0%A4%A', `/api/v1/users/me/sessions/${'a'.repeat(300)}`]) {
+    for (const url of [
+      '/api/v1/users/me/sessions/%zz',
+      '/api/v1/users/%E0%A4%A',
+      `/api/v1/users/me/sessions/${'a'.repeat(300)}`,
+    ]) {
       const res = await t.request({ method: 'DELETE', url });
       expectEnvelope(res, 400, 'VALIDATION_ERROR');
       expect(res.headers['x-request-id']).toEqual(expect.any(String));
@@ -173,7 +225,11 @@ describe('request ids', () => {
     expect(a.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
     const b = await t.request({ method: 'GET', url: '/api/v1/nope', headers: { 'x-request-id': 'trace-123' } });
     expect(b.headers['x-request-id']).toBe('trace-123');
-    const c = await t.request({ method: 'GET', url: '/api/v1/nope', headers: { 'x-request-id': 'bad id\twith spaces' } });
+    const c = await t.request({
+      method: 'GET',
+      url: '/api/v1/nope',
+      headers: { 'x-request-id': 'bad id\twith spaces' },
+    });
     expect(c.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
   });
 });
@@ -192,7 +248,12 @@ describe('unexpected errors', () => {
   const logged: string[] = [];
   beforeAll(async () => {
     const logger = pino({ level: 'error' }, { write: (line: string) => void logged.push(line) });
-    deps = await createInfra(t.deps.config, { logger, dbHandle: t.database.handle, migrate: false, redisPrefix: `${t.deps.redisPrefix}own:` });
+    deps = await createInfra(t.deps.config, {
+      logger,
+      dbHandle: t.database.handle,
+      migrate: false,
+      redisPrefix: `${t.deps.redisPrefix}own:`,
+    });
     app = await ownApp(deps, (a) => {
       a.get('/api/v1/test/boom', { config: { auth: 'none' } }, async () => {
         throw new Error('relation "x" does not exist: SELECT secret FROM x WHERE id = $1');
@@ -234,7 +295,11 @@ async function closedPort(): Promise<number> {
 
 describe('the database going away', () => {
   async function expectUnavailable(app: FastifyInstance) {
-    const login = await app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: 'gone@example.com', password: 'Correct-Horse-9' } });
+    const login = await app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      payload: { email: 'gone@example.com', password: 'Correct-Horse-9' },
+    });
     expectEnvelope(login, 503, 'SERVICE_UNAVAILABLE');
     expect(login.headers['retry-after']).toMatch(/^\d+$/);
     expect(login.body).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|closed/i);
@@ -254,7 +319,12 @@ describe('the database going away', () => {
   it('answers 503 SERVICE_UNAVAILABLE when PostgreSQL is unreachable, and /ready 503 while /health stays 200', async () => {
     const silent = pino({ level: 'silent' });
     const handle = openPostgres(`postgres://postgres@127.0.0.1:${await closedPort()}/none`, silent, 2);
-    const deps = await createInfra(t.deps.config, { logger: silent, dbHandle: handle, migrate: false, redisPrefix: `${t.deps.redisPrefix}pg-gone:` });
+    const deps = await createInfra(t.deps.config, {
+      logger: silent,
+      dbHandle: handle,
+      migrate: false,
+      redisPrefix: `${t.deps.redisPrefix}pg-gone:`,
+    });
     const app = await ownApp(deps);
     try {
       await expectUnavailable(app);
@@ -267,7 +337,12 @@ describe('the database going away', () => {
   it('answers 503 when the embedded database has been closed', async () => {
     const silent = pino({ level: 'silent' });
     const handle = await openPglite({ loadDataDir: new Blob([fs.readFileSync(inject('pgliteTemplate'))]) });
-    const deps = await createInfra(t.deps.config, { logger: silent, dbHandle: handle, migrate: false, redisPrefix: `${t.deps.redisPrefix}pglite-gone:` });
+    const deps = await createInfra(t.deps.config, {
+      logger: silent,
+      dbHandle: handle,
+      migrate: false,
+      redisPrefix: `${t.deps.redisPrefix}pglite-gone:`,
+    });
     const app = await ownApp(deps);
     try {
       await handle.close();

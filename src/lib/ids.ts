@@ -4,7 +4,23 @@ import { randomBytes } from 'node:crypto';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
-export type IdPrefix = 'usr' | 'org' | 'mbr' | 'inv' | 'ses' | 'wh' | 'sub' | 'key' | 'prj' | 'dlv' | 'evt' | 'aud' | 'tok' | 'pk' | 'chl' | 'jwk';
+export type IdPrefix =
+  | 'usr'
+  | 'org'
+  | 'mbr'
+  | 'inv'
+  | 'ses'
+  | 'wh'
+  | 'sub'
+  | 'key'
+  | 'prj'
+  | 'dlv'
+  | 'evt'
+  | 'aud'
+  | 'tok'
+  | 'pk'
+  | 'chl'
+  | 'jwk';
 
 function encodeTime(ms: number): string {
   let out = '';

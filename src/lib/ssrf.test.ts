@@ -60,15 +60,30 @@ describe('isPrivateAddress', () => {
     expect(isPrivateAddress(ip)).toBe(true);
   });
 
-  it.each(['8.8.8.8', '1.1.1.1', '172.32.0.1', '172.15.255.255', '100.63.255.255', '100.128.0.1', '192.169.0.1', '11.0.0.1', '2606:4700:4700::1111', '2001:4860:4860::8888', '::ffff:8.8.8.8', '2001:1::1', '2003::1', '2001:4860::1', '64:ff9b:2::1', '64:ff9a::1'])(
-    '%s is public',
-    (ip) => {
-      expect(isPrivateAddress(ip)).toBe(false);
-    },
-  );
+  it.each([
+    '8.8.8.8',
+    '1.1.1.1',
+    '172.32.0.1',
+    '172.15.255.255',
+    '100.63.255.255',
+    '100.128.0.1',
+    '192.169.0.1',
+    '11.0.0.1',
+    '2606:4700:4700::1111',
+    '2001:4860:4860::8888',
+    '::ffff:8.8.8.8',
+    '2001:1::1',
+    '2003::1',
+    '2001:4860::1',
+    '64:ff9b:2::1',
+    '64:ff9a::1',
+  ])('%s is public', (ip) => {
+    expect(isPrivateAddress(ip)).toBe(false);
+  });
 
   it('anything that is not an IP address counts as private', () => {
-    for (const v of ['', 'localhost', 'example.com', '127.1', '999.0.0.1', '::ffff:zz']) expect(isPrivateAddress(v), v).toBe(true);
+    for (const v of ['', 'localhost', 'example.com', '127.1', '999.0.0.1', '::ffff:zz'])
+      expect(isPrivateAddress(v), v).toBe(true);
   });
 });
 
@@ -118,7 +133,14 @@ describe('unsafeUrlReason', () => {
     expect(unsafeUrlReason(url)).toEqual(expect.any(String));
   });
 
-  it.each(['https://example.com/hook', 'http://example.com/hook', 'http://172.32.0.1/', 'http://8.8.8.8:8080/x', 'https://[2606:4700:4700::1111]/', 'HTTPS://Example.COM/Hook?x=1'])('accepts %s', (url) => {
+  it.each([
+    'https://example.com/hook',
+    'http://example.com/hook',
+    'http://172.32.0.1/',
+    'http://8.8.8.8:8080/x',
+    'https://[2606:4700:4700::1111]/',
+    'HTTPS://Example.COM/Hook?x=1',
+  ])('accepts %s', (url) => {
     expect(unsafeUrlReason(url)).toBeNull();
   });
 

@@ -79,7 +79,10 @@ export function unsafeUrlReason(raw: string): string | null {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must use http or https';
   if (url.username || url.password) return 'must not contain credentials';
   // The URL parser has already normalised decimal, octal and hex IPv4 forms (http://2130706433/).
-  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase().replace(/\.$/, '');
+  const host = url.hostname
+    .replace(/^\[|\]$/g, '')
+    .toLowerCase()
+    .replace(/\.$/, '');
   if (host === 'localhost' || host.endsWith('.localhost')) return 'must not point to localhost';
   if (isIP(host)) return isPrivateAddress(host) ? 'must not point to a private, loopback or link-local address' : null;
   if (!host.includes('.')) return 'must have a fully qualified hostname';

@@ -10,7 +10,14 @@ export function newTotpSecret(): string {
 }
 
 function totp(secretBase32: string, label = 'user') {
-  return new TOTP({ issuer: 'Tenantry', label, algorithm: 'SHA1', digits: DIGITS, period: PERIOD, secret: Secret.fromBase32(secretBase32) });
+  return new TOTP({
+    issuer: 'Tenantry',
+    label,
+    algorithm: 'SHA1',
+    digits: DIGITS,
+    period: PERIOD,
+    secret: Secret.fromBase32(secretBase32),
+  });
 }
 
 export function totpUri(secretBase32: string, accountEmail: string): string {

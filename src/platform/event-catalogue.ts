@@ -28,7 +28,10 @@ export function validateEventTypes(types: string[]): string[] {
   const out = new Set<string>();
   for (const t of types) {
     if (!(EVENT_TYPES as readonly string[]).includes(t) && !ALIASES[t] && !CUSTOM.test(t)) {
-      throw validationError('Invalid request body', `events: "${t}" is not a known event type nor a custom type like "order.shipped"`);
+      throw validationError(
+        'Invalid request body',
+        `events: "${t}" is not a known event type nor a custom type like "order.shipped"`,
+      );
     }
     out.add(t);
   }
@@ -37,5 +40,10 @@ export function validateEventTypes(types: string[]): string[] {
 
 /** The `events` values an endpoint may hold that select this type. */
 export function subscriptionNames(type: string): string[] {
-  return [type, ...Object.entries(ALIASES).filter(([, target]) => target === type).map(([alias]) => alias)];
+  return [
+    type,
+    ...Object.entries(ALIASES)
+      .filter(([, target]) => target === type)
+      .map(([alias]) => alias),
+  ];
 }

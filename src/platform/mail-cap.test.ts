@@ -56,7 +56,13 @@ async function until(condition: () => Promise<boolean> | boolean, what: string) 
  * Sends `count` requests one after the other, each once the previous one's mail has either arrived or
  * been held back; answers the responses and how many mails arrived (all sending settled).
  */
-async function oneByOne(count: number, kind: string, to: string, subject: RegExp, request: (t: TestApp, i: number) => Promise<LightMyRequestResponse>) {
+async function oneByOne(
+  count: number,
+  kind: string,
+  to: string,
+  subject: RegExp,
+  request: (t: TestApp, i: number) => Promise<LightMyRequestResponse>,
+) {
   const mails0 = received(to, subject).length;
   const capped0 = await capped(kind);
   const responses: LightMyRequestResponse[] = [];
@@ -64,7 +70,10 @@ async function oneByOne(count: number, kind: string, to: string, subject: RegExp
   for (let i = 0; i < count; i++) {
     const before = new Set(received(to, subject));
     responses.push(await request(on(i), i));
-    await until(async () => received(to, subject).length - mails0 + (await capped(kind)) - capped0 === i + 1, `request ${i + 1}'s mail to be sent or held back`);
+    await until(
+      async () => received(to, subject).length - mails0 + (await capped(kind)) - capped0 === i + 1,
+      `request ${i + 1}'s mail to be sent or held back`,
+    );
     last = received(to, subject).find((m) => !before.has(m)) ?? last;
   }
   for (const t of apps()) await t.mail.settled();
@@ -79,12 +88,19 @@ function expectSameAnswers(responses: LightMyRequestResponse[], status: number) 
   }
 }
 
-const magicLink = (email: string) => (t: TestApp) => t.request({ method: 'POST', url: '/api/v1/auth/magic-link', payload: { email } });
+const magicLink = (email: string) => (t: TestApp) =>
+  t.request({ method: 'POST', url: '/api/v1/auth/magic-link', payload: { email } });
 
 describe('sign-in links', () => {
   it('7 requests for one address: 7 identical answers, 5 mails; the 5th link still signs in', async () => {
     const { email } = await verifiedUser(a, 'cap-link');
-    const { responses, mails, held, last } = await oneByOne(7, 'sign_in_link', email, MAGIC_LINK_SUBJECT, magicLink(email));
+    const { responses, mails, held, last } = await oneByOne(
+      7,
+      'sign_in_link',
+      email,
+      MAGIC_LINK_SUBJECT,
+      magicLink(email),
+    );
     expectSameAnswers(responses, 200);
     expect({ mails, held }).toEqual({ mails: 5, held: 2 });
     // No link was issued for the held-back requests: the last one mailed is still the live one.
@@ -99,7 +115,10 @@ describe('sign-in links', () => {
     const capped0 = await capped('sign_in_link');
     const responses = await Promise.all(Array.from({ length: 10 }, (_, i) => magicLink(email)(on(i))));
     expectSameAnswers(responses, 200);
-    await until(async () => received(email, MAGIC_LINK_SUBJECT).length - mails0 + (await capped('sign_in_link')) - capped0 === 10, 'every request to be mailed or held back');
+    await until(
+      async () => received(email, MAGIC_LINK_SUBJECT).length - mails0 + (await capped('sign_in_link')) - capped0 === 10,
+      'every request to be mailed or held back',
+    );
     for (const t of apps()) await t.mail.settled();
     expect(received(email, MAGIC_LINK_SUBJECT).length - mails0).toBe(5);
   });
@@ -115,16 +134,35 @@ describe('sign-in links', () => {
   it('another address still gets its mails, the capped address still gets other kinds, and after 60 minutes links flow again', async () => {
     const { email } = await verifiedUser(a, 'cap-window');
     const other = await verifiedUser(a, 'cap-other');
-    expect(await oneByOne(6, 'sign_in_link', email, MAGIC_LINK_SUBJECT, magicLink(email))).toMatchObject({ mails: 5, held: 1 });
-    expect(await oneByOne(1, 'sign_in_link', other.email, MAGIC_LINK_SUBJECT, magicLink(other.email))).toMatchObject({ mails: 1, held: 0 });
-    const reset = (t: TestApp) => t.request({ method: 'POST', url: '/api/v1/auth/password/forgot', payload: { email } });
-    expect(await oneByOne(1, 'password_reset', email, /Reset your password/, reset)).toMatchObject({ mails: 1, held: 0 });
+    expect(await oneByOne(6, 'sign_in_link', email, MAGIC_LINK_SUBJECT, magicLink(email))).toMatchObject({
+      mails: 5,
+      held: 1,
+    });
+    expect(await oneByOne(1, 'sign_in_link', other.email, MAGIC_LINK_SUBJECT, magicLink(other.email))).toMatchObject({
+      mails: 1,
+      held: 0,
+    });
+    const reset = (t: TestApp) =>
+      t.request({ method: 'POST', url: '/api/v1/auth/password/forgot', payload: { email } });
+    expect(await oneByOne(1, 'password_reset', email, /Reset your password/, reset)).toMatchObject({
+      mails: 1,
+      held: 0,
+    });
     // Any 60 minutes: 59 minutes later the 5 still count.
     a.clock.advance(59 * 60_000);
-    expect(await oneByOne(1, 'sign_in_link', email, MAGIC_LINK_SUBJECT, magicLink(email))).toMatchObject({ mails: 0, held: 1 });
+    expect(await oneByOne(1, 'sign_in_link', email, MAGIC_LINK_SUBJECT, magicLink(email))).toMatchObject({
+      mails: 0,
+      held: 1,
+    });
     a.clock.advance(HOUR - 59 * 60_000);
-    expect(await oneByOne(5, 'sign_in_link', email, MAGIC_LINK_SUBJECT, magicLink(email))).toMatchObject({ mails: 5, held: 0 });
-    expect(await oneByOne(1, 'sign_in_link', email, MAGIC_LINK_SUBJECT, magicLink(email))).toMatchObject({ mails: 0, held: 1 });
+    expect(await oneByOne(5, 'sign_in_link', email, MAGIC_LINK_SUBJECT, magicLink(email))).toMatchObject({
+      mails: 5,
+      held: 0,
+    });
+    expect(await oneByOne(1, 'sign_in_link', email, MAGIC_LINK_SUBJECT, magicLink(email))).toMatchObject({
+      mails: 0,
+      held: 1,
+    });
   });
 });
 
@@ -133,7 +171,8 @@ describe('every kind of mail', () => {
     const email = uniqueEmail('cap-verify');
     await registerUser(a, email);
     await a.mail.waitFor(email, /Verify your email/);
-    const resend = (t: TestApp) => t.request({ method: 'POST', url: '/api/v1/auth/resend-verification', payload: { email } });
+    const resend = (t: TestApp) =>
+      t.request({ method: 'POST', url: '/api/v1/auth/resend-verification', payload: { email } });
     const { responses, mails, held } = await oneByOne(6, 'verification', email, /Verify your email/, resend);
     expectSameAnswers(responses, 200);
     // The registration's mail was the first of the 5.
@@ -142,7 +181,8 @@ describe('every kind of mail', () => {
 
   it('password reset: 7 requests, 5 mails, identical answers', async () => {
     const { email } = await verifiedUser(a, 'cap-reset');
-    const reset = (t: TestApp) => t.request({ method: 'POST', url: '/api/v1/auth/password/forgot', payload: { email } });
+    const reset = (t: TestApp) =>
+      t.request({ method: 'POST', url: '/api/v1/auth/password/forgot', payload: { email } });
     const { responses, mails, held } = await oneByOne(7, 'password_reset', email, /Reset your password/, reset);
     expectSameAnswers(responses, 200);
     expect({ mails, held }).toEqual({ mails: 5, held: 2 });
@@ -156,11 +196,20 @@ describe('every kind of mail', () => {
     let invitationId = '';
     const { responses, mails, held } = await oneByOne(7, 'invitation', email, subject, async (t, i) => {
       if (i === 0) {
-        const res = await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/invitations`, headers: owner.auth, payload: { email, role: 'member' } });
+        const res = await t.request({
+          method: 'POST',
+          url: `/api/v1/organizations/${org.id}/invitations`,
+          headers: owner.auth,
+          payload: { email, role: 'member' },
+        });
         invitationId = json(res).invitation.id;
         return res;
       }
-      return t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/invitations/${invitationId}/resend`, headers: owner.auth });
+      return t.request({
+        method: 'POST',
+        url: `/api/v1/organizations/${org.id}/invitations/${invitationId}/resend`,
+        headers: owner.auth,
+      });
     });
     expect(responses[0]!.statusCode, responses[0]!.body).toBe(201);
     for (const r of responses.slice(1)) {
@@ -175,7 +224,12 @@ describe('every kind of mail', () => {
     const { mails, held } = await oneByOne(7, 'invitation', email, /You are invited/, async (t) => {
       const owner = await signedInUser(t, 'cap-spammer');
       const org = await createOrg(t, owner);
-      return t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/invitations`, headers: owner.auth, payload: { email, role: 'member' } });
+      return t.request({
+        method: 'POST',
+        url: `/api/v1/organizations/${org.id}/invitations`,
+        headers: owner.auth,
+        payload: { email, role: 'member' },
+      });
     });
     expect({ mails, held }).toEqual({ mails: 5, held: 2 });
   });
@@ -183,8 +237,20 @@ describe('every kind of mail', () => {
   it('email change: 7 requests to move an account to one address give 5 mails there, identical 202s', async () => {
     const user = await signedInUser(a, 'cap-mover');
     const target = uniqueEmail('cap-target');
-    const change = (t: TestApp) => t.request({ method: 'POST', url: '/api/v1/users/me/email', headers: user.auth, payload: { newEmail: target, password: PASSWORD } });
-    const { responses, mails, held } = await oneByOne(7, 'email_change', target, /Confirm your new email address/, change);
+    const change = (t: TestApp) =>
+      t.request({
+        method: 'POST',
+        url: '/api/v1/users/me/email',
+        headers: user.auth,
+        payload: { newEmail: target, password: PASSWORD },
+      });
+    const { responses, mails, held } = await oneByOne(
+      7,
+      'email_change',
+      target,
+      /Confirm your new email address/,
+      change,
+    );
     expectSameAnswers(responses, 202);
     expect({ mails, held }).toEqual({ mails: 5, held: 2 });
   });

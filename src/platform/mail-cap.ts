@@ -61,10 +61,15 @@ export function createMailCap(redis: Redis | null, keyPrefix: string, clock: Clo
       const now = clock.now().getTime();
       if (!redis) return takeLocal(key, now);
       try {
-        return (await redis.eval(TAKE, 1, key, now, MAIL_WINDOW_MS, MAILS_PER_ADDRESS, `${now}:${randomToken(6)}`)) === 1;
+        return (
+          (await redis.eval(TAKE, 1, key, now, MAIL_WINDOW_MS, MAILS_PER_ADDRESS, `${now}:${randomToken(6)}`)) === 1
+        );
       } catch (err) {
         // Redis unreachable: this process's own count still caps what it sends.
-        logger.warn({ err: { message: (err as Error).message } }, 'mail cap: Redis unavailable, counting in this process');
+        logger.warn(
+          { err: { message: (err as Error).message } },
+          'mail cap: Redis unavailable, counting in this process',
+        );
         return takeLocal(key, now);
       }
     },
@@ -75,7 +80,11 @@ export function createMailCap(redis: Redis | null, keyPrefix: string, clock: Clo
  * Sends `mail` after the answer, unless its address already had its MAILS_PER_ADDRESS mails of this
  * kind in the last hour. Never throws; the caller answers the same either way.
  */
-export function sendCapped(deps: { mailCap: MailCap; mailer: Mailer; logger: Logger; metrics: ServiceMetrics }, kind: MailKind, mail: Mail): void {
+export function sendCapped(
+  deps: { mailCap: MailCap; mailer: Mailer; logger: Logger; metrics: ServiceMetrics },
+  kind: MailKind,
+  mail: Mail,
+): void {
   deps.mailer.later(() => whenAllowed(deps, kind, mail.to, async () => sendLater(deps.mailer, deps.logger, mail)));
 }
 
@@ -93,7 +102,10 @@ export async function whenAllowed(
   try {
     if (!(await deps.mailCap.take(kind, address))) {
       deps.metrics.mailCapped(kind);
-      deps.logger.info({ kind, to: address }, `mail not sent: ${MAILS_PER_ADDRESS} of this kind went to the address in the last hour`);
+      deps.logger.info(
+        { kind, to: address },
+        `mail not sent: ${MAILS_PER_ADDRESS} of this kind went to the address in the last hour`,
+      );
       return;
     }
     await send();

@@ -14,7 +14,13 @@ import { recordEvent } from './outbox.js';
 import type { OrgAccess } from './tenancy.js';
 
 /** The data of every `api_key.*` event. */
-export const keyEventData = (k: ApiKeyRow) => ({ apiKeyId: k.id, organizationId: k.organizationId, name: k.name, keyPrefix: k.keyPrefix, scopes: k.scopes });
+export const keyEventData = (k: ApiKeyRow) => ({
+  apiKeyId: k.id,
+  organizationId: k.organizationId,
+  name: k.name,
+  keyPrefix: k.keyPrefix,
+  scopes: k.scopes,
+});
 
 export type CascadeReason = 'member_removed' | 'member_left' | 'member_demoted' | 'role_changed';
 
@@ -40,7 +46,11 @@ export async function revokeKeysOfCreator(
   within?: ReadonlySet<string>,
 ): Promise<void> {
   const now = deps.clock.now();
-  const live = and(eq(apiKeys.organizationId, access.organizationId), eq(apiKeys.createdBy, userId), eq(apiKeys.isActive, true));
+  const live = and(
+    eq(apiKeys.organizationId, access.organizationId),
+    eq(apiKeys.createdBy, userId),
+    eq(apiKeys.isActive, true),
+  );
   let ids: string[] | null = null;
   if (within) {
     const keys = await tx.select({ id: apiKeys.id, scopes: apiKeys.scopes }).from(apiKeys).where(live);
@@ -57,10 +67,19 @@ export async function revokeKeysOfCreator(
     for (const k of revoked) await deps.apiKeys.revoked(k.id);
   });
   for (const k of revoked) {
-    await recordEvent(deps, tx, access.organizationId, 'api_key.revoked', { ...keyEventData(k), reason, createdBy: userId });
+    await recordEvent(deps, tx, access.organizationId, 'api_key.revoked', {
+      ...keyEventData(k),
+      reason,
+      createdBy: userId,
+    });
   }
   for (const k of revoked) {
-    const request = { ...access.request, method: 'DELETE', route: REVOKE_ROUTE, path: `/api/v1/organizations/${access.organizationId}/api-keys/${k.id}` };
+    const request = {
+      ...access.request,
+      method: 'DELETE',
+      route: REVOKE_ROUTE,
+      path: `/api/v1/organizations/${access.organizationId}/api-keys/${k.id}`,
+    };
     await auditChange(deps, tx, { ...access, request });
   }
 }

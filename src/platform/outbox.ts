@@ -45,7 +45,10 @@ export async function recordEvent(
   const deliveryIds = targets.rows.map(() => newId('dlv', now.getTime()));
   // And one more: the deliveries, and the wake-up (sent by PostgreSQL at commit).
   const deliveries = sql.join(
-    targets.rows.map((e, i) => sql`(${organizationId}, ${deliveryIds[i]}, ${e.id}, ${eventId}, ${type}, 'pending', ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz)`),
+    targets.rows.map(
+      (e, i) =>
+        sql`(${organizationId}, ${deliveryIds[i]}, ${e.id}, ${eventId}, ${type}, 'pending', ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz)`,
+    ),
     sql`, `,
   );
   await tx.execute(sql`with d as (

@@ -53,7 +53,8 @@ const ADMIN: Permission[] = [
 ];
 
 export const BUILT_IN_ROLES: readonly BuiltInRole[] = ['owner', 'admin', 'member', 'viewer'];
-export const isBuiltInRole = (role: string): role is BuiltInRole => (BUILT_IN_ROLES as readonly string[]).includes(role);
+export const isBuiltInRole = (role: string): role is BuiltInRole =>
+  (BUILT_IN_ROLES as readonly string[]).includes(role);
 
 /** A custom role's key: 2-40 lowercase letters, digits and dashes, starting with a letter. */
 export const ROLE_KEY_PATTERN = '^[a-z][a-z0-9-]{1,39}$';
@@ -100,7 +101,8 @@ export function permissionsOfScopes(scopes: readonly string[]): ReadonlySet<Perm
  */
 export function createCatalogue(appPermissions: readonly string[]) {
   for (const p of appPermissions) {
-    if ((PERMISSIONS as readonly string[]).includes(p)) throw new ConfigError('APP_PERMISSIONS', `lists "${p}", which is a built-in permission`);
+    if ((PERMISSIONS as readonly string[]).includes(p))
+      throw new ConfigError('APP_PERMISSIONS', `lists "${p}", which is a built-in permission`);
   }
   const keys: ReadonlySet<string> = new Set<string>([...PERMISSIONS, ...appPermissions]);
   const builtIn: Record<BuiltInRole, ReadonlySet<string>> = {
@@ -109,7 +111,10 @@ export function createCatalogue(appPermissions: readonly string[]) {
     member: ROLE_PERMISSIONS.member,
     viewer: ROLE_PERMISSIONS.viewer,
   };
-  const listed = [...PERMISSIONS.map((key) => ({ key, builtIn: true })), ...appPermissions.map((key) => ({ key, builtIn: false }))];
+  const listed = [
+    ...PERMISSIONS.map((key) => ({ key, builtIn: true })),
+    ...appPermissions.map((key) => ({ key, builtIn: false })),
+  ];
   const none: ReadonlySet<string> = new Set();
 
   return {

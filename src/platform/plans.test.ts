@@ -18,10 +18,26 @@ afterAll(async () => {
 });
 
 const invite = (orgId: string) =>
-  t.request({ method: 'POST', url: `/api/v1/organizations/${orgId}/invitations`, headers: owner.auth, payload: { email: uniqueEmail('seat'), role: 'member' } });
-const newKey = (orgId: string, n: number) => t.request({ method: 'POST', url: `/api/v1/organizations/${orgId}/api-keys`, headers: owner.auth, payload: { name: `k${n}`, scopes: [] } });
+  t.request({
+    method: 'POST',
+    url: `/api/v1/organizations/${orgId}/invitations`,
+    headers: owner.auth,
+    payload: { email: uniqueEmail('seat'), role: 'member' },
+  });
+const newKey = (orgId: string, n: number) =>
+  t.request({
+    method: 'POST',
+    url: `/api/v1/organizations/${orgId}/api-keys`,
+    headers: owner.auth,
+    payload: { name: `k${n}`, scopes: [] },
+  });
 const newHook = (orgId: string, n: number) =>
-  t.request({ method: 'POST', url: `/api/v1/organizations/${orgId}/webhooks`, headers: owner.auth, payload: { url: `https://example.com/h/${n}` } });
+  t.request({
+    method: 'POST',
+    url: `/api/v1/organizations/${orgId}/webhooks`,
+    headers: owner.auth,
+    payload: { url: `https://example.com/h/${n}` },
+  });
 function expectLimit(res: Awaited<ReturnType<typeof invite>>) {
   expect(res.statusCode, res.body).toBe(402);
   expect(json(res).error.code).toBe('PLAN_LIMIT_EXCEEDED');
@@ -30,9 +46,18 @@ function expectLimit(res: Awaited<ReturnType<typeof invite>>) {
 describe('PLANS', () => {
   it('holds the limits of docs/api.md#plans-and-limits', () => {
     expect(PLANS).toEqual({
-      free: { name: 'Free', limits: { members: 3, apiRequests: 10_000, storage: 1_073_741_824, apiKeys: 1, webhookEndpoints: 1 } },
-      pro: { name: 'Pro', limits: { members: 25, apiRequests: 100_000, storage: 10_737_418_240, apiKeys: 10, webhookEndpoints: 10 } },
-      enterprise: { name: 'Enterprise', limits: { members: null, apiRequests: null, storage: null, apiKeys: 50, webhookEndpoints: null } },
+      free: {
+        name: 'Free',
+        limits: { members: 3, apiRequests: 10_000, storage: 1_073_741_824, apiKeys: 1, webhookEndpoints: 1 },
+      },
+      pro: {
+        name: 'Pro',
+        limits: { members: 25, apiRequests: 100_000, storage: 10_737_418_240, apiKeys: 10, webhookEndpoints: 10 },
+      },
+      enterprise: {
+        name: 'Enterprise',
+        limits: { members: null, apiRequests: null, storage: null, apiKeys: 50, webhookEndpoints: null },
+      },
     });
   });
 
@@ -87,7 +112,11 @@ describe('limits over HTTP', () => {
       expect((await newHook(org.id, 1)).statusCode).toBe(201);
       expect((await newHook(org.id, 2)).statusCode).toBe(201);
       expectLimit(await newHook(org.id, 3));
-      const billing = await t.request({ method: 'GET', url: `/api/v1/organizations/${org.id}/billing`, headers: owner.auth });
+      const billing = await t.request({
+        method: 'GET',
+        url: `/api/v1/organizations/${org.id}/billing`,
+        headers: owner.auth,
+      });
       expect(json(billing).data.plan.limits.members).toBe(2);
     } finally {
       Object.assign(free, saved);

@@ -27,16 +27,23 @@ const period = () => periodOf(t.clock.now());
 async function orgWithKey(plan: 'free' | 'pro' | 'enterprise' = 'free') {
   const org = await createOrg(t, owner);
   if (plan !== 'free') await setPlan(t, org.id, plan);
-  const res = await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/api-keys`, headers: owner.auth, payload: { name: 'q', scopes: ['read:projects', 'read:billing'] } });
+  const res = await t.request({
+    method: 'POST',
+    url: `/api/v1/organizations/${org.id}/api-keys`,
+    headers: owner.auth,
+    payload: { name: 'q', scopes: ['read:projects', 'read:billing'] },
+  });
   expect(res.statusCode, res.body).toBe(201);
   return { orgId: org.id, key: json(res).plainKey as string };
 }
 
 /** The month's usage set to `requests`: the organization's API-key counter rows of the month (audit/counters.ts). */
 async function setUsage(orgId: string, requests: number, p = period()) {
-  await t.deps.db.execute(sql`delete from audit_log_counters where organization_id = ${orgId} and actor_type = 'api_key' and actor_id = '' and action = ''
+  await t.deps.db
+    .execute(sql`delete from audit_log_counters where organization_id = ${orgId} and actor_type = 'api_key' and actor_id = '' and action = ''
     and to_char(day, 'YYYY-MM') = ${p}`);
-  await t.deps.db.execute(sql`insert into audit_log_counters (organization_id, actor_type, actor_id, action, day, shard, total)
+  await t.deps.db
+    .execute(sql`insert into audit_log_counters (organization_id, actor_type, actor_id, action, day, shard, total)
     values (${orgId}, 'api_key', '', '', ${`${p}-01`}::date, 0, ${requests})`);
 }
 const usageRow = async (orgId: string, p = period()) =>
@@ -50,7 +57,8 @@ const usageRow = async (orgId: string, p = period()) =>
     )[0]?.requests ?? 0,
   );
 
-const keyRequest = (orgId: string, key: string) => t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/projects`, headers: { 'x-api-key': key } });
+const keyRequest = (orgId: string, key: string) =>
+  t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/projects`, headers: { 'x-api-key': key } });
 async function billingData(orgId: string) {
   const res = await t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/billing`, headers: owner.auth });
   expect(res.statusCode, res.body).toBe(200);
@@ -69,12 +77,19 @@ describe('the monthly apiRequests quota', () => {
     for (let i = 0; i < 3; i++) expect((await keyRequest(orgId, key)).statusCode).toBe(200);
     expect((await billingData(orgId)).usage).toEqual({ period: '2026-03', apiRequests: 3 });
     // Read with the key itself (read:billing): that request is counted too.
-    const own = await t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/billing`, headers: { 'x-api-key': key } });
+    const own = await t.request({
+      method: 'GET',
+      url: `/api/v1/organizations/${orgId}/billing`,
+      headers: { 'x-api-key': key },
+    });
     expect(own.statusCode, own.body).toBe(200);
     expect(json(own).data.usage.apiRequests).toBeGreaterThanOrEqual(3);
     expect(await usageRow(orgId)).toBe(4);
     // Requests of signed-in users are not API-key requests.
-    expect((await t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/projects`, headers: owner.auth })).statusCode).toBe(200);
+    expect(
+      (await t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/projects`, headers: owner.auth }))
+        .statusCode,
+    ).toBe(200);
     expect(await usageRow(orgId)).toBe(4);
   });
 
@@ -94,9 +109,15 @@ describe('the monthly apiRequests quota', () => {
     expect(body.error.details).toMatch(/10000/);
     expect(Number(over.headers['retry-after'])).toBe(secondsToNextMonth());
     // Still refused on the next requests, whatever the route.
-    expect((await t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/billing`, headers: { 'x-api-key': key } })).statusCode).toBe(429);
+    expect(
+      (await t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/billing`, headers: { 'x-api-key': key } }))
+        .statusCode,
+    ).toBe(429);
     // Signed-in users are not held by the API quota.
-    expect((await t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/projects`, headers: owner.auth })).statusCode).toBe(200);
+    expect(
+      (await t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/projects`, headers: owner.auth }))
+        .statusCode,
+    ).toBe(200);
   });
 
   it('holds Pro to 100000 and lets Enterprise (null) through whatever the usage', async () => {
@@ -147,7 +168,11 @@ describe('the monthly apiRequests quota', () => {
     expect(await usageRow(orgId, march)).toBeGreaterThanOrEqual(10_000);
     // The billing response shows the new month (signed in again: a month of fake time ended the session).
     const again = await login(t, owner.email, owner.password);
-    const billing = await t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/billing`, headers: { authorization: `Bearer ${again.accessToken}` } });
+    const billing = await t.request({
+      method: 'GET',
+      url: `/api/v1/organizations/${orgId}/billing`,
+      headers: { authorization: `Bearer ${again.accessToken}` },
+    });
     expect(billing.statusCode, billing.body).toBe(200);
     expect(json(billing).data.usage).toEqual({ period: '2026-04', apiRequests: 1 });
 
@@ -163,10 +188,20 @@ describe('the monthly apiRequests quota', () => {
 
 async function orgWithKeyAfterLogin(accessToken: string) {
   const auth = { authorization: `Bearer ${accessToken}` };
-  const org = await t.request({ method: 'POST', url: '/api/v1/organizations', headers: auth, payload: { name: 'Late', slug: `late-${Date.now().toString(36)}` } });
+  const org = await t.request({
+    method: 'POST',
+    url: '/api/v1/organizations',
+    headers: auth,
+    payload: { name: 'Late', slug: `late-${Date.now().toString(36)}` },
+  });
   expect(org.statusCode, org.body).toBe(201);
   const orgId = json(org).id as string;
-  const res = await t.request({ method: 'POST', url: `/api/v1/organizations/${orgId}/api-keys`, headers: auth, payload: { name: 'q', scopes: ['read:projects'] } });
+  const res = await t.request({
+    method: 'POST',
+    url: `/api/v1/organizations/${orgId}/api-keys`,
+    headers: auth,
+    payload: { name: 'q', scopes: ['read:projects'] },
+  });
   expect(res.statusCode, res.body).toBe(201);
   return { orgId, key: json(res).plainKey as string };
 }

@@ -37,9 +37,14 @@ export function createQuotaGuard(db: Db, clock: Clock) {
       if (s.limit !== null && s.used >= s.limit) {
         const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
         const retryAfter = Math.max(1, Math.ceil((next - now.getTime()) / 1000));
-        throw new AppError('QUOTA_EXCEEDED', 'Monthly API request quota exceeded', `The plan allows ${s.limit} API requests per month (API-key requests and published events)`, {
-          'Retry-After': String(retryAfter),
-        });
+        throw new AppError(
+          'QUOTA_EXCEEDED',
+          'Monthly API request quota exceeded',
+          `The plan allows ${s.limit} API requests per month (API-key requests and published events)`,
+          {
+            'Retry-After': String(retryAfter),
+          },
+        );
       }
       s.used++;
     },

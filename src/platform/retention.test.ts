@@ -48,7 +48,9 @@ async function session(end: { revokedAt?: string; expiresAt: string }) {
 }
 async function event(createdAt: string) {
   const eventId = id('evt');
-  await exec(sql`insert into events (organization_id, id, type, data, created_at) values (${orgId}, ${eventId}, 'test', '{}'::jsonb, ${createdAt}::timestamptz)`);
+  await exec(
+    sql`insert into events (organization_id, id, type, data, created_at) values (${orgId}, ${eventId}, 'test', '{}'::jsonb, ${createdAt}::timestamptz)`,
+  );
   return eventId;
 }
 async function delivery(eventId: string, status: string, updatedAt: string, attempts = 0) {
@@ -69,10 +71,15 @@ async function idempotencyKey(createdAt: string) {
   return key;
 }
 async function present(table: string, column: string, ids: string[]): Promise<string[]> {
-  const rows = rowsOf(await exec(sql`select ${sql.identifier(column)} as id from ${sql.identifier(table)} where ${sql.identifier(column)} in ${ids}`));
+  const rows = rowsOf(
+    await exec(
+      sql`select ${sql.identifier(column)} as id from ${sql.identifier(table)} where ${sql.identifier(column)} in ${ids}`,
+    ),
+  );
   return rows.map((r) => String(r.id)).sort();
 }
-const count = async (table: string) => Number(rowsOf(await exec(sql`select count(*)::int as n from ${sql.identifier(table)}`))[0]!.n);
+const count = async (table: string) =>
+  Number(rowsOf(await exec(sql`select count(*)::int as n from ${sql.identifier(table)}`))[0]!.n);
 
 describe('the retention job', () => {
   it('deletes on the old side of every boundary and keeps the rest, pending deliveries whatever their age', async () => {
@@ -88,7 +95,11 @@ describe('the retention job', () => {
     const old = ago(30 * DAY + MS);
     const recent = ago(30 * DAY - MS);
     const freedEvent = await event(old);
-    const gone = [await delivery(freedEvent, 'delivered', old, 1), await delivery(freedEvent, 'failed', old, 4), await delivery(freedEvent, 'canceled', old)];
+    const gone = [
+      await delivery(freedEvent, 'delivered', old, 1),
+      await delivery(freedEvent, 'failed', old, 4),
+      await delivery(freedEvent, 'canceled', old),
+    ];
     const heldEvent = await event(old);
     const pending = await delivery(heldEvent, 'pending', ago(40 * DAY), 2);
     const recentEvent = await event(old);
@@ -100,17 +111,39 @@ describe('the retention job', () => {
     const freshKey = await idempotencyKey(ago(DAY - MS));
 
     const result = await createRetentionJob(t.deps).runOnce();
-    expect(result).toEqual({ emailTokens: 1, sessions: 2, deliveries: 3, attempts: 5, idempotencyKeys: 1, events: 2, statements: 5 });
+    expect(result).toEqual({
+      emailTokens: 1,
+      sessions: 2,
+      deliveries: 3,
+      attempts: 5,
+      idempotencyKeys: 1,
+      events: 2,
+      statements: 5,
+    });
 
     expect(await present('email_tokens', 'id', [expired, live])).toEqual([live]);
-    expect(await present('sessions', 'id', [revokedLong, revokedRecently, expiredLong, expiredRecently, active])).toEqual([active, expiredRecently, revokedRecently].sort());
-    expect(await present('webhook_deliveries', 'id', [...gone, pending, recentDelivery])).toEqual([pending, recentDelivery].sort());
-    expect(await present('webhook_attempts', 'delivery_id', [...gone, pending, recentDelivery])).toEqual([pending, pending, recentDelivery].sort());
-    expect(await present('events', 'id', [freedEvent, heldEvent, recentEvent, bareOld, bareRecent])).toEqual([heldEvent, recentEvent, bareRecent].sort());
+    expect(
+      await present('sessions', 'id', [revokedLong, revokedRecently, expiredLong, expiredRecently, active]),
+    ).toEqual([active, expiredRecently, revokedRecently].sort());
+    expect(await present('webhook_deliveries', 'id', [...gone, pending, recentDelivery])).toEqual(
+      [pending, recentDelivery].sort(),
+    );
+    expect(await present('webhook_attempts', 'delivery_id', [...gone, pending, recentDelivery])).toEqual(
+      [pending, pending, recentDelivery].sort(),
+    );
+    expect(await present('events', 'id', [freedEvent, heldEvent, recentEvent, bareOld, bareRecent])).toEqual(
+      [heldEvent, recentEvent, bareRecent].sort(),
+    );
     expect(await present('event_idempotency_keys', 'key', [staleKey, freshKey])).toEqual([freshKey]);
 
     // Nothing left to take: a second run deletes nothing.
-    expect(await createRetentionJob(t.deps).runOnce()).toMatchObject({ emailTokens: 0, sessions: 0, deliveries: 0, events: 0, idempotencyKeys: 0 });
+    expect(await createRetentionJob(t.deps).runOnce()).toMatchObject({
+      emailTokens: 0,
+      sessions: 0,
+      deliveries: 0,
+      events: 0,
+      idempotencyKeys: 0,
+    });
   });
 
   it('deletes in bounded batches, one statement per batch', async () => {
@@ -119,7 +152,13 @@ describe('the retention job', () => {
     // 10 + 10 + 5 tokens, then one statement for each other kind.
     expect(result).toMatchObject({ emailTokens: 25, statements: 3 + 4 });
     expect(await count('email_tokens')).toBeGreaterThan(0);
-    expect(rowsOf(await exec(sql`select count(*)::int as n from email_tokens where expires_at < ${t.clock.now().toISOString()}::timestamptz`))[0]!.n).toBe(0);
+    expect(
+      rowsOf(
+        await exec(
+          sql`select count(*)::int as n from email_tokens where expires_at < ${t.clock.now().toISOString()}::timestamptz`,
+        ),
+      )[0]!.n,
+    ).toBe(0);
   });
 
   it('two instances at once: one run at a time, every row deleted once', async () => {
@@ -155,7 +194,11 @@ describe('the retention job', () => {
     const made = [await token(ago(MS)), await token(ago(MS))];
     const job = createRetentionJob(t.deps, { firstRunMs: 0, intervalMs: 3600_000 });
     job.start();
-    await waitUntil('the started job has run', async () => (await present('email_tokens', 'id', made)).length === 0, 30_000);
+    await waitUntil(
+      'the started job has run',
+      async () => (await present('email_tokens', 'id', made)).length === 0,
+      30_000,
+    );
     await job.stop();
     expect(await job.runOnce()).toMatchObject({ statements: 0 });
   });

@@ -45,7 +45,11 @@ type Deps = Pick<Infra, 'db' | 'dbHandle' | 'clock' | 'logger' | 'config'>;
 const FINISHED = sql`status in ('delivered', 'failed', 'canceled')`;
 
 /** The delete statements of one run, each taking at most `n` rows and answering how many it took. */
-function statements(now: Date, retentionDays: number, n: number): Record<Exclude<keyof RetentionResult, 'statements' | 'attempts'>, SQL> {
+function statements(
+  now: Date,
+  retentionDays: number,
+  n: number,
+): Record<Exclude<keyof RetentionResult, 'statements' | 'attempts'>, SQL> {
   const at = (ms: number) => new Date(now.getTime() - ms).toISOString();
   const sessionsBefore = at(SESSION_DAYS * DAY_MS);
   const webhooksBefore = at(retentionDays * DAY_MS);
@@ -121,13 +125,23 @@ export function createRetentionJob(deps: Deps, options: RetentionOptions = {}) {
   let current: Promise<unknown> = Promise.resolve();
 
   async function run(): Promise<RetentionResult> {
-    const result: RetentionResult = { emailTokens: 0, sessions: 0, deliveries: 0, attempts: 0, idempotencyKeys: 0, events: 0, statements: 0 };
+    const result: RetentionResult = {
+      emailTokens: 0,
+      sessions: 0,
+      deliveries: 0,
+      attempts: 0,
+      idempotencyKeys: 0,
+      events: 0,
+      statements: 0,
+    };
     const all = statements(deps.clock.now(), deps.config.webhook.retentionDays, batchSize);
     // Deliveries before events: the events they free go in the same run.
     for (const kind of ['emailTokens', 'sessions', 'deliveries', 'idempotencyKeys', 'events'] as const) {
       for (;;) {
         if (stopped) return result;
-        const rows = ((await deps.db.execute(all[kind])) as unknown as { rows: Array<{ n: number; attempts?: number }> }).rows;
+        const rows = (
+          (await deps.db.execute(all[kind])) as unknown as { rows: Array<{ n: number; attempts?: number }> }
+        ).rows;
         const n = Number(rows[0]?.n ?? 0);
         result[kind] += n;
         result.attempts += Number(rows[0]?.attempts ?? 0);
@@ -155,7 +169,10 @@ export function createRetentionJob(deps: Deps, options: RetentionOptions = {}) {
           const deleted = result && Object.entries(result).some(([k, v]) => k !== 'statements' && v > 0);
           if (deleted) deps.logger.info({ retention: result }, 'retention: old rows deleted');
         } catch (err) {
-          deps.logger.warn({ err: { message: (err as Error).message } }, 'retention run failed: tried again at the next');
+          deps.logger.warn(
+            { err: { message: (err as Error).message } },
+            'retention run failed: tried again at the next',
+          );
         }
         if (!stopped) timer = setTimeout(() => void tick(), intervalMs).unref();
       };

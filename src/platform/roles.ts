@@ -19,11 +19,22 @@ export interface MemberRole {
 }
 
 /** `userId`'s role in the organization and its permissions; null for a non-member. */
-export async function memberRole(db: Db | Tx, catalogue: PermissionCatalogue, organizationId: string, userId: string): Promise<MemberRole | null> {
+export async function memberRole(
+  db: Db | Tx,
+  catalogue: PermissionCatalogue,
+  organizationId: string,
+  userId: string,
+): Promise<MemberRole | null> {
   const [row] = await db
     .select({ role: memberships.role, custom: organizationRoles.permissions })
     .from(memberships)
-    .leftJoin(organizationRoles, and(eq(organizationRoles.organizationId, memberships.organizationId), eq(organizationRoles.key, memberships.role)))
+    .leftJoin(
+      organizationRoles,
+      and(
+        eq(organizationRoles.organizationId, memberships.organizationId),
+        eq(organizationRoles.key, memberships.role),
+      ),
+    )
     .where(and(eq(memberships.organizationId, organizationId), eq(memberships.userId, userId)));
   if (!row) return null;
   return { role: row.role, permissions: catalogue.grants(row.role, row.custom) };
@@ -31,11 +42,23 @@ export async function memberRole(db: Db | Tx, catalogue: PermissionCatalogue, or
 
 /** A role as the tokens carry it: its key and its permissions, in catalogue order. */
 export function claimsOf(catalogue: PermissionCatalogue, organizationId: string, m: MemberRole) {
-  return { id: organizationId, role: m.role, permissions: catalogue.list().map((p) => p.key).filter((k) => m.permissions.has(k)) };
+  return {
+    id: organizationId,
+    role: m.role,
+    permissions: catalogue
+      .list()
+      .map((p) => p.key)
+      .filter((k) => m.permissions.has(k)),
+  };
 }
 
 /** What `role` grants in the organization (a custom role no longer there grants nothing). */
-export async function roleGrants(tx: Tx | Db, catalogue: PermissionCatalogue, organizationId: string, role: Role): Promise<MemberRole> {
+export async function roleGrants(
+  tx: Tx | Db,
+  catalogue: PermissionCatalogue,
+  organizationId: string,
+  role: Role,
+): Promise<MemberRole> {
   if (isBuiltInRole(role)) return { role, permissions: catalogue.grants(role, null) };
   const [row] = await tx
     .select({ permissions: organizationRoles.permissions })
@@ -49,8 +72,14 @@ export async function roleGrants(tx: Tx | Db, catalogue: PermissionCatalogue, or
  * organization, read under a share lock so that it cannot be deleted (or its permissions changed)
  * before the change that gives it commits. 400 for owner or a key the organization has no role of.
  */
-export async function assignableRole(tx: Tx, catalogue: PermissionCatalogue, organizationId: string, role: string): Promise<MemberRole> {
-  if (role === 'owner') throw validationError('Invalid request body', 'role: owner is given only by transferring ownership');
+export async function assignableRole(
+  tx: Tx,
+  catalogue: PermissionCatalogue,
+  organizationId: string,
+  role: string,
+): Promise<MemberRole> {
+  if (role === 'owner')
+    throw validationError('Invalid request body', 'role: owner is given only by transferring ownership');
   if (isBuiltInRole(role)) return { role, permissions: catalogue.grants(role, null) };
   const [row] = await tx
     .select({ permissions: organizationRoles.permissions })
@@ -72,7 +101,9 @@ export function assertWithinCeiling(access: OrgAccess, role: MemberRole, doing: 
   const lacking = beyondCeiling(access, role.permissions);
   if (lacking.length === 0) return;
   throw authorizationError(
-    doing === 'give' ? `You cannot give the ${role.role} role` : `You cannot change or remove a member with the ${role.role} role`,
+    doing === 'give'
+      ? `You cannot give the ${role.role} role`
+      : `You cannot change or remove a member with the ${role.role} role`,
     `It grants ${lacking[0]}, which your own role does not`,
   );
 }

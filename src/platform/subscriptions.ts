@@ -16,7 +16,8 @@ export async function callProvider<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
-    if (err instanceof PaymentProviderError) throw new AppError('PAYMENT_PROVIDER_ERROR', 'The payment provider failed', err.message.slice(0, 300));
+    if (err instanceof PaymentProviderError)
+      throw new AppError('PAYMENT_PROVIDER_ERROR', 'The payment provider failed', err.message.slice(0, 300));
     throw err;
   }
 }
@@ -26,7 +27,12 @@ export async function callProvider<T>(fn: () => Promise<T>): Promise<T> {
  * the caller's transaction then rolls back and nothing is deleted). Called once the deletion is
  * decided, under the locks it was decided on, so no refusal follows a cancellation.
  */
-export async function cancelForDeletion(deps: { payments: PaymentProvider }, tx: Tx | Db, organizationId: string): Promise<void> {
+export async function cancelForDeletion(
+  deps: { payments: PaymentProvider },
+  tx: Tx | Db,
+  organizationId: string,
+): Promise<void> {
   const [sub] = await tx.select().from(subscriptions).where(eq(subscriptions.organizationId, organizationId));
-  if (sub?.subscriptionId && !ENDED_STATUSES.has(sub.status)) await callProvider(() => deps.payments.cancelNow(sub.subscriptionId!));
+  if (sub?.subscriptionId && !ENDED_STATUSES.has(sub.status))
+    await callProvider(() => deps.payments.cancelNow(sub.subscriptionId!));
 }

@@ -5,7 +5,13 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
 import type { Actor } from './identity/actor.js';
-import { type Permission, type PermissionCatalogue, permissionsOfScopes, SCOPE_PERMISSIONS, SCOPES } from './permissions.js';
+import {
+  type Permission,
+  type PermissionCatalogue,
+  permissionsOfScopes,
+  SCOPE_PERMISSIONS,
+  SCOPES,
+} from './permissions.js';
 import { memberships, organizationRoles, organizations, type Role } from '../db/tables/organizations.js';
 import { users } from '../db/tables/users.js';
 import { AppError, authenticationError, authorizationError, notFound } from '../lib/errors.js';
@@ -54,7 +60,10 @@ export const KEY_MANAGED_ROLES: readonly Role[] = ['member', 'viewer'];
 /** 403 when an API key would give `role` (a role change, an invitation or its renewal). */
 export function assertKeyMayGrant(access: OrgAccess, role: Role): void {
   if (access.actor.type === 'api_key' && !KEY_MANAGED_ROLES.includes(role)) {
-    throw authorizationError(`An API key cannot give the ${role} role`, 'API keys give only the member and viewer roles; a person with the admin role must do this');
+    throw authorizationError(
+      `An API key cannot give the ${role} role`,
+      'API keys give only the member and viewer roles; a person with the admin role must do this',
+    );
   }
 }
 
@@ -77,15 +86,31 @@ export function createAuthorizer(db: Db, catalogue: PermissionCatalogue) {
   // The account's flag is read here, where a round trip is made anyway, so an account deactivated by
   // any means is refused at once even while a cache still holds it active.
   const lookup = db
-    .select({ active: users.isActive, id: organizations.id, role: memberships.role, custom: organizationRoles.permissions })
+    .select({
+      active: users.isActive,
+      id: organizations.id,
+      role: memberships.role,
+      custom: organizationRoles.permissions,
+    })
     .from(users)
     .leftJoin(organizations, eq(organizations.id, sql.placeholder('orgId')))
     .leftJoin(memberships, and(eq(memberships.organizationId, organizations.id), eq(memberships.userId, users.id)))
-    .leftJoin(organizationRoles, and(eq(organizationRoles.organizationId, memberships.organizationId), eq(organizationRoles.key, memberships.role)))
+    .leftJoin(
+      organizationRoles,
+      and(
+        eq(organizationRoles.organizationId, memberships.organizationId),
+        eq(organizationRoles.key, memberships.role),
+      ),
+    )
     .where(eq(users.id, sql.placeholder('userId')))
     .prepare('org_access');
 
-  return async function authorizeOrg(actor: Actor, orgId: string, permission: Permission, request: RequestContext): Promise<OrgAccess> {
+  return async function authorizeOrg(
+    actor: Actor,
+    orgId: string,
+    permission: Permission,
+    request: RequestContext,
+  ): Promise<OrgAccess> {
     if (actor.kind === 'apiKey') {
       // A key reaches its own organization only, and only what its scopes map to (deny by default).
       if (actor.organizationId !== orgId) throw authorizationError('This API key belongs to another organization');
@@ -94,7 +119,9 @@ export function createAuthorizer(db: Db, catalogue: PermissionCatalogue) {
         const needed = SCOPES.filter((s) => (SCOPE_PERMISSIONS[s] as readonly Permission[]).includes(permission));
         throw authorizationError(
           'API key lacks the required scope',
-          needed.length ? `Requires one of the scopes: ${needed.join(', ')}` : `${permission} cannot be granted to an API key`,
+          needed.length
+            ? `Requires one of the scopes: ${needed.join(', ')}`
+            : `${permission} cannot be granted to an API key`,
         );
       }
       return {
@@ -111,7 +138,11 @@ export function createAuthorizer(db: Db, catalogue: PermissionCatalogue) {
     if (!row.id) throw notFound('Organization not found');
     if (!row.role) throw authorizationError('You are not a member of this organization');
     const permissions = catalogue.grants(row.role, row.custom);
-    if (!permissions.has(permission)) throw authorizationError(`Missing permission ${permission}`, `Your role (${row.role}) does not grant ${permission}`);
+    if (!permissions.has(permission))
+      throw authorizationError(
+        `Missing permission ${permission}`,
+        `Your role (${row.role}) does not grant ${permission}`,
+      );
     return {
       organizationId: row.id,
       actor: { type: 'user', id: actor.userId, email: actor.email, role: row.role, userId: actor.userId },

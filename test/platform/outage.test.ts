@@ -63,7 +63,10 @@ afterAll(async () => {
 
 function expectUnavailable(res: LightMyRequestResponse) {
   expect(res.statusCode, res.body).toBe(503);
-  expect(json(res)).toEqual({ success: false, error: { code: 'SERVICE_UNAVAILABLE', message: expect.any(String), details: expect.any(String) } });
+  expect(json(res)).toEqual({
+    success: false,
+    error: { code: 'SERVICE_UNAVAILABLE', message: expect.any(String), details: expect.any(String) },
+  });
   expect(res.headers['retry-after']).toMatch(/^\d+$/);
 }
 
@@ -78,7 +81,12 @@ async function eventually(fn: () => Promise<boolean>, what: string, timeoutMs = 
 /** An app of its own on the given database handle, with the harness app's configuration. */
 async function appOn(t: TestApp, handle: DbHandle): Promise<{ app: FastifyInstance; deps: Infra }> {
   const silent = pino({ level: 'silent' });
-  const deps = await createInfra(t.deps.config, { logger: silent, dbHandle: handle, migrate: false, redisPrefix: `${t.deps.redisPrefix}outage:` });
+  const deps = await createInfra(t.deps.config, {
+    logger: silent,
+    dbHandle: handle,
+    migrate: false,
+    redisPrefix: `${t.deps.redisPrefix}outage:`,
+  });
   const app = await buildApp(deps);
   await app.ready();
   cleanups.push(async () => {
@@ -98,7 +106,13 @@ describe('a PostgreSQL server that accepts connections but never answers', () =>
     const handle = openPostgres(`postgres://postgres@127.0.0.1:${hole.port}/none`, pino({ level: 'silent' }), 2);
     const { app } = await appOn(t, handle);
     const started = Date.now();
-    expectUnavailable(await app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: 'a@example.com', password: 'Correct-Horse-9' } }));
+    expectUnavailable(
+      await app.inject({
+        method: 'POST',
+        url: '/api/v1/auth/login',
+        payload: { email: 'a@example.com', password: 'Correct-Horse-9' },
+      }),
+    );
     expect(Date.now() - started).toBeLessThan(30_000);
     expectUnavailable(await app.inject({ method: 'GET', url: '/ready' }));
     expect((await app.inject({ method: 'GET', url: '/health' })).statusCode).toBe(200);
@@ -120,9 +134,18 @@ if (onPostgres) {
       viaProxy.port = String(proxy.port);
       // What the pool logs: a lost connection is seen here, so the test waits for it rather than a while.
       const warnings: string[] = [];
-      const handle = openPostgres(viaProxy.toString(), pino({ level: 'warn' }, { write: (line: string) => void warnings.push(line) }), 3);
+      const handle = openPostgres(
+        viaProxy.toString(),
+        pino({ level: 'warn' }, { write: (line: string) => void warnings.push(line) }),
+        3,
+      );
       const { app } = await appOn(t, handle);
-      const login = () => app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: user.email, password: user.password } });
+      const login = () =>
+        app.inject({
+          method: 'POST',
+          url: '/api/v1/auth/login',
+          payload: { email: user.email, password: user.password },
+        });
 
       expect((await login()).statusCode).toBe(200);
       expect((await app.inject({ method: 'GET', url: '/ready' })).statusCode).toBe(200);
@@ -132,7 +155,10 @@ if (onPostgres) {
       const tx = handle.db.transaction(async (trx) => {
         await trx.execute(sql`select 1`);
         proxy.cut();
-        await eventually(async () => warnings.some((w) => w.includes('database connection lost (client in use)')), 'the client in use to see its connection lost');
+        await eventually(
+          async () => warnings.some((w) => w.includes('database connection lost (client in use)')),
+          'the client in use to see its connection lost',
+        );
         await trx.execute(sql`select 1`);
       });
       await expect(tx).rejects.toThrow();
@@ -147,7 +173,10 @@ if (onPostgres) {
       expect((await app.inject({ method: 'GET', url: '/health' })).statusCode).toBe(200);
 
       await proxy.start();
-      await eventually(async () => (await app.inject({ method: 'GET', url: '/ready' })).statusCode === 200, '/ready to recover');
+      await eventually(
+        async () => (await app.inject({ method: 'GET', url: '/ready' })).statusCode === 200,
+        '/ready to recover',
+      );
       expect((await login()).statusCode).toBe(200);
     }, 90_000);
   });
@@ -171,7 +200,13 @@ if (onRedis) {
 
       await proxy.stop();
       expectUnavailable(await me());
-      expectUnavailable(await t.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email: user.email, password: user.password } }));
+      expectUnavailable(
+        await t.request({
+          method: 'POST',
+          url: '/api/v1/auth/login',
+          payload: { email: user.email, password: user.password },
+        }),
+      );
       expect((await t.request({ method: 'GET', url: '/health' })).statusCode).toBe(200);
 
       await proxy.start();

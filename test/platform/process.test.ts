@@ -5,7 +5,17 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { post, type Proc, start, START_TIMEOUT_MS, tempDir, useProcesses, waitFor, waitHealthy, withTimeout } from './process-helpers.js';
+import {
+  post,
+  type Proc,
+  start,
+  START_TIMEOUT_MS,
+  tempDir,
+  useProcesses,
+  waitFor,
+  waitHealthy,
+  withTimeout,
+} from './process-helpers.js';
 
 useProcesses();
 
@@ -29,20 +39,24 @@ describe('the service process', () => {
     expect(fs.readFileSync(path.join(dataDir, 'tenantry.lock'), 'utf8')).toBe(String(main.child.pid));
   });
 
-  it('refuses a second process on the same DATA_DIR with a clear message and a non-zero exit', async () => {
-    const second = await start({ DATA_DIR: dataDir });
-    const { code } = await withTimeout(second.exited, START_TIMEOUT_MS, 'the second process to exit');
-    expect(code).not.toBe(0);
-    expect(code).not.toBeNull();
-    const out = second.output();
-    expect(out).toContain(dataDir);
-    expect(out).toMatch(/already in use/i);
-    expect(out).toContain(String(main.child.pid));
-    expect(out).not.toMatch(/^\s+at /m); // a message, not a stack trace
-    // The first process is unharmed and keeps its lock.
-    expect((await fetch(`${main.base}/health`)).status).toBe(200);
-    expect(fs.readFileSync(path.join(dataDir, 'tenantry.lock'), 'utf8')).toBe(String(main.child.pid));
-  }, START_TIMEOUT_MS + 5000);
+  it(
+    'refuses a second process on the same DATA_DIR with a clear message and a non-zero exit',
+    async () => {
+      const second = await start({ DATA_DIR: dataDir });
+      const { code } = await withTimeout(second.exited, START_TIMEOUT_MS, 'the second process to exit');
+      expect(code).not.toBe(0);
+      expect(code).not.toBeNull();
+      const out = second.output();
+      expect(out).toContain(dataDir);
+      expect(out).toMatch(/already in use/i);
+      expect(out).toContain(String(main.child.pid));
+      expect(out).not.toMatch(/^\s+at /m); // a message, not a stack trace
+      // The first process is unharmed and keeps its lock.
+      expect((await fetch(`${main.base}/health`)).status).toBe(200);
+      expect(fs.readFileSync(path.join(dataDir, 'tenantry.lock'), 'utf8')).toBe(String(main.child.pid));
+    },
+    START_TIMEOUT_MS + 5000,
+  );
 
   it('serves interactive docs at /docs', async () => {
     const res = await fetch(`${main.base}/docs`);
@@ -56,17 +70,23 @@ describe('the service process', () => {
     expect(res.status).toBe(200);
     const doc = (await res.json()) as {
       openapi: string;
-      paths: Record<string, Record<string, { responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> }>>;
+      paths: Record<
+        string,
+        Record<string, { responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> }>
+      >;
       components?: { schemas?: Record<string, unknown>; responses?: Record<string, unknown> };
     };
     // A response is inline or a reference to a shared one in components.responses.
     const resolve = (r: unknown): unknown => {
       const ref = (r as { $ref?: string } | undefined)?.$ref;
-      return ref?.startsWith('#/components/responses/') ? doc.components?.responses?.[ref.slice('#/components/responses/'.length)] : r;
+      return ref?.startsWith('#/components/responses/')
+        ? doc.components?.responses?.[ref.slice('#/components/responses/'.length)]
+        : r;
     };
     expect(doc.openapi).toMatch(/^3\.1\./);
     const paths = Object.keys(doc.paths);
-    for (const p of ['/api/v1/auth/login', '/api/v1/auth/register', '/api/v1/users/me', '/health', '/ready']) expect(paths).toContain(p);
+    for (const p of ['/api/v1/auth/login', '/api/v1/auth/register', '/api/v1/users/me', '/health', '/ready'])
+      expect(paths).toContain(p);
 
     // The error envelope is a named component with the fields of docs/api.md#errors.
     const errorSchema = doc.components?.schemas?.ErrorResponse as { properties?: Record<string, unknown> } | undefined;
@@ -86,8 +106,11 @@ describe('the service process', () => {
         if (!codes.some((c) => /^[23]\d\d$/.test(c))) problems.push(`${method.toUpperCase()} ${p}: no 2xx response`);
         const errorRefs = codes
           .filter((c) => /^4\d\d$/.test(c))
-          .filter((c) => /#\/components\/schemas\/\w*ErrorResponse"/.test(JSON.stringify(resolve(responses[c]) ?? null)));
-        if (errorRefs.length === 0) problems.push(`${method.toUpperCase()} ${p}: no 4xx response referencing ErrorResponse`);
+          .filter((c) =>
+            /#\/components\/schemas\/\w*ErrorResponse"/.test(JSON.stringify(resolve(responses[c]) ?? null)),
+          );
+        if (errorRefs.length === 0)
+          problems.push(`${method.toUpperCase()} ${p}: no 4xx response referencing ErrorResponse`);
       }
     }
     expect(operations).toBeGreaterThan(5);
@@ -95,20 +118,41 @@ describe('the service process', () => {
   });
 
   it('never writes a password to its log', async () => {
-    const completed = () => main.output().split('\n').filter((l) => l.includes('request completed')).length;
+    const completed = () =>
+      main
+        .output()
+        .split('\n')
+        .filter((l) => l.includes('request completed')).length;
     const before = completed();
-    const reg = await post(main, '/api/v1/auth/register', { email: EMAIL, password: PASSWORD, fullName: 'Process Test' });
+    const reg = await post(main, '/api/v1/auth/register', {
+      email: EMAIL,
+      password: PASSWORD,
+      fullName: 'Process Test',
+    });
     expect(reg.status).toBe(201);
     // Requests that fail in various ways, each carrying the password.
     expect((await post(main, '/api/v1/auth/login', { email: EMAIL, password: PASSWORD })).status).toBe(403);
-    expect((await post(main, '/api/v1/auth/login', { email: 'nobody@example.com', password: PASSWORD })).status).toBe(401);
-    expect((await post(main, '/api/v1/auth/register', { email: EMAIL, password: PASSWORD, extra: PASSWORD })).status).toBe(400);
+    expect((await post(main, '/api/v1/auth/login', { email: 'nobody@example.com', password: PASSWORD })).status).toBe(
+      401,
+    );
+    expect(
+      (await post(main, '/api/v1/auth/register', { email: EMAIL, password: PASSWORD, extra: PASSWORD })).status,
+    ).toBe(400);
     expect((await post(main, '/api/v1/auth/register', { email: EMAIL, password: PASSWORD })).status).toBe(409);
-    expect((await post(main, '/api/v1/auth/password/reset', { token: 'nope', newPassword: PASSWORD })).status).toBe(400);
-    const bad = await fetch(`${main.base}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: `{"password":"${PASSWORD}"` });
+    expect((await post(main, '/api/v1/auth/password/reset', { token: 'nope', newPassword: PASSWORD })).status).toBe(
+      400,
+    );
+    const bad = await fetch(`${main.base}/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: `{"password":"${PASSWORD}"`,
+    });
     expect(bad.status).toBe(400);
     // The log has caught up once it shows the end of all 7 requests above and the mail the first one sent.
-    await waitFor(() => completed() >= before + 7 && /verify-email\?token=/.test(main.output()), 'the log of the 7 requests and the verification mail');
+    await waitFor(
+      () => completed() >= before + 7 && /verify-email\?token=/.test(main.output()),
+      'the log of the 7 requests and the verification mail',
+    );
     const log = main.output();
     expect(log).toContain('incoming request');
     expect(log).toContain('/api/v1/auth/register');
@@ -122,7 +166,10 @@ describe('the service process', () => {
     expect(res.status).toBe(404);
     expect(res.headers.get('x-request-id')).toBeTruthy();
     expect(res.headers.get('x-ratelimit-limit')).toMatch(/^\d+$/);
-    expect(await res.json()).toEqual({ success: false, error: { code: 'NOT_FOUND', message: expect.any(String), details: expect.any(String) } });
+    expect(await res.json()).toEqual({
+      success: false,
+      error: { code: 'NOT_FOUND', message: expect.any(String), details: expect.any(String) },
+    });
   });
 
   let accessToken = '';
@@ -137,10 +184,16 @@ describe('the service process', () => {
 
     // Slow requests (each hashes a password with Argon2id): wait until the server has them all.
     const count = 6;
-    const seen = () => main.output().split('\n').filter((l) => l.includes('incoming request') && l.includes('/api/v1/auth/register')).length;
+    const seen = () =>
+      main
+        .output()
+        .split('\n')
+        .filter((l) => l.includes('incoming request') && l.includes('/api/v1/auth/register')).length;
     const before = seen();
     const inFlight = Array.from({ length: count }, (_, i) =>
-      post(main, '/api/v1/auth/register', { email: `inflight-${i}-${EMAIL}`, password: PASSWORD }).then((r) => r.status),
+      post(main, '/api/v1/auth/register', { email: `inflight-${i}-${EMAIL}`, password: PASSWORD }).then(
+        (r) => r.status,
+      ),
     );
     await waitFor(() => seen() >= before + count, 'the requests to reach the server');
     main.child.kill('SIGTERM');
@@ -157,40 +210,48 @@ describe('the service process', () => {
     await expect(fetch(`${main.base}/health`)).rejects.toThrow();
   }, 120_000);
 
-  it('restarts on the same DATA_DIR with the same secrets and data, and takes over a lock left by a killed process', async () => {
-    const again = await start({ DATA_DIR: dataDir });
-    await waitHealthy(again);
-    const me = await fetch(`${again.base}/api/v1/users/me`, { headers: { authorization: `Bearer ${accessToken}` } });
-    expect(me.status).toBe(200);
-    expect(((await me.json()) as { email: string }).email).toBe(EMAIL);
+  it(
+    'restarts on the same DATA_DIR with the same secrets and data, and takes over a lock left by a killed process',
+    async () => {
+      const again = await start({ DATA_DIR: dataDir });
+      await waitHealthy(again);
+      const me = await fetch(`${again.base}/api/v1/users/me`, { headers: { authorization: `Bearer ${accessToken}` } });
+      expect(me.status).toBe(200);
+      expect(((await me.json()) as { email: string }).email).toBe(EMAIL);
 
-    // A crash leaves the lock file behind; the next start notices its owner is gone.
-    again.child.kill('SIGKILL');
-    await again.exited;
-    expect(fs.existsSync(path.join(dataDir, 'tenantry.lock'))).toBe(true);
-    const third = await start({ DATA_DIR: dataDir });
-    await waitHealthy(third);
-    expect(fs.readFileSync(path.join(dataDir, 'tenantry.lock'), 'utf8')).toBe(String(third.child.pid));
-    expect((await post(third, '/api/v1/auth/login', { email: EMAIL, password: PASSWORD })).status).toBe(200);
-    third.child.kill('SIGTERM');
-    expect((await withTimeout(third.exited, 60_000, 'the third process to exit')).code).toBe(0);
-  }, 3 * START_TIMEOUT_MS);
+      // A crash leaves the lock file behind; the next start notices its owner is gone.
+      again.child.kill('SIGKILL');
+      await again.exited;
+      expect(fs.existsSync(path.join(dataDir, 'tenantry.lock'))).toBe(true);
+      const third = await start({ DATA_DIR: dataDir });
+      await waitHealthy(third);
+      expect(fs.readFileSync(path.join(dataDir, 'tenantry.lock'), 'utf8')).toBe(String(third.child.pid));
+      expect((await post(third, '/api/v1/auth/login', { email: EMAIL, password: PASSWORD })).status).toBe(200);
+      third.child.kill('SIGTERM');
+      expect((await withTimeout(third.exited, 60_000, 'the third process to exit')).code).toBe(0);
+    },
+    3 * START_TIMEOUT_MS,
+  );
 
-  it('exits non-zero with a clear message when its port is taken, leaving no lock behind', async () => {
-    const blocker = net.createServer();
-    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
-    try {
-      const port = (blocker.address() as net.AddressInfo).port;
-      const p = await start({ DATA_DIR: dataDir, PORT: String(port) });
-      const { code } = await withTimeout(p.exited, START_TIMEOUT_MS, 'the process to exit');
-      expect(code).not.toBe(0);
-      expect(code).not.toBeNull();
-      expect(p.output()).toContain(`127.0.0.1:${port}`);
-      expect(p.output()).toMatch(/already in use/);
-      expect(p.output()).not.toMatch(/^\s+at /m);
-      expect(fs.existsSync(path.join(dataDir, 'tenantry.lock'))).toBe(false);
-    } finally {
-      await new Promise((r) => blocker.close(r));
-    }
-  }, START_TIMEOUT_MS + 5000);
+  it(
+    'exits non-zero with a clear message when its port is taken, leaving no lock behind',
+    async () => {
+      const blocker = net.createServer();
+      await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+      try {
+        const port = (blocker.address() as net.AddressInfo).port;
+        const p = await start({ DATA_DIR: dataDir, PORT: String(port) });
+        const { code } = await withTimeout(p.exited, START_TIMEOUT_MS, 'the process to exit');
+        expect(code).not.toBe(0);
+        expect(code).not.toBeNull();
+        expect(p.output()).toContain(`127.0.0.1:${port}`);
+        expect(p.output()).toMatch(/already in use/);
+        expect(p.output()).not.toMatch(/^\s+at /m);
+        expect(fs.existsSync(path.join(dataDir, 'tenantry.lock'))).toBe(false);
+      } finally {
+        await new Promise((r) => blocker.close(r));
+      }
+    },
+    START_TIMEOUT_MS + 5000,
+  );
 });

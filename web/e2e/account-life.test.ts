@@ -5,7 +5,16 @@ import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { useWebApp } from './app.js';
 import { json } from '../../test/harness.js';
-import { apiLogin, mailedLink, PASSWORD, shown, signedInAs, signInWithPassword, uniqueEmail, verifiedAccount } from './flows.js';
+import {
+  apiLogin,
+  mailedLink,
+  PASSWORD,
+  shown,
+  signedInAs,
+  signInWithPassword,
+  uniqueEmail,
+  verifiedAccount,
+} from './flows.js';
 
 const w = useWebApp();
 
@@ -22,7 +31,9 @@ describe('the account page', () => {
     await section.getByRole('button', { name: 'Change email address', exact: true }).click();
     await shown(section.getByText(`A confirmation link is on its way to ${newEmail}`));
     const link = await mailedLink(w.t, w.origin, newEmail, /Confirm your new email address/, '/confirm-email');
-    const emailNow = async () => json(await w.t.request({ method: 'GET', url: '/api/v1/users/me', headers: await apiLogin(w.t, email) })).email as string;
+    const emailNow = async () =>
+      json(await w.t.request({ method: 'GET', url: '/api/v1/users/me', headers: await apiLogin(w.t, email) }))
+        .email as string;
 
     // Opened where nobody is signed in (the new address's mailbox, on another device): opening it
     // changes nothing; the page asks to sign in to the account that asked.
@@ -68,7 +79,11 @@ describe('the account page', () => {
     await section.getByRole('button', { name: 'Delete my account', exact: true }).click();
     await page.waitForURL(/\/sign-in$/);
     await shown(page.getByRole('heading', { name: 'Sign in', exact: true }));
-    const login = await w.t.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password: PASSWORD } });
+    const login = await w.t.request({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      payload: { email, password: PASSWORD },
+    });
     expect(login.statusCode).toBe(401);
   });
 });

@@ -4,7 +4,16 @@
 import { describe, expect, it } from 'vitest';
 import { json } from '../../test/harness.js';
 import { useWebApp } from './app.js';
-import { apiLogin, mailedLink, PASSWORD, shown, signedInAs, signInWithPassword, uniqueEmail, verifiedAccount } from './flows.js';
+import {
+  apiLogin,
+  mailedLink,
+  PASSWORD,
+  shown,
+  signedInAs,
+  signInWithPassword,
+  uniqueEmail,
+  verifiedAccount,
+} from './flows.js';
 
 const w = useWebApp();
 
@@ -57,13 +66,22 @@ describe('accounts in the browser', () => {
     await shown(page.getByRole('heading', { name: 'Account', exact: true }));
 
     // No token where scripts could read it: the refresh token is an HttpOnly cookie.
-    expect(await page.evaluate(() => [localStorage.length, sessionStorage.length, document.cookie])).toEqual([0, 0, '']);
+    expect(await page.evaluate(() => [localStorage.length, sessionStorage.length, document.cookie])).toEqual([
+      0,
+      0,
+      '',
+    ]);
     const cookie = (await context.cookies()).find((c) => c.name === 'tenantry_refresh');
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/api/v1/auth' });
 
     const sessions = async () => {
-      const res = await w.t.request({ method: 'GET', url: '/api/v1/users/me/sessions', headers: await apiLogin(w.t, email) });
-      return (json(res).sessions as Array<{ userAgent: string | null }>).filter((s) => /Chrome/.test(s.userAgent ?? '')).length;
+      const res = await w.t.request({
+        method: 'GET',
+        url: '/api/v1/users/me/sessions',
+        headers: await apiLogin(w.t, email),
+      });
+      return (json(res).sessions as Array<{ userAgent: string | null }>).filter((s) => /Chrome/.test(s.userAgent ?? ''))
+        .length;
     };
     expect(await sessions()).toBe(1);
 
@@ -81,8 +99,14 @@ describe('accounts in the browser', () => {
     const { page } = await w.person();
     await signInWithPassword(page, email);
     // The next call answers as for an expired access token.
-    await page.route('**/api/v1/users/me/sessions?*', (route) =>
-      route.fulfill({ status: 401, contentType: 'application/json', body: JSON.stringify({ success: false, error: { code: 'AUTHENTICATION_ERROR', message: 'Token expired' } }) }),
+    await page.route(
+      '**/api/v1/users/me/sessions?*',
+      (route) =>
+        route.fulfill({
+          status: 401,
+          contentType: 'application/json',
+          body: JSON.stringify({ success: false, error: { code: 'AUTHENTICATION_ERROR', message: 'Token expired' } }),
+        }),
       { times: 1 },
     );
     const refreshed = page.waitForResponse((r) => r.url().endsWith('/api/v1/auth/refresh') && r.status() === 200);
@@ -109,7 +133,11 @@ describe('accounts in the browser', () => {
     await shown(page.getByText('Password changed', { exact: true }));
 
     await signInWithPassword(page, email, 'Brand-New-Secret-7');
-    const old = await w.t.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password: PASSWORD } });
+    const old = await w.t.request({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      payload: { email, password: PASSWORD },
+    });
     expect(old.statusCode).toBe(401);
   });
 
@@ -138,7 +166,11 @@ describe('accounts in the browser', () => {
 
     await page.reload();
     await signedInAs(page, email);
-    const me = await w.t.request({ method: 'GET', url: '/api/v1/users/me', headers: await apiLogin(w.t, email, 'Another-Secret-8') });
+    const me = await w.t.request({
+      method: 'GET',
+      url: '/api/v1/users/me',
+      headers: await apiLogin(w.t, email, 'Another-Secret-8'),
+    });
     expect(json(me).fullName).toBe('Augusta Ada King');
   });
 

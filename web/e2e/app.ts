@@ -29,7 +29,15 @@ export const CHROMIUM =
     .map((dir) => path.join(dir, 'chromium'))
     .find((file) => fs.existsSync(file)) ??
   '/usr/bin/chromium';
-const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 export interface WebTest {
   t: TestApp;
@@ -64,7 +72,11 @@ async function startReceiver() {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as { port: number };
-  return { url: `http://127.0.0.1:${port}/hooks`, received, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${port}/hooks`,
+    received,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
 }
 
 /**
@@ -83,7 +95,15 @@ export function useWebApp(env: Record<string, string> = {}): WebTest {
     const origin = `http://127.0.0.1:${port}`;
     const t = await createTestApp({
       clock: new WallClock(),
-      env: { APP_ORIGIN: origin, PUBLIC_API_URL: origin, PORT: String(port), WEBHOOK_ALLOW_PRIVATE_URLS: 'true', ...oauth.googleEnv, ...oauth.githubEnv, ...env },
+      env: {
+        APP_ORIGIN: origin,
+        PUBLIC_API_URL: origin,
+        PORT: String(port),
+        WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+        ...oauth.googleEnv,
+        ...oauth.githubEnv,
+        ...env,
+      },
     });
     await t.app.listen({ host: '127.0.0.1', port });
     const worker = createDeliveryWorker(t.deps);
@@ -97,7 +117,12 @@ export function useWebApp(env: Record<string, string> = {}): WebTest {
       browser,
       receiver: { url: receiver.url, received: receiver.received },
       async person(width = 1280) {
-        const context = await browser.newContext({ baseURL: origin, viewport: { width, height: width < 600 ? 812 : 900 }, locale: 'en-GB', timezoneId: 'UTC' });
+        const context = await browser.newContext({
+          baseURL: origin,
+          viewport: { width, height: width < 600 ? 812 : 900 },
+          locale: 'en-GB',
+          timezoneId: 'UTC',
+        });
         contexts.push(context);
         return { context, page: await context.newPage() };
       },

@@ -4,7 +4,15 @@
 import { describe, expect, it } from 'vitest';
 import { json } from '../../test/harness.js';
 import { useWebApp } from './app.js';
-import { apiLogin, createOrganization, mailedLink, shown, signedInAs, signInWithPassword, verifiedAccount } from './flows.js';
+import {
+  apiLogin,
+  createOrganization,
+  mailedLink,
+  shown,
+  signedInAs,
+  signInWithPassword,
+  verifiedAccount,
+} from './flows.js';
 
 const w = useWebApp();
 
@@ -75,7 +83,9 @@ describe('the console', () => {
     await shown(a.page.getByRole('list', { name: 'Pending invitations' }).getByText(invitee));
 
     const b = await w.person();
-    await b.page.goto(await mailedLink(w.t, w.origin, invitee, /You are invited to join Royal Society/, '/invitations/accept'));
+    await b.page.goto(
+      await mailedLink(w.t, w.origin, invitee, /You are invited to join Royal Society/, '/invitations/accept'),
+    );
     // The token leaves the address bar once read; the page keeps it to come back to after signing in.
     await b.page.waitForURL(`${w.origin}/invitations/accept`);
     await b.page.getByRole('link', { name: 'sign in', exact: true }).click();
@@ -89,15 +99,25 @@ describe('the console', () => {
 
     await a.page.reload();
     await shown(a.page.getByRole('list', { name: 'Members' }).getByText('Charles Babbage'));
-    const members = await w.t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/members`, headers: await apiLogin(w.t, owner) });
-    expect(json(members).members.map((m: { user: { email: string }; role: string }) => [m.user.email, m.role])).toContainEqual([invitee, 'admin']);
+    const members = await w.t.request({
+      method: 'GET',
+      url: `/api/v1/organizations/${orgId}/members`,
+      headers: await apiLogin(w.t, owner),
+    });
+    expect(
+      json(members).members.map((m: { user: { email: string }; role: string }) => [m.user.email, m.role]),
+    ).toContainEqual([invitee, 'admin']);
 
     // The owner changes the new member's role.
     await a.page.getByLabel(`Role of ${invitee}`, { exact: true }).selectOption('viewer');
     const ownerAuth = await apiLogin(w.t, owner);
     await expect
       .poll(async () => {
-        const res = await w.t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/members`, headers: ownerAuth });
+        const res = await w.t.request({
+          method: 'GET',
+          url: `/api/v1/organizations/${orgId}/members`,
+          headers: ownerAuth,
+        });
         return json(res).members.find((m: { user: { email: string } }) => m.user.email === invitee)?.role;
       })
       .toBe('viewer');
@@ -115,13 +135,21 @@ describe('the console', () => {
     await shown(a.page.getByRole('list', { name: 'Pending invitations' }).getByText(invitee));
 
     const b = await w.person();
-    await b.page.goto(await mailedLink(w.t, w.origin, invitee, /You are invited to join Difference Club/, '/invitations/accept'));
+    await b.page.goto(
+      await mailedLink(w.t, w.origin, invitee, /You are invited to join Difference Club/, '/invitations/accept'),
+    );
     await b.page.getByRole('button', { name: 'Decline', exact: true }).click();
     await shown(b.page.getByText('Invitation declined', { exact: true }));
     await a.page.reload();
     await shown(a.page.getByText('No pending invitations.'));
-    const res = await w.t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/invitations`, headers: await apiLogin(w.t, owner) });
-    expect(json(res).data.map((i: { email: string; status: string }) => [i.email, i.status])).toEqual([[invitee, 'declined']]);
+    const res = await w.t.request({
+      method: 'GET',
+      url: `/api/v1/organizations/${orgId}/invitations`,
+      headers: await apiLogin(w.t, owner),
+    });
+    expect(json(res).data.map((i: { email: string; status: string }) => [i.email, i.status])).toEqual([
+      [invitee, 'declined'],
+    ]);
   });
 
   it('creates an API key (the key shown once, then listed with its usage) and adds a webhook endpoint', async () => {
@@ -141,7 +169,11 @@ describe('the console', () => {
     await shown(row.getByText('read:projects, write:projects'));
 
     // The key works, and its use shows in the list.
-    const used = await w.t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/projects`, headers: { 'x-api-key': plain } });
+    const used = await w.t.request({
+      method: 'GET',
+      url: `/api/v1/organizations/${orgId}/projects`,
+      headers: { 'x-api-key': plain },
+    });
     expect(used.statusCode).toBe(200);
     await page.getByRole('button', { name: 'I have saved it' }).click();
     expect(await page.getByTestId('plain-key').count()).toBe(0);
@@ -180,7 +212,11 @@ describe('the console', () => {
     expect(rotated).toMatch(/^whsec_[0-9a-f]{64}$/);
     expect(rotated).not.toBe(secret);
 
-    const hooks = await w.t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/webhooks`, headers: await apiLogin(w.t, email) });
+    const hooks = await w.t.request({
+      method: 'GET',
+      url: `/api/v1/organizations/${orgId}/webhooks`,
+      headers: await apiLogin(w.t, email),
+    });
     expect(json(hooks).data.map((h: { url: string }) => h.url)).toEqual([w.receiver.url]);
 
     // With content in them, these pages still fit a phone's width (wide tables scroll in their box).
@@ -194,7 +230,10 @@ describe('the console', () => {
     for (const [path, content] of filled) {
       await page.goto(path);
       await shown(page.getByRole('main').getByText(content).first());
-      expect(await page.evaluate(() => document.documentElement.scrollWidth > document.documentElement.clientWidth), path).toBe(false);
+      expect(
+        await page.evaluate(() => document.documentElement.scrollWidth > document.documentElement.clientWidth),
+        path,
+      ).toBe(false);
     }
   });
 
@@ -210,7 +249,11 @@ describe('the console', () => {
     await page.getByRole('button', { name: 'Pay and subscribe' }).click();
     await page.waitForURL(/\/billing\?checkout=done$/);
     await shown(page.getByTestId('plan-name').filter({ hasText: 'Pro' }));
-    const billing = await w.t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/billing`, headers: await apiLogin(w.t, email) });
+    const billing = await w.t.request({
+      method: 'GET',
+      url: `/api/v1/organizations/${orgId}/billing`,
+      headers: await apiLogin(w.t, email),
+    });
     expect(json(billing).data.plan.name).toBe('Pro');
     // Usage against the new plan's limits.
     const usage = page.getByRole('region', { name: /^Usage in / });

@@ -23,11 +23,20 @@ describe('the deliveries view', () => {
     const email = await verifiedAccount(w.t, 'attempts');
     const auth = await apiLogin(w.t, email);
     const orgId = (await createOrg(w.t, { auth }, { name: 'Retried Hooks' })).id;
-    const hook = await w.t.request({ method: 'POST', url: `/api/v1/organizations/${orgId}/webhooks`, headers: auth, payload: { url: rx.url } });
+    const hook = await w.t.request({
+      method: 'POST',
+      url: `/api/v1/organizations/${orgId}/webhooks`,
+      headers: auth,
+      payload: { url: rx.url },
+    });
     expect(hook.statusCode, hook.body).toBe(201);
     const hookId = json(hook).data.id as string;
     const deliveries = async () => {
-      const res = await w.t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/webhooks/${hookId}/deliveries`, headers: auth });
+      const res = await w.t.request({
+        method: 'GET',
+        url: `/api/v1/organizations/${orgId}/webhooks/${hookId}/deliveries`,
+        headers: auth,
+      });
       return json(res).data as Array<{ status: string; attempts: number }>;
     };
 
@@ -62,6 +71,8 @@ describe('the deliveries view', () => {
     // At a phone's width, with the attempts open, the page does not scroll sideways.
     await page.setViewportSize({ width: 390, height: 812 });
     await shown(items.nth(1));
-    expect(await page.evaluate(() => document.documentElement.scrollWidth > document.documentElement.clientWidth)).toBe(false);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth > document.documentElement.clientWidth)).toBe(
+      false,
+    );
   });
 });

@@ -16,7 +16,13 @@ export async function shown(locator: Locator): Promise<Locator> {
 }
 
 /** The whole link of the newest mail to `to` whose subject matches; it must point at `origin`. */
-export async function mailedLink(t: TestApp, origin: string, to: string, subject: RegExp, path: string): Promise<string> {
+export async function mailedLink(
+  t: TestApp,
+  origin: string,
+  to: string,
+  subject: RegExp,
+  path: string,
+): Promise<string> {
   await t.mail.waitFor(to, subject, 15_000);
   const mails = t.mail.mails.filter((m) => m.to.includes(to.toLowerCase()) && subject.test(m.subject));
   const text = mails[mails.length - 1]!.decoded;
@@ -27,7 +33,8 @@ export async function mailedLink(t: TestApp, origin: string, to: string, subject
 }
 
 /** The email the console shows once signed in. */
-export const signedInAs = (page: Page, email: string) => shown(page.getByTestId('signed-in-email').filter({ hasText: email }));
+export const signedInAs = (page: Page, email: string) =>
+  shown(page.getByTestId('signed-in-email').filter({ hasText: email }));
 
 export async function signInWithPassword(page: Page, email: string, password = PASSWORD) {
   await page.goto('/sign-in');
@@ -39,7 +46,11 @@ export async function signInWithPassword(page: Page, email: string, password = P
 
 /** A verified account, made through the API with the link from the mail. */
 export async function verifiedAccount(t: TestApp, label: string, fullName = 'Test Person', email = uniqueEmail(label)) {
-  const res = await t.request({ method: 'POST', url: '/api/v1/auth/register', payload: { email, password: PASSWORD, fullName } });
+  const res = await t.request({
+    method: 'POST',
+    url: '/api/v1/auth/register',
+    payload: { email, password: PASSWORD, fullName },
+  });
   expect(res.statusCode, res.body).toBe(201);
   const token = await t.mail.tokenFrom(email, /Verify your email/, '/verify-email');
   const verified = await t.request({ method: 'POST', url: '/api/v1/auth/verify-email', payload: { token } });

@@ -3,5 +3,8 @@
 import { ensureWebBuild } from '../../src/web-build.js';
 
 export default async function setup() {
-  await ensureWebBuild({ info: (msg) => process.stdout.write(`${msg}\n`), warn: (msg) => process.stderr.write(`${msg}\n`) });
+  await ensureWebBuild({
+    info: (msg) => process.stdout.write(`${msg}\n`),
+    warn: (msg) => process.stderr.write(`${msg}\n`),
+  });
 }

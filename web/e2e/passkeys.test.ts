@@ -30,9 +30,16 @@ beforeAll(async () => {
   const port = (probe.address() as net.AddressInfo).port;
   await new Promise((r) => probe.close(r));
   origin = `http://localhost:${port}`;
-  t = await createTestApp({ clock: new WallClock(), env: { APP_ORIGIN: origin, PUBLIC_API_URL: origin, PORT: String(port) } });
+  t = await createTestApp({
+    clock: new WallClock(),
+    env: { APP_ORIGIN: origin, PUBLIC_API_URL: origin, PORT: String(port) },
+  });
   await t.app.listen({ host: '127.0.0.1', port });
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-sync'] });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-sync'],
+  });
 });
 
 afterAll(async () => {
@@ -43,7 +50,12 @@ afterAll(async () => {
 
 /** A fresh browser with a virtual platform authenticator that holds discoverable passkeys and verifies its user. */
 async function personWithAuthenticator(): Promise<{ page: Page; credentials: () => Promise<number> }> {
-  const context = await browser.newContext({ baseURL: origin, viewport: { width: 1280, height: 900 }, locale: 'en-GB', timezoneId: 'UTC' });
+  const context = await browser.newContext({
+    baseURL: origin,
+    viewport: { width: 1280, height: 900 },
+    locale: 'en-GB',
+    timezoneId: 'UTC',
+  });
   contexts.push(context);
   const page = await context.newPage();
   const cdp = await context.newCDPSession(page);
@@ -58,7 +70,10 @@ async function personWithAuthenticator(): Promise<{ page: Page; credentials: () 
       automaticPresenceSimulation: true,
     },
   });
-  return { page, credentials: async () => (await cdp.send('WebAuthn.getCredentials', { authenticatorId })).credentials.length };
+  return {
+    page,
+    credentials: async () => (await cdp.send('WebAuthn.getCredentials', { authenticatorId })).credentials.length,
+  };
 }
 
 async function signOut(page: Page) {
@@ -134,7 +149,9 @@ describe('passkeys in the browser', () => {
     await signInWithPassword(page, email);
     // The clock here is the wall clock: the session's sign-in is moved eleven minutes back (the
     // window is ten), as if the person had signed in then.
-    await t.deps.db.execute(sql`update sessions set authenticated_at = authenticated_at - interval '11 minutes' where user_id = (select id from users where email = ${email})`);
+    await t.deps.db.execute(
+      sql`update sessions set authenticated_at = authenticated_at - interval '11 minutes' where user_id = (select id from users where email = ${email})`,
+    );
     await page.goto('/account');
     const section = page.getByRole('region', { name: 'Passkeys' });
     await section.getByRole('button', { name: 'Add a passkey', exact: true }).click();
@@ -145,7 +162,10 @@ describe('passkeys in the browser', () => {
     await password.fill('Wrong-Password-1');
     await section.getByRole('button', { name: 'Add a passkey', exact: true }).click();
     await shown(section.getByText('Password is incorrect'));
-    const [row] = await queryRows<{ n: number }>(t, sql`select failed_login_attempts as n from users where email = ${email}`);
+    const [row] = await queryRows<{ n: number }>(
+      t,
+      sql`select failed_login_attempts as n from users where email = ${email}`,
+    );
     expect(row!.n).toBe(1);
     expect(await credentials()).toBe(0);
 

@@ -41,11 +41,25 @@ describe('roles in the console', () => {
 
     // The member joins through the API (invited as a viewer, accepted), so the page is about roles.
     const ownerAuth = await apiLogin(w.t, ownerEmail);
-    const invited = await w.t.request({ method: 'POST', url: `/api/v1/organizations/${orgId}/invitations`, headers: ownerAuth, payload: { email: memberEmail, role: 'viewer' } });
+    const invited = await w.t.request({
+      method: 'POST',
+      url: `/api/v1/organizations/${orgId}/invitations`,
+      headers: ownerAuth,
+      payload: { email: memberEmail, role: 'viewer' },
+    });
     expect(invited.statusCode, invited.body).toBe(201);
     const token = new URL(json(invited).inviteUrl as string).searchParams.get('token')!;
     const memberAuth = await apiLogin(w.t, memberEmail);
-    expect((await w.t.request({ method: 'POST', url: '/api/v1/invitations/accept', headers: memberAuth, payload: { token } })).statusCode).toBe(200);
+    expect(
+      (
+        await w.t.request({
+          method: 'POST',
+          url: '/api/v1/invitations/accept',
+          headers: memberAuth,
+          payload: { token },
+        })
+      ).statusCode,
+    ).toBe(200);
 
     // The Roles page: the built-ins, and a new role with three permissions (one of the product's).
     await page.getByRole('link', { name: 'Roles', exact: true }).click();
@@ -54,7 +68,8 @@ describe('roles in the console', () => {
     const form = page.getByRole('form', { name: 'New role' });
     await form.getByLabel('Role name', { exact: true }).fill('Billing manager');
     await form.getByLabel('Key', { exact: true }).fill('billing-manager');
-    for (const p of ['org:read', 'billing:manage', 'invoices:approve']) await form.getByRole('checkbox', { name: p, exact: true }).check();
+    for (const p of ['org:read', 'billing:manage', 'invoices:approve'])
+      await form.getByRole('checkbox', { name: p, exact: true }).check();
     // The owner's own permissions are not offered to a role.
     expect(await form.getByRole('checkbox', { name: 'org:delete', exact: true }).count()).toBe(0);
     await form.getByRole('button', { name: 'Create role', exact: true }).click();
@@ -75,9 +90,19 @@ describe('roles in the console', () => {
     await select.locator('option', { hasText: 'Billing manager' }).waitFor({ state: 'attached' });
     await select.selectOption('billing-manager');
     await page.getByRole('link', { name: 'Roles', exact: true }).click();
-    await shown(roles.getByRole('list', { name: 'Holders of Billing manager' }).getByText(memberEmail, { exact: true }));
+    await shown(
+      roles.getByRole('list', { name: 'Holders of Billing manager' }).getByText(memberEmail, { exact: true }),
+    );
     await shown(billing.getByText('1 member'));
-    const memberRole = await w.t.request({ method: 'POST', url: `/api/v1/organizations/${orgId}/permissions/check`, headers: ownerAuth, payload: { userId: json(await w.t.request({ method: 'GET', url: '/api/v1/users/me', headers: memberAuth })).id, permissions: ['billing:manage'] } });
+    const memberRole = await w.t.request({
+      method: 'POST',
+      url: `/api/v1/organizations/${orgId}/permissions/check`,
+      headers: ownerAuth,
+      payload: {
+        userId: json(await w.t.request({ method: 'GET', url: '/api/v1/users/me', headers: memberAuth })).id,
+        permissions: ['billing:manage'],
+      },
+    });
     expect(json(memberRole)).toMatchObject({ role: 'billing-manager', allowed: { 'billing:manage': true } });
 
     // Its permissions changed: billing:manage out, billing:read in; the member's next request sees it.
@@ -87,7 +112,10 @@ describe('roles in the console', () => {
     await edit.getByRole('checkbox', { name: 'billing:read', exact: true }).check();
     await edit.getByRole('button', { name: 'Save permissions', exact: true }).click();
     await shown(billing.getByText('org:read, billing:read, invoices:approve', { exact: true }));
-    expect((await w.t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/billing`, headers: memberAuth })).statusCode).toBe(200);
+    expect(
+      (await w.t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/billing`, headers: memberAuth }))
+        .statusCode,
+    ).toBe(200);
 
     // Held: it cannot be deleted (the page says why).
     await billing.getByRole('button', { name: 'Delete Billing manager' }).click();
@@ -113,12 +141,27 @@ describe('roles in the console', () => {
 
     // The browser's own token says so too: its session's live view, asked with the page's session.
     const view = await page.evaluate(async () => {
-      const refreshed = await fetch('/api/v1/auth/refresh', { method: 'POST', headers: { 'x-session-mode': 'cookie' } });
-      const { accessToken, organizationId } = (await refreshed.json()) as { accessToken: string; organizationId: string };
-      const claims = JSON.parse(atob(accessToken.split('.')[1]!.replace(/-/g, '+').replace(/_/g, '/'))) as { org_id?: string; org_role?: string };
-      const session = (await (await fetch('/api/v1/auth/session', { headers: { authorization: `Bearer ${accessToken}` } })).json()) as { organizationId: string; role: string };
+      const refreshed = await fetch('/api/v1/auth/refresh', {
+        method: 'POST',
+        headers: { 'x-session-mode': 'cookie' },
+      });
+      const { accessToken, organizationId } = (await refreshed.json()) as {
+        accessToken: string;
+        organizationId: string;
+      };
+      const claims = JSON.parse(atob(accessToken.split('.')[1]!.replace(/-/g, '+').replace(/_/g, '/'))) as {
+        org_id?: string;
+        org_role?: string;
+      };
+      const session = (await (
+        await fetch('/api/v1/auth/session', { headers: { authorization: `Bearer ${accessToken}` } })
+      ).json()) as { organizationId: string; role: string };
       return { organizationId, claims, session };
     });
-    expect(view).toEqual({ organizationId: first, claims: expect.objectContaining({ org_id: first, org_role: 'owner' }), session: expect.objectContaining({ organizationId: first, role: 'owner' }) });
+    expect(view).toEqual({
+      organizationId: first,
+      claims: expect.objectContaining({ org_id: first, org_role: 'owner' }),
+      session: expect.objectContaining({ organizationId: first, role: 'owner' }),
+    });
   });
 });

@@ -51,7 +51,11 @@ describe('screenshots', () => {
       await page.getByRole('button', { name: 'I have saved it' }).click();
     }
     for (let i = 0; i < 3; i++) {
-      const res = await w.t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/projects`, headers: { 'x-api-key': plain } });
+      const res = await w.t.request({
+        method: 'GET',
+        url: `/api/v1/organizations/${orgId}/projects`,
+        headers: { 'x-api-key': plain },
+      });
       expect(res.statusCode).toBe(200);
     }
     await page.reload();

@@ -8,12 +8,22 @@ import { describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { json } from '../../test/harness.js';
 import { useWebApp } from './app.js';
-import { apiLogin, createOrganization, PASSWORD, shown, signedInAs, signInWithPassword, uniqueEmail, verifiedAccount } from './flows.js';
+import {
+  apiLogin,
+  createOrganization,
+  PASSWORD,
+  shown,
+  signedInAs,
+  signInWithPassword,
+  uniqueEmail,
+  verifiedAccount,
+} from './flows.js';
 
 const w = useWebApp();
 
 /** Whether the page scrolls sideways: its content is wider than the viewport. */
-const scrollsSideways = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth > document.documentElement.clientWidth);
+const scrollsSideways = (page: Page) =>
+  page.evaluate(() => document.documentElement.scrollWidth > document.documentElement.clientWidth);
 
 /** The dark and light modules the browser drew for the QR code `img`, read back from its pixels. */
 async function modulesDrawn(page: Page, size: number, margin: number): Promise<boolean[]> {
@@ -32,7 +42,12 @@ async function modulesDrawn(page: Page, size: number, margin: number): Promise<b
       const dark: boolean[] = [];
       for (let r = 0; r < size; r++) {
         for (let c = 0; c < size; c++) {
-          const [red] = ctx.getImageData(Math.floor((margin + c + 0.5) * scale), Math.floor((margin + r + 0.5) * scale), 1, 1).data;
+          const [red] = ctx.getImageData(
+            Math.floor((margin + c + 0.5) * scale),
+            Math.floor((margin + r + 0.5) * scale),
+            1,
+            1,
+          ).data;
           dark.push(red! < 128);
         }
       }
@@ -54,7 +69,11 @@ describe('signing in', () => {
     await signedInAs(page, email);
     // The one-time code left the address bar; the session is the HttpOnly cookie and memory.
     expect(page.url()).not.toContain('code=');
-    expect(await page.evaluate(() => [localStorage.length, sessionStorage.length, document.cookie])).toEqual([0, 0, '']);
+    expect(await page.evaluate(() => [localStorage.length, sessionStorage.length, document.cookie])).toEqual([
+      0,
+      0,
+      '',
+    ]);
     expect((await context.cookies()).find((c) => c.name === 'tenantry_refresh')).toMatchObject({ httpOnly: true });
     await page.reload();
     await signedInAs(page, email);
@@ -86,7 +105,11 @@ describe('signing in', () => {
   it('a provider email it has not verified ends on /auth/callback with the page’s own message for the code', async () => {
     const { page } = await w.person();
     await page.goto('/sign-in');
-    w.signInAtProviderAs({ sub: `unv-${Date.now()}`, email: uniqueEmail('unverified-at-provider'), emailVerified: false });
+    w.signInAtProviderAs({
+      sub: `unv-${Date.now()}`,
+      email: uniqueEmail('unverified-at-provider'),
+      emailVerified: false,
+    });
     await page.getByRole('link', { name: 'Continue with Google', exact: true }).click();
     await shown(page.getByRole('alert').getByText('has not verified your email address', { exact: false }));
     await page.waitForURL(`${w.origin}/auth/callback`);
@@ -131,9 +154,19 @@ describe('signing in', () => {
     // Google reaching an account that has two-factor on: the callback page takes the second step.
     const email = await verifiedAccount(w.t, 'social-2fa');
     const auth = await apiLogin(w.t, email);
-    const setup = await w.t.request({ method: 'POST', url: '/api/v1/auth/two-factor/setup', headers: auth, payload: { password: PASSWORD } });
+    const setup = await w.t.request({
+      method: 'POST',
+      url: '/api/v1/auth/two-factor/setup',
+      headers: auth,
+      payload: { password: PASSWORD },
+    });
     const totp = OTPAuth.URI.parse(json(setup).otpauthUrl as string) as OTPAuth.TOTP;
-    const on = await w.t.request({ method: 'POST', url: '/api/v1/auth/two-factor/verify', headers: auth, payload: { code: totp.generate() } });
+    const on = await w.t.request({
+      method: 'POST',
+      url: '/api/v1/auth/two-factor/verify',
+      headers: auth,
+      payload: { code: totp.generate() },
+    });
     expect(on.statusCode, on.body).toBe(200);
     const { page } = await w.person();
     await page.goto('/sign-in');
@@ -154,7 +187,11 @@ describe('signing in', () => {
     await section.getByLabel('Password', { exact: true }).fill(PASSWORD);
     const answer = page.waitForResponse((r) => r.url().endsWith('/api/v1/auth/two-factor/setup') && r.status() === 200);
     await section.getByRole('button', { name: 'Set up two-factor' }).click();
-    const { otpauthUrl, secret, backupCodes } = (await (await answer).json()) as { otpauthUrl: string; secret: string; backupCodes: string[] };
+    const { otpauthUrl, secret, backupCodes } = (await (await answer).json()) as {
+      otpauthUrl: string;
+      secret: string;
+      backupCodes: string[];
+    };
 
     // The QR code drawn is the otpauth URL's, module for module: an authenticator app scanning it reads that URL.
     const qr = QRCode.create(otpauthUrl, {});
@@ -212,7 +249,11 @@ describe('signing in', () => {
 
     await b.page.goto('/account');
     await b.page.waitForURL(/\/sign-in\?next=%2Faccount$/);
-    const res = await w.t.request({ method: 'GET', url: '/api/v1/users/me/sessions', headers: await apiLogin(w.t, email) });
+    const res = await w.t.request({
+      method: 'GET',
+      url: '/api/v1/users/me/sessions',
+      headers: await apiLogin(w.t, email),
+    });
     expect(json(res).sessions).toHaveLength(1); // the one just made by apiLogin
   });
 

@@ -34,7 +34,10 @@ const CONSOLE: Array<[string, Page]> = [
   ['/account', () => <Account />],
   ['/orgs', () => <Organizations />],
   ['/orgs/:orgId', (p) => <OrgConsole orgId={p.orgId!} tab="projects" />],
-  ['/orgs/:orgId/webhooks/:endpointId', (p) => <OrgConsole orgId={p.orgId!} tab="webhooks" endpointId={p.endpointId!} />],
+  [
+    '/orgs/:orgId/webhooks/:endpointId',
+    (p) => <OrgConsole orgId={p.orgId!} tab="webhooks" endpointId={p.endpointId!} />,
+  ],
   ['/orgs/:orgId/:tab', (p) => <OrgConsole orgId={p.orgId!} tab={p.tab!} />],
 ];
 

@@ -17,7 +17,11 @@ const locationKey = () => window.location.pathname + window.location.search + wi
 /** The current location; re-renders on navigation. */
 export function useLocation() {
   useSyncExternalStore(subscribe, locationKey);
-  return { path: window.location.pathname, query: new URLSearchParams(window.location.search), hash: window.location.hash };
+  return {
+    path: window.location.pathname,
+    query: new URLSearchParams(window.location.search),
+    hash: window.location.hash,
+  };
 }
 
 // The tokens of mailed links read on this page load, by path: kept here once the address bar no
@@ -69,7 +73,11 @@ export function match(pattern: string, path: string): Record<string, string> | n
   return params;
 }
 
-export function Link({ to, children, ...rest }: { to: string; children: ReactNode } & AnchorHTMLAttributes<HTMLAnchorElement>) {
+export function Link({
+  to,
+  children,
+  ...rest
+}: { to: string; children: ReactNode } & AnchorHTMLAttributes<HTMLAnchorElement>) {
   const onClick = (e: MouseEvent<HTMLAnchorElement>) => {
     rest.onClick?.(e);
     if (e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;

@@ -24,8 +24,11 @@ export const apiKeys = pgTable(
     // A key's last use and request count are read from its audit entries (audit/counters.ts): no
     // write to this row per request.
   },
-  (t) => [primaryKey({ columns: [t.organizationId, t.id] }), uniqueIndex('api_keys_key_hash_key').on(t.keyHash), index('api_keys_org_created_idx').on(t.organizationId, t.createdAt)],
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    uniqueIndex('api_keys_key_hash_key').on(t.keyHash),
+    index('api_keys_org_created_idx').on(t.organizationId, t.createdAt),
+  ],
 );
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
-

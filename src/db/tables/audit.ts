@@ -55,5 +55,10 @@ export const auditLogCounters = pgTable(
     shard: smallint('shard').notNull().default(0),
     total: bigint('total', { mode: 'number' }).notNull(),
   },
-  (t) => [primaryKey({ name: 'audit_log_counters_pk', columns: [t.organizationId, t.actorType, t.actorId, t.action, t.day, t.shard] })],
+  (t) => [
+    primaryKey({
+      name: 'audit_log_counters_pk',
+      columns: [t.organizationId, t.actorType, t.actorId, t.action, t.day, t.shard],
+    }),
+  ],
 );

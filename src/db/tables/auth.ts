@@ -32,7 +32,11 @@ export const sessions = pgTable(
     revokedAt: ts('revoked_at'),
     revokedReason: text('revoked_reason'),
     // How the session signed in; sessions started before it was recorded have none.
-    amr: text('amr').array().$type<AuthMethod[]>().notNull().default(sql`'{}'::text[]`),
+    amr: text('amr')
+      .array()
+      .$type<AuthMethod[]>()
+      .notNull()
+      .default(sql`'{}'::text[]`),
     // The organization the session acts in (the tokens' org_* claims); a membership lost clears it
     // at the next refresh, a deleted organization at once.
     activeOrganizationId: text('active_organization_id').references(() => organizations.id, { onDelete: 'set null' }),
@@ -41,7 +45,9 @@ export const sessions = pgTable(
     uniqueIndex('sessions_refresh_token_hash_key').on(t.refreshTokenHash),
     index('sessions_user_active_idx').on(t.userId, t.lastUsedAt),
     // A deleted organization clears the sessions acting in it (the foreign key's set null).
-    index('sessions_active_organization_idx').on(t.activeOrganizationId).where(sql`active_organization_id is not null`),
+    index('sessions_active_organization_idx')
+      .on(t.activeOrganizationId)
+      .where(sql`active_organization_id is not null`),
   ],
 );
 
@@ -74,7 +80,10 @@ export const emailTokens = pgTable(
     usedAt: ts('used_at'),
     createdAt: ts('created_at').notNull(),
   },
-  (t) => [uniqueIndex('email_tokens_token_hash_key').on(t.tokenHash), index('email_tokens_user_idx').on(t.userId, t.purpose)],
+  (t) => [
+    uniqueIndex('email_tokens_token_hash_key').on(t.tokenHash),
+    index('email_tokens_user_idx').on(t.userId, t.purpose),
+  ],
 );
 
 /** TOTP state of a user (docs/api.md#two-factor-authentication). Secrets are AES-256-GCM ciphertexts, never plaintext. */
@@ -118,7 +127,10 @@ export const oauthAccounts = pgTable(
     email: text('email'),
     createdAt: ts('created_at').notNull(),
   },
-  (t) => [uniqueIndex('oauth_accounts_provider_account_key').on(t.provider, t.providerAccountId), index('oauth_accounts_user_idx').on(t.userId)],
+  (t) => [
+    uniqueIndex('oauth_accounts_provider_account_key').on(t.provider, t.providerAccountId),
+    index('oauth_accounts_user_idx').on(t.userId),
+  ],
 );
 
 /** Authorization requests in flight: state (hashed) → PKCE verifier; single use, 10 minutes. */

@@ -55,7 +55,9 @@ export const memberships = pgTable(
     uniqueIndex('memberships_org_user_key').on(t.organizationId, t.userId),
     index('memberships_user_idx').on(t.userId),
     // Exactly one owner per organization.
-    uniqueIndex('memberships_one_owner_key').on(t.organizationId).where(sql`role = 'owner'`),
+    uniqueIndex('memberships_one_owner_key')
+      .on(t.organizationId)
+      .where(sql`role = 'owner'`),
   ],
 );
 

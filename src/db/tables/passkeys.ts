@@ -23,7 +23,10 @@ export const passkeys = pgTable(
     createdAt: ts('created_at').notNull(),
     lastUsedAt: ts('last_used_at'),
   },
-  (t) => [uniqueIndex('passkeys_credential_id_key').on(t.credentialId), index('passkeys_user_idx').on(t.userId, t.createdAt)],
+  (t) => [
+    uniqueIndex('passkeys_credential_id_key').on(t.credentialId),
+    index('passkeys_user_idx').on(t.userId, t.createdAt),
+  ],
 );
 
 export type PasskeyRow = typeof passkeys.$inferSelect;

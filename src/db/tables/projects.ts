@@ -16,7 +16,10 @@ export const projects = pgTable(
     createdAt: ts('created_at').notNull(),
     updatedAt: ts('updated_at').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.organizationId, t.id] }), index('projects_org_created_idx').on(t.organizationId, t.createdAt)],
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    index('projects_org_created_idx').on(t.organizationId, t.createdAt),
+  ],
 );
 
 export type ProjectRow = typeof projects.$inferSelect;

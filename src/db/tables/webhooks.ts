@@ -1,5 +1,16 @@
 import { sql } from 'drizzle-orm';
-import { boolean, foreignKey, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import {
+  boolean,
+  foreignKey,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 import { organizations } from './organizations.js';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date', precision: 3 });
@@ -19,7 +30,10 @@ export const events = pgTable(
     data: jsonb('data').$type<Record<string, unknown>>().notNull(),
     createdAt: ts('created_at').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.organizationId, t.id] }), index('events_org_created_idx').on(t.organizationId, t.createdAt)],
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    index('events_org_created_idx').on(t.organizationId, t.createdAt),
+  ],
 );
 
 export const webhookEndpoints = pgTable(
@@ -51,7 +65,10 @@ export const webhookEndpoints = pgTable(
     // Deleted endpoints are kept (soft delete) so their delivery history stays readable.
     deletedAt: ts('deleted_at'),
   },
-  (t) => [primaryKey({ columns: [t.organizationId, t.id] }), index('webhook_endpoints_org_idx').on(t.organizationId, t.createdAt)],
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    index('webhook_endpoints_org_idx').on(t.organizationId, t.createdAt),
+  ],
 );
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'canceled';
@@ -86,14 +103,20 @@ export const webhookDeliveries = pgTable(
   (t) => [
     primaryKey({ columns: [t.organizationId, t.id] }),
     // An event stays as long as a delivery of it does (retention deletes it only once it has none).
-    foreignKey({ name: 'webhook_deliveries_event_fk', columns: [t.organizationId, t.eventId], foreignColumns: [events.organizationId, events.id] }).onDelete('cascade'),
+    foreignKey({
+      name: 'webhook_deliveries_event_fk',
+      columns: [t.organizationId, t.eventId],
+      foreignColumns: [events.organizationId, events.id],
+    }).onDelete('cascade'),
     uniqueIndex('webhook_deliveries_event_endpoint_key').on(t.organizationId, t.eventId, t.endpointId),
     index('webhook_deliveries_endpoint_idx').on(t.organizationId, t.endpointId, t.createdAt),
     // What the workers walk: the pending deliveries of each endpoint, grouped by organization and
     // endpoint, oldest due first. A claim visits each (organization, endpoint) with one descent and
     // takes from the front of the ones with room, so an endpoint or an organization at its cap costs
     // one probe however long its queue is.
-    index('webhook_deliveries_pending_idx').on(t.organizationId, t.endpointId, t.nextRetryAt).where(sql`status = 'pending'`),
+    index('webhook_deliveries_pending_idx')
+      .on(t.organizationId, t.endpointId, t.nextRetryAt)
+      .where(sql`status = 'pending'`),
   ],
 );
 
@@ -112,7 +135,10 @@ export const webhookAttempts = pgTable(
     durationMs: integer('duration_ms').notNull(),
     createdAt: ts('created_at').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.organizationId, t.id] }), index('webhook_attempts_delivery_idx').on(t.organizationId, t.deliveryId, t.attempt)],
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    index('webhook_attempts_delivery_idx').on(t.organizationId, t.deliveryId, t.attempt),
+  ],
 );
 
 /**
@@ -131,7 +157,10 @@ export const eventIdempotencyKeys = pgTable(
     response: jsonb('response').$type<{ status: number; body: unknown }>().notNull(),
     createdAt: ts('created_at').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.organizationId, t.key] }), index('event_idempotency_keys_created_idx').on(t.createdAt)],
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.key] }),
+    index('event_idempotency_keys_created_idx').on(t.createdAt),
+  ],
 );
 
 export type EndpointRow = typeof webhookEndpoints.$inferSelect;

@@ -13,7 +13,12 @@ let orgId: string;
 beforeAll(async () => {
   t = await createTestApp();
   owner = await signedInUser(t, 'key-auth');
-  const res = await t.request({ method: 'POST', url: '/api/v1/organizations', headers: owner.auth, payload: { name: 'Key auth', slug: `key-auth-${Date.now().toString(36)}` } });
+  const res = await t.request({
+    method: 'POST',
+    url: '/api/v1/organizations',
+    headers: owner.auth,
+    payload: { name: 'Key auth', slug: `key-auth-${Date.now().toString(36)}` },
+  });
   expect(res.statusCode, res.body).toBe(201);
   orgId = json(res).id;
   await t.deps.db.execute(sql`update organizations set plan = 'enterprise' where id = ${orgId}`);
@@ -28,7 +33,12 @@ const withBearer = (key: string) => ({ authorization: `Bearer ${key}` });
 const get = (headers: Record<string, string>, url = projectsUrl()) => t.request({ method: 'GET', url, headers });
 
 async function createKey(payload: Record<string, unknown> = {}) {
-  const res = await t.request({ method: 'POST', url: `/api/v1/organizations/${orgId}/api-keys`, headers: owner.auth, payload: { name: 'k', scopes: ['read:projects'], ...payload } });
+  const res = await t.request({
+    method: 'POST',
+    url: `/api/v1/organizations/${orgId}/api-keys`,
+    headers: owner.auth,
+    payload: { name: 'k', scopes: ['read:projects'], ...payload },
+  });
   expect(res.statusCode, res.body).toBe(201);
   return json(res) as { apiKey: { id: string; keyPrefix: string }; plainKey: string };
 }
@@ -40,7 +50,10 @@ const revoke = async (keyId: string) => {
 
 function expect401(res: LightMyRequestResponse, message: string) {
   expect(res.statusCode, res.body).toBe(401);
-  expect(json(res)).toEqual({ success: false, error: { code: 'AUTHENTICATION_ERROR', message, details: expect.any(String) } });
+  expect(json(res)).toEqual({
+    success: false,
+    error: { code: 'AUTHENTICATION_ERROR', message, details: expect.any(String) },
+  });
 }
 
 describe('headers', () => {
@@ -122,7 +135,11 @@ describe('refusals', () => {
   it('lastUsedAt follows the key’s use', async () => {
     const { apiKey, plainKey } = await createKey();
     const listed = async () => {
-      const res = await t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/api-keys?pageSize=100`, headers: owner.auth });
+      const res = await t.request({
+        method: 'GET',
+        url: `/api/v1/organizations/${orgId}/api-keys?pageSize=100`,
+        headers: owner.auth,
+      });
       return json(res).data.find((k: { id: string }) => k.id === apiKey.id).lastUsedAt as string | null;
     };
     expect(await listed()).toBeNull();
@@ -162,9 +179,14 @@ describe('per-key rate limit', () => {
     expect(free.headers['x-ratelimit-remaining']).toBe('999');
 
     // Refused requests are audited and counted too.
-    const audit = await queryRows<{ status_code: number }>(t, sql`select status_code from audit_logs where actor_id = ${limited.apiKey.id} order by created_at, id`);
+    const audit = await queryRows<{ status_code: number }>(
+      t,
+      sql`select status_code from audit_logs where actor_id = ${limited.apiKey.id} order by created_at, id`,
+    );
     expect(audit.map((a) => a.status_code)).toEqual([200, 200, 200, 429, 429]);
-    const usage = json(await t.request({ method: 'GET', url: `/api/v1/api-keys/${limited.apiKey.id}/usage`, headers: owner.auth }));
+    const usage = json(
+      await t.request({ method: 'GET', url: `/api/v1/api-keys/${limited.apiKey.id}/usage`, headers: owner.auth }),
+    );
     expect(usage.usage).toEqual({ requests: 5, rateLimit: 3 });
   });
 });

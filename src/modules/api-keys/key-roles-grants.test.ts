@@ -4,7 +4,22 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey, eventsOf, invite, keyState, memberRoleOf, type MadeKey } from '../../../test/factories.js';
 import { json } from '../../../test/harness.js';
-import { base, expectRefused, invitationsTo, inviteWith, join, listMembers, newOrg, owner, patchRole, type Person, rawMember, removeMember, t, useKeyRolesApp } from '../../../test/fixtures/key-roles.js';
+import {
+  base,
+  expectRefused,
+  invitationsTo,
+  inviteWith,
+  join,
+  listMembers,
+  newOrg,
+  owner,
+  patchRole,
+  type Person,
+  rawMember,
+  removeMember,
+  t,
+  useKeyRolesApp,
+} from '../../../test/fixtures/key-roles.js';
 
 useKeyRolesApp();
 
@@ -22,18 +37,30 @@ describe('a key never grants, invites or touches a role above member', () => {
     admin = await join(org, 'admin');
     member = await join(org, 'member');
     adminKey = await createApiKey(t, org, admin, ['write:members']);
-    ownerKey = await createApiKey(t, org, owner, ['read:projects', 'write:projects', 'read:members', 'write:members', 'read:webhooks', 'write:webhooks', 'read:billing', 'read:audit-logs']);
+    ownerKey = await createApiKey(t, org, owner, [
+      'read:projects',
+      'write:projects',
+      'read:members',
+      'write:members',
+      'read:webhooks',
+      'write:webhooks',
+      'read:billing',
+      'read:audit-logs',
+    ]);
     const members = json(await listMembers(t, ownerKey, org)).members as Array<{ id: string; role: string }>;
     ownerMemberId = members.find((m) => m.role === 'owner')!.id;
   }, 120_000);
 
   it('promoting a member to admin: 403, the role and the events unchanged', async () => {
     const before = await eventsOf(t, org);
-    for (const key of [adminKey, ownerKey]) expectRefused(await patchRole(t, key.headers, org, member.memberId, 'admin'));
+    for (const key of [adminKey, ownerKey])
+      expectRefused(await patchRole(t, key.headers, org, member.memberId, 'admin'));
     expect(await memberRoleOf(t, member.memberId)).toBe('member');
     expect(await eventsOf(t, org)).toEqual(before);
     // The member's own view agrees.
-    const mine = json(await t.request({ method: 'GET', url: '/api/v1/users/me/organizations', headers: member.auth })).organizations;
+    const mine = json(
+      await t.request({ method: 'GET', url: '/api/v1/users/me/organizations', headers: member.auth }),
+    ).organizations;
     expect(mine).toEqual([expect.objectContaining({ id: org, role: 'member' })]);
   });
 
@@ -56,11 +83,21 @@ describe('a key never grants, invites or touches a role above member', () => {
     const before = await invitationsTo(org, email);
     t.clock.advance(60_000);
     for (const key of [adminKey, ownerKey]) {
-      expectRefused(await t.request({ method: 'POST', url: `${base(org)}/invitations/${invitation.id}/resend`, headers: key.headers }));
+      expectRefused(
+        await t.request({
+          method: 'POST',
+          url: `${base(org)}/invitations/${invitation.id}/resend`,
+          headers: key.headers,
+        }),
+      );
     }
     expect(await invitationsTo(org, email)).toEqual(before);
     // Withdrawing it lowers nobody's role: a key may.
-    const revoked = await t.request({ method: 'DELETE', url: `${base(org)}/invitations/${invitation.id}`, headers: adminKey.headers });
+    const revoked = await t.request({
+      method: 'DELETE',
+      url: `${base(org)}/invitations/${invitation.id}`,
+      headers: adminKey.headers,
+    });
     expect(revoked.statusCode, revoked.body).toBe(200);
     expect((await invitationsTo(org, email))[0]?.status).toBe('revoked');
   });

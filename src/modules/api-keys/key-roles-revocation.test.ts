@@ -7,7 +7,24 @@ import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { auditOf, createApiKey, eventsOf, keyState, memberRoleOf } from '../../../test/factories.js';
 import { json, queryRows } from '../../../test/harness.js';
-import { b, base, expectKeyDead, expectRefused, invitationsTo, inviteWith, join, listMembers, newOrg, owner, patchRole, removeMember, REVOKE_ACTION, revokedEvents, t, useKeyRolesApp } from '../../../test/fixtures/key-roles.js';
+import {
+  b,
+  base,
+  expectKeyDead,
+  expectRefused,
+  invitationsTo,
+  inviteWith,
+  join,
+  listMembers,
+  newOrg,
+  owner,
+  patchRole,
+  removeMember,
+  REVOKE_ACTION,
+  revokedEvents,
+  t,
+  useKeyRolesApp,
+} from '../../../test/fixtures/key-roles.js';
 
 useKeyRolesApp();
 
@@ -46,15 +63,29 @@ describe("a key dies with its creator's place in the organization", () => {
     const events = await eventsOf(t, org);
     const tail = events.slice(events.findIndex((e) => e.type === 'member.removed'));
     expect(tail.map((e) => e.type)).toEqual(['member.removed', 'api_key.revoked', 'api_key.revoked']);
-    expect(tail.slice(1).map((e) => e.data).sort((x, y) => String(x.apiKeyId).localeCompare(String(y.apiKeyId)))).toEqual(
+    expect(
+      tail
+        .slice(1)
+        .map((e) => e.data)
+        .sort((x, y) => String(x.apiKeyId).localeCompare(String(y.apiKeyId))),
+    ).toEqual(
       [key, second]
-        .map((k) => ({ apiKeyId: k.id, organizationId: org, name: expect.any(String), keyPrefix: k.plain.slice(0, 17), scopes: expect.any(Array), reason: 'member_removed', createdBy: admin.userId }))
+        .map((k) => ({
+          apiKeyId: k.id,
+          organizationId: org,
+          name: expect.any(String),
+          keyPrefix: k.plain.slice(0, 17),
+          scopes: expect.any(Array),
+          reason: 'member_removed',
+          createdBy: admin.userId,
+        }))
         .sort((x, y) => x.apiKeyId.localeCompare(y.apiKeyId)),
     );
     // The audit log: each revocation, as the one who removed the member, under the revocation's action.
     const audit = (await auditOf(t, org)).filter((a) => a.action === REVOKE_ACTION);
     expect(audit.map((a) => a.path).sort()).toEqual([key, second].map((k) => `${base(org)}/api-keys/${k.id}`).sort());
-    for (const a of audit) expect(a).toMatchObject({ actorType: 'user', actorId: owner.userId, method: 'DELETE', statusCode: 200 });
+    for (const a of audit)
+      expect(a).toMatchObject({ actorType: 'user', actorId: owner.userId, method: 'DELETE', statusCode: 200 });
   });
 
   it('an admin leaving: their keys are revoked, the event and audit entry name them', async () => {
@@ -67,7 +98,9 @@ describe("a key dies with its creator's place in the organization", () => {
     expectKeyDead(await listMembers(b, key, org));
     expectKeyDead(await inviteWith(t, key.headers, org, admin.email, 'admin'));
     expect(await keyState(t, key.id)).toMatchObject({ isActive: false });
-    expect((await revokedEvents(org)).map((e) => e.data)).toEqual([expect.objectContaining({ apiKeyId: key.id, reason: 'member_left', createdBy: admin.userId })]);
+    expect((await revokedEvents(org)).map((e) => e.data)).toEqual([
+      expect.objectContaining({ apiKeyId: key.id, reason: 'member_left', createdBy: admin.userId }),
+    ]);
     expect((await auditOf(t, org)).filter((a) => a.action === REVOKE_ACTION)).toEqual([
       expect.objectContaining({ actorType: 'user', actorId: admin.userId, path: `${base(org)}/api-keys/${key.id}` }),
     ]);
@@ -83,34 +116,46 @@ describe("a key dies with its creator's place in the organization", () => {
     expect((await revokedEvents(org)).map((e) => e.data.reason)).toEqual(['member_removed']);
   });
 
-  it.each(['member', 'viewer'] as const)('demoting the admin who made it to %s: revoked; an admin-to-admin change keeps it', async (role) => {
-    const org = await newOrg();
-    const admin = await join(org, 'admin', `demoted-${role}`);
-    const demoter = await join(org, 'admin', 'demoter');
-    const key = await createApiKey(t, org, admin, ['write:members']);
-    expect((await listMembers(b, key, org)).statusCode).toBe(200);
+  it.each(['member', 'viewer'] as const)(
+    'demoting the admin who made it to %s: revoked; an admin-to-admin change keeps it',
+    async (role) => {
+      const org = await newOrg();
+      const admin = await join(org, 'admin', `demoted-${role}`);
+      const demoter = await join(org, 'admin', 'demoter');
+      const key = await createApiKey(t, org, admin, ['write:members']);
+      expect((await listMembers(b, key, org)).statusCode).toBe(200);
 
-    // Same role: no change, no revocation.
-    const same = await patchRole(t, owner.auth, org, admin.memberId, 'admin');
-    expect(same.statusCode, same.body).toBe(200);
-    expect((await listMembers(b, key, org)).statusCode).toBe(200);
-    expect(await revokedEvents(org)).toEqual([]);
+      // Same role: no change, no revocation.
+      const same = await patchRole(t, owner.auth, org, admin.memberId, 'admin');
+      expect(same.statusCode, same.body).toBe(200);
+      expect((await listMembers(b, key, org)).statusCode).toBe(200);
+      expect(await revokedEvents(org)).toEqual([]);
 
-    // Another admin demotes them.
-    const res = await patchRole(t, demoter.auth, org, admin.memberId, role);
-    expect(res.statusCode, res.body).toBe(200);
-    expect(await memberRoleOf(t, admin.memberId)).toBe(role);
-    expectKeyDead(await listMembers(b, key, org));
-    expectKeyDead(await patchRole(t, key.headers, org, admin.memberId, 'member'));
-    expect(await keyState(t, key.id)).toMatchObject({ isActive: false });
-    expect((await revokedEvents(org)).map((e) => e.data)).toEqual([expect.objectContaining({ apiKeyId: key.id, reason: 'member_demoted', createdBy: admin.userId })]);
-    expect((await auditOf(t, org)).filter((a) => a.action === REVOKE_ACTION)).toEqual([expect.objectContaining({ actorType: 'user', actorId: demoter.userId })]);
-    // The demoted member cannot make a new one.
-    const again = await t.request({ method: 'POST', url: `${base(org)}/api-keys`, headers: admin.auth, payload: { name: 'again' } });
-    expect(again.statusCode, again.body).toBe(403);
-  });
+      // Another admin demotes them.
+      const res = await patchRole(t, demoter.auth, org, admin.memberId, role);
+      expect(res.statusCode, res.body).toBe(200);
+      expect(await memberRoleOf(t, admin.memberId)).toBe(role);
+      expectKeyDead(await listMembers(b, key, org));
+      expectKeyDead(await patchRole(t, key.headers, org, admin.memberId, 'member'));
+      expect(await keyState(t, key.id)).toMatchObject({ isActive: false });
+      expect((await revokedEvents(org)).map((e) => e.data)).toEqual([
+        expect.objectContaining({ apiKeyId: key.id, reason: 'member_demoted', createdBy: admin.userId }),
+      ]);
+      expect((await auditOf(t, org)).filter((a) => a.action === REVOKE_ACTION)).toEqual([
+        expect.objectContaining({ actorType: 'user', actorId: demoter.userId }),
+      ]);
+      // The demoted member cannot make a new one.
+      const again = await t.request({
+        method: 'POST',
+        url: `${base(org)}/api-keys`,
+        headers: admin.auth,
+        payload: { name: 'again' },
+      });
+      expect(again.statusCode, again.body).toBe(403);
+    },
+  );
 
-  it("a refused removal or demotion revokes nothing", async () => {
+  it('a refused removal or demotion revokes nothing', async () => {
     const org = await newOrg();
     const admin = await join(org, 'admin', 'kept-admin');
     const viewer = await join(org, 'viewer', 'refused-viewer');
@@ -132,7 +177,12 @@ describe("a key dies with its creator's place in the organization", () => {
     const members = json(await listMembers(t, ownersKey, org)).members as Array<{ id: string; role: string }>;
     const ownerMemberId = members.find((m) => m.role === 'owner')!.id;
 
-    const res = await t.request({ method: 'POST', url: `${base(org)}/transfer-ownership`, headers: owner.auth, payload: { memberId: heir.memberId } });
+    const res = await t.request({
+      method: 'POST',
+      url: `${base(org)}/transfer-ownership`,
+      headers: owner.auth,
+      payload: { memberId: heir.memberId },
+    });
     expect(res.statusCode, res.body).toBe(200);
     expect(await memberRoleOf(t, ownerMemberId)).toBe('admin');
     expect((await listMembers(b, ownersKey, org)).statusCode).toBe(200);
@@ -142,7 +192,9 @@ describe("a key dies with its creator's place in the organization", () => {
     const demoted = await patchRole(t, heir.auth, org, ownerMemberId, 'member');
     expect(demoted.statusCode, demoted.body).toBe(200);
     expectKeyDead(await listMembers(b, ownersKey, org));
-    expect((await revokedEvents(org)).map((e) => e.data)).toEqual([expect.objectContaining({ apiKeyId: ownersKey.id, createdBy: owner.userId, reason: 'member_demoted' })]);
+    expect((await revokedEvents(org)).map((e) => e.data)).toEqual([
+      expect.objectContaining({ apiKeyId: ownersKey.id, createdBy: owner.userId, reason: 'member_demoted' }),
+    ]);
   });
 
   it('deleting the organization: its keys answer 401 at once, on every instance', async () => {
@@ -165,10 +217,20 @@ describe("a key dies with its creator's place in the organization", () => {
     const org = await newOrg();
     for (let i = 0; i < 6; i++) {
       const admin = await join(org, 'admin', `racing-${i}`);
-      const change = () => (i % 2 === 0 ? patchRole(t, owner.auth, org, admin.memberId, 'member') : removeMember(t, owner.auth, org, admin.memberId));
-      const create = () => t.request({ method: 'POST', url: `${base(org)}/api-keys`, headers: admin.auth, payload: { name: `racing-${i}`, scopes: ['read:members'] } });
+      const change = () =>
+        i % 2 === 0
+          ? patchRole(t, owner.auth, org, admin.memberId, 'member')
+          : removeMember(t, owner.auth, org, admin.memberId);
+      const create = () =>
+        t.request({
+          method: 'POST',
+          url: `${base(org)}/api-keys`,
+          headers: admin.auth,
+          payload: { name: `racing-${i}`, scopes: ['read:members'] },
+        });
       // Either one sent first.
-      const made = i % 4 < 2 ? (await Promise.all([create(), change()]))[0] : (await Promise.all([change(), create()]))[1];
+      const made =
+        i % 4 < 2 ? (await Promise.all([create(), change()]))[0] : (await Promise.all([change(), create()]))[1];
       expect([201, 403], made.body).toContain(made.statusCode);
       if (made.statusCode === 201) {
         const plain = json(made).plainKey as string;

@@ -17,10 +17,17 @@ afterAll(async () => {
 
 it('revokes the live keys whose maker is no longer owner or admin, and no other', async () => {
   const owner = await signedInUser(t, 'orphan-owner');
-  const [demoted, removed, admin] = [await signedInUser(t, 'orphan-demoted'), await signedInUser(t, 'orphan-removed'), await signedInUser(t, 'orphan-admin')];
+  const [demoted, removed, admin] = [
+    await signedInUser(t, 'orphan-demoted'),
+    await signedInUser(t, 'orphan-removed'),
+    await signedInUser(t, 'orphan-admin'),
+  ];
   const org = (await createOrg(t, owner)).id;
   await setPlan(t, org, 'pro');
-  const members = { demoted: await addMember(t, org, owner, demoted, 'admin'), removed: await addMember(t, org, owner, removed, 'admin') };
+  const members = {
+    demoted: await addMember(t, org, owner, demoted, 'admin'),
+    removed: await addMember(t, org, owner, removed, 'admin'),
+  };
   await addMember(t, org, owner, admin, 'admin');
   const keys = {
     owner: await createApiKey(t, org, owner, ['read:projects']),

@@ -5,7 +5,16 @@ import type { ErrorExample } from '../../http/errors-doc.js';
 import { route } from '../../http/route.js';
 import { OrgParams, ref } from '../../http/schemas.js';
 import { PageQuery } from '../../platform/pagination.js';
-import { CreateKeyBody, CreateKeyFlatBody, CreatedKey, KeyList, KeyParams, KeyUsage, OrgKeyParams, RevokedKey } from './schemas.js';
+import {
+  CreateKeyBody,
+  CreateKeyFlatBody,
+  CreatedKey,
+  KeyList,
+  KeyParams,
+  KeyUsage,
+  OrgKeyParams,
+  RevokedKey,
+} from './schemas.js';
 import * as keys from './service.js';
 
 const tags = ['API keys'];
@@ -14,7 +23,11 @@ const NOT_FOUND: ErrorExample = { code: 'NOT_FOUND', message: 'API key not found
 const REVOKED: ErrorExample = { code: 'CONFLICT', message: 'API key is already revoked' };
 const CREATE_ERRORS: ErrorExample[] = [
   { code: 'VALIDATION_ERROR', message: 'Invalid request body', details: 'expiresAt: must be in the future' },
-  { code: 'PLAN_LIMIT_EXCEEDED', message: 'Plan limit reached: 1 active API keys', details: "Upgrade the organization's plan to add more active API keys" },
+  {
+    code: 'PLAN_LIMIT_EXCEEDED',
+    message: 'Plan limit reached: 1 active API keys',
+    details: "Upgrade the organization's plan to add more active API keys",
+  },
 ];
 const CREATE =
   'The full key (`plainKey`) is in this response only; only its hash is stored. Active keys are limited by the plan (402). Sends api_key.created (docs/api.md#api-key-routes).';
@@ -22,7 +35,10 @@ const REVOKE = `${PEOPLE} The key is refused on its next request, on every insta
 
 export function apiKeyRoutes(deps: Infra) {
   // The flat paths: the organization of the key in the path (404 for an unknown key, before access).
-  const keyOrg = { org: (params: Record<string, string>) => keys.organizationOfKey(deps, params.keyId!), permission: 'api-keys:manage' } as const;
+  const keyOrg = {
+    org: (params: Record<string, string>) => keys.organizationOfKey(deps, params.keyId!),
+    permission: 'api-keys:manage',
+  } as const;
   return [
     route({
       method: 'POST',
@@ -32,7 +48,11 @@ export function apiKeyRoutes(deps: Infra) {
       tags,
       summary: 'Create an API key (api-keys:create); the full key is in this response only',
       description: `${PEOPLE} ${CREATE}`,
-      schema: { params: OrgParams, body: ref(CreateKeyBody), response: { 201: ref(CreatedKey, 'The key and its secret') } },
+      schema: {
+        params: OrgParams,
+        body: ref(CreateKeyBody),
+        response: { 201: ref(CreatedKey, 'The key and its secret') },
+      },
       errors: CREATE_ERRORS,
       handler: (ctx, { body }) => keys.createApiKey(deps, ctx.access, body),
     }),
@@ -40,7 +60,10 @@ export function apiKeyRoutes(deps: Infra) {
       method: 'POST',
       url: '/api-keys',
       // The body, validated before the guard runs, names the organization.
-      auth: { org: async (_params, request) => (request.body as { organizationId: string }).organizationId, permission: 'api-keys:create' },
+      auth: {
+        org: async (_params, request) => (request.body as { organizationId: string }).organizationId,
+        permission: 'api-keys:create',
+      },
       operationId: 'createOrganizationApiKey',
       tags,
       summary: 'Create an API key; the organization is given in the body (alias of the organization path)',
@@ -73,7 +96,10 @@ export function apiKeyRoutes(deps: Infra) {
       description: REVOKE,
       schema: { params: OrgKeyParams, response: { 200: ref(RevokedKey, 'Revoked') } },
       errors: [NOT_FOUND, REVOKED],
-      handler: async (ctx, { params }) => ({ message: 'API key revoked', apiKey: await keys.revokeApiKey(deps, ctx.access, params.keyId) }),
+      handler: async (ctx, { params }) => ({
+        message: 'API key revoked',
+        apiKey: await keys.revokeApiKey(deps, ctx.access, params.keyId),
+      }),
     }),
     route({
       method: 'DELETE',
@@ -85,7 +111,10 @@ export function apiKeyRoutes(deps: Infra) {
       description: `${REVOKE} The organization is found from the key: an unknown key id answers 404.`,
       schema: { params: KeyParams, response: { 200: ref(RevokedKey, 'Revoked') } },
       errors: [NOT_FOUND, REVOKED],
-      handler: async (ctx, { params }) => ({ message: 'API key revoked', apiKey: await keys.revokeApiKey(deps, ctx.access, params.keyId) }),
+      handler: async (ctx, { params }) => ({
+        message: 'API key revoked',
+        apiKey: await keys.revokeApiKey(deps, ctx.access, params.keyId),
+      }),
     }),
     route({
       method: 'GET',

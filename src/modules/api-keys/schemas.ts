@@ -3,7 +3,9 @@ import { Body, named, Nullable, NullableTimestamp, ref, Timestamp } from '../../
 import { PageFields } from '../../platform/pagination.js';
 import { SCOPES } from '../../platform/permissions.js';
 
-export const ScopeName = named('ApiKeyScope', Type.Enum(SCOPES), { description: 'action:resource (docs/api.md#api-key-scopes)' });
+export const ScopeName = named('ApiKeyScope', Type.Enum(SCOPES), {
+  description: 'action:resource (docs/api.md#api-key-scopes)',
+});
 
 const KEY = {
   id: 'key_01jq3c6r8t0v2x4z6b8d0f2h4k',
@@ -35,18 +37,33 @@ export const ApiKey = named(
 
 const keyFields = {
   name: Type.String({ minLength: 1, maxLength: 100 }),
-  scopes: Type.Optional(Type.Array(ref(ScopeName), { maxItems: 20, uniqueItems: true, description: 'Omitted or empty: the key is denied every organization route' })),
+  scopes: Type.Optional(
+    Type.Array(ref(ScopeName), {
+      maxItems: 20,
+      uniqueItems: true,
+      description: 'Omitted or empty: the key is denied every organization route',
+    }),
+  ),
   rateLimit: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 1_000_000 }))),
   expiresAt: Type.Optional(Nullable(Type.String({ format: 'date-time', description: 'In the future' }))),
 };
 
-export const CreateKeyBody = named('CreateApiKeyRequest', Body(keyFields), { examples: [{ name: 'ci', scopes: ['read:projects'], rateLimit: 120 }] });
-export const CreateKeyFlatBody = named('CreateOrganizationApiKeyRequest', Body({ organizationId: Type.String({ minLength: 1, maxLength: 64 }), ...keyFields }), {
-  description: 'The same as CreateApiKeyRequest, with the organization',
+export const CreateKeyBody = named('CreateApiKeyRequest', Body(keyFields), {
+  examples: [{ name: 'ci', scopes: ['read:projects'], rateLimit: 120 }],
 });
+export const CreateKeyFlatBody = named(
+  'CreateOrganizationApiKeyRequest',
+  Body({ organizationId: Type.String({ minLength: 1, maxLength: 64 }), ...keyFields }),
+  {
+    description: 'The same as CreateApiKeyRequest, with the organization',
+  },
+);
 export const CreatedKey = named(
   'CreatedApiKey',
-  Type.Object({ apiKey: ref(ApiKey), plainKey: Type.String({ description: 'The full key: shown in this response only' }) }),
+  Type.Object({
+    apiKey: ref(ApiKey),
+    plainKey: Type.String({ description: 'The full key: shown in this response only' }),
+  }),
   { examples: [{ apiKey: KEY, plainKey: 'svc_live_3f9c01ab7e52d4a6b8c0e1f2a3b4c5d6' }] },
 );
 export const KeyList = named('ApiKeyList', Type.Object({ data: Type.Array(ref(ApiKey)), ...PageFields }), {
@@ -56,7 +73,9 @@ export const KeyList = named('ApiKeyList', Type.Object({ data: Type.Array(ref(Ap
 export const RevokedKey = named('RevokedApiKey', Type.Object({ message: Type.String(), apiKey: ref(ApiKey) }), {
   examples: [{ message: 'API key revoked', apiKey: { ...KEY, isActive: false } }],
 });
-export const KeyParams = Type.Object({ keyId: Type.String({ minLength: 1, maxLength: 64, description: 'The key (`key_…`)' }) });
+export const KeyParams = Type.Object({
+  keyId: Type.String({ minLength: 1, maxLength: 64, description: 'The key (`key_…`)' }),
+});
 export const OrgKeyParams = Type.Object({
   orgId: Type.String({ minLength: 1, maxLength: 64, description: 'The organization (`org_…`)' }),
   keyId: Type.String({ minLength: 1, maxLength: 64, description: 'The key (`key_…`)' }),
@@ -69,7 +88,21 @@ export const KeyUsage = named(
     prefix: Type.String(),
     lastUsedAt: NullableTimestamp,
     createdAt: Timestamp,
-    usage: Type.Object({ requests: Type.Integer({ description: 'Every request made with the key, refused ones included' }), rateLimit: Type.Integer({ description: 'The limit in force' }) }),
+    usage: Type.Object({
+      requests: Type.Integer({ description: 'Every request made with the key, refused ones included' }),
+      rateLimit: Type.Integer({ description: 'The limit in force' }),
+    }),
   }),
-  { examples: [{ keyId: KEY.id, name: 'ci', prefix: KEY.keyPrefix, lastUsedAt: '2026-03-01T12:13:00.000Z', createdAt: KEY.createdAt, usage: { requests: 42, rateLimit: 120 } }] },
+  {
+    examples: [
+      {
+        keyId: KEY.id,
+        name: 'ci',
+        prefix: KEY.keyPrefix,
+        lastUsedAt: '2026-03-01T12:13:00.000Z',
+        createdAt: KEY.createdAt,
+        usage: { requests: 42, rateLimit: 120 },
+      },
+    ],
+  },
 );

@@ -61,13 +61,20 @@ async function assertStillMayCreate(deps: Infra, tx: Tx, access: OrgAccess, scop
       : [];
   const granted = mine ? deps.permissions.grants(mine.role, custom[0]?.permissions ?? null) : new Set<string>();
   if (!granted.has('api-keys:create')) {
-    throw authorizationError('Missing permission api-keys:create', 'Your role in this organization changed while the key was being created');
+    throw authorizationError(
+      'Missing permission api-keys:create',
+      'Your role in this organization changed while the key was being created',
+    );
   }
   // A key reaches no further than its maker's role (a custom role may make keys without holding
   // every permission a scope reaches).
   for (const scope of scopes) {
     const beyond = [...permissionsOfScopes([scope])].find((p) => !granted.has(p));
-    if (beyond) throw authorizationError(`You cannot give a key the scope ${scope}`, `It reaches ${beyond}, which your own role does not grant`);
+    if (beyond)
+      throw authorizationError(
+        `You cannot give a key the scope ${scope}`,
+        `It reaches ${beyond}, which your own role does not grant`,
+      );
   }
 }
 
@@ -92,7 +99,13 @@ export async function createApiKey(deps: Infra, access: OrgAccess, input: Create
     const [active] = await tx
       .select({ n: count() })
       .from(apiKeys)
-      .where(and(eq(apiKeys.organizationId, access.organizationId), eq(apiKeys.isActive, true), or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, now))));
+      .where(
+        and(
+          eq(apiKeys.organizationId, access.organizationId),
+          eq(apiKeys.isActive, true),
+          or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, now)),
+        ),
+      );
     assertWithinLimit(limits.apiKeys, active?.n ?? 0, 'active API keys');
     const [key] = await tx
       .insert(apiKeys)
@@ -117,7 +130,13 @@ export async function createApiKey(deps: Infra, access: OrgAccess, input: Create
 
 export async function listApiKeys(deps: Infra, access: OrgAccess, page: number, pageSize: number) {
   const inOrg = eq(apiKeys.organizationId, access.organizationId);
-  const rows = await deps.db.select(keyColumns).from(apiKeys).where(inOrg).orderBy(desc(apiKeys.createdAt), desc(apiKeys.id)).limit(pageSize).offset((page - 1) * pageSize);
+  const rows = await deps.db
+    .select(keyColumns)
+    .from(apiKeys)
+    .where(inOrg)
+    .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id))
+    .limit(pageSize)
+    .offset((page - 1) * pageSize);
   const [totals] = await deps.db.select({ n: count() }).from(apiKeys).where(inOrg);
   const total = totals?.n ?? 0;
   return { data: rows.map(present), ...pageInfo(total, page, pageSize) };
@@ -139,7 +158,10 @@ export async function revokeApiKey(deps: Infra, access: OrgAccess, keyId: string
       .where(and(eq(apiKeys.organizationId, access.organizationId), eq(apiKeys.id, keyId), eq(apiKeys.isActive, true)))
       .returning(keyColumns);
     if (!k) {
-      const [exists] = await tx.select({ id: apiKeys.id }).from(apiKeys).where(and(eq(apiKeys.organizationId, access.organizationId), eq(apiKeys.id, keyId)));
+      const [exists] = await tx
+        .select({ id: apiKeys.id })
+        .from(apiKeys)
+        .where(and(eq(apiKeys.organizationId, access.organizationId), eq(apiKeys.id, keyId)));
       if (!exists) throw notFound('API key not found');
       throw conflict('API key is already revoked');
     }

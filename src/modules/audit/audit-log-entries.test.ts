@@ -4,7 +4,21 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { json, queryRows } from '../../../test/harness.js';
-import { counterDrift, createKey, createOrg, entriesOf, type Entry, listLogs, member, orgId, otherOrgId, owner, t, usageOf, useAuditApp } from '../../../test/fixtures/audit.js';
+import {
+  counterDrift,
+  createKey,
+  createOrg,
+  entriesOf,
+  type Entry,
+  listLogs,
+  member,
+  orgId,
+  otherOrgId,
+  owner,
+  t,
+  usageOf,
+  useAuditApp,
+} from '../../../test/fixtures/audit.js';
 
 useAuditApp();
 
@@ -14,12 +28,42 @@ describe('an entry per API-key request', () => {
     const headers = { 'x-api-key': key.plain, 'user-agent': 'audit-agent/1.0' };
     const projects = `/api/v1/organizations/${orgId}/projects`;
     const calls = [
-      { req: { method: 'GET' as const, url: `${projects}?page=1&pageSize=5`, headers, remoteAddress: '203.0.113.7' }, status: 200, action: 'GET /api/v1/organizations/:orgId/projects', path: projects },
-      { req: { method: 'POST' as const, url: projects, headers, payload: { name: 'nope' } }, status: 403, action: 'POST /api/v1/organizations/:orgId/projects', path: projects },
-      { req: { method: 'GET' as const, url: `/api/v1/organizations/${otherOrgId}/projects`, headers }, status: 403, action: 'GET /api/v1/organizations/:orgId/projects', path: `/api/v1/organizations/${otherOrgId}/projects` },
-      { req: { method: 'GET' as const, url: `${projects}/prj_00000000000000000000000000`, headers }, status: 404, action: 'GET /api/v1/organizations/:orgId/projects/:projectId', path: `${projects}/prj_00000000000000000000000000` },
-      { req: { method: 'GET' as const, url: `${projects}?pageSize=0`, headers }, status: 400, action: 'GET /api/v1/organizations/:orgId/projects', path: projects },
-      { req: { method: 'GET' as const, url: '/api/v1/users/me', headers }, status: 403, action: 'GET /api/v1/users/me', path: '/api/v1/users/me' },
+      {
+        req: { method: 'GET' as const, url: `${projects}?page=1&pageSize=5`, headers, remoteAddress: '203.0.113.7' },
+        status: 200,
+        action: 'GET /api/v1/organizations/:orgId/projects',
+        path: projects,
+      },
+      {
+        req: { method: 'POST' as const, url: projects, headers, payload: { name: 'nope' } },
+        status: 403,
+        action: 'POST /api/v1/organizations/:orgId/projects',
+        path: projects,
+      },
+      {
+        req: { method: 'GET' as const, url: `/api/v1/organizations/${otherOrgId}/projects`, headers },
+        status: 403,
+        action: 'GET /api/v1/organizations/:orgId/projects',
+        path: `/api/v1/organizations/${otherOrgId}/projects`,
+      },
+      {
+        req: { method: 'GET' as const, url: `${projects}/prj_00000000000000000000000000`, headers },
+        status: 404,
+        action: 'GET /api/v1/organizations/:orgId/projects/:projectId',
+        path: `${projects}/prj_00000000000000000000000000`,
+      },
+      {
+        req: { method: 'GET' as const, url: `${projects}?pageSize=0`, headers },
+        status: 400,
+        action: 'GET /api/v1/organizations/:orgId/projects',
+        path: projects,
+      },
+      {
+        req: { method: 'GET' as const, url: '/api/v1/users/me', headers },
+        status: 403,
+        action: 'GET /api/v1/users/me',
+        path: '/api/v1/users/me',
+      },
     ];
     for (const [i, c] of calls.entries()) {
       t.clock.advance(1000);
@@ -44,7 +88,9 @@ describe('an entry per API-key request', () => {
     }
 
     // Revoked: still known, still audited.
-    expect((await t.request({ method: 'DELETE', url: `/api/v1/api-keys/${key.id}`, headers: owner.auth })).statusCode).toBe(200);
+    expect(
+      (await t.request({ method: 'DELETE', url: `/api/v1/api-keys/${key.id}`, headers: owner.auth })).statusCode,
+    ).toBe(200);
     const refused = await t.request({ method: 'GET', url: projects, headers });
     expect(refused.statusCode).toBe(401);
     const entries = await entriesOf(key.id);
@@ -52,7 +98,11 @@ describe('an entry per API-key request', () => {
     expect(await usageOf(key.id)).toBe(7);
 
     // An unknown key belongs to no organization: nothing to audit, and no error.
-    const unknown = await t.request({ method: 'GET', url: projects, headers: { 'x-api-key': `svc_live_${'f'.repeat(32)}` } });
+    const unknown = await t.request({
+      method: 'GET',
+      url: projects,
+      headers: { 'x-api-key': `svc_live_${'f'.repeat(32)}` },
+    });
     expect(unknown.statusCode).toBe(401);
   });
 
@@ -61,7 +111,11 @@ describe('an entry per API-key request', () => {
     const url = `/api/v1/organizations/${orgId}/projects`;
     const results = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
-        t.request(i % 4 === 3 ? { method: 'POST', url, headers: { 'x-api-key': key.plain }, payload: { name: `p${i}` } } : { method: 'GET', url, headers: { 'x-api-key': key.plain } }),
+        t.request(
+          i % 4 === 3
+            ? { method: 'POST', url, headers: { 'x-api-key': key.plain }, payload: { name: `p${i}` } }
+            : { method: 'GET', url, headers: { 'x-api-key': key.plain } },
+        ),
       ),
     );
     expect(results.map((r) => r.statusCode).sort()).toEqual([...Array(15).fill(200), ...Array(5).fill(403)]);
@@ -76,21 +130,36 @@ describe('an entry per API-key request', () => {
     const a = await createKey(['read:projects']);
     const b = await createKey(['read:members']);
     const c = await createKey(['read:projects'], otherOrgId);
-    const [before] = await queryRows<{ n: number }>(t, sql`select count(*)::int as n from audit_logs where organization_id in (${orgId}, ${otherOrgId})`);
+    const [before] = await queryRows<{ n: number }>(
+      t,
+      sql`select count(*)::int as n from audit_logs where organization_id in (${orgId}, ${otherOrgId})`,
+    );
     const plan = [...Array(12).fill(a), ...Array(9).fill(b), ...Array(7).fill(c)] as (typeof a)[];
     const results = await Promise.all(
-      plan.map((k, i) => t.request({ method: 'GET', url: `/api/v1/organizations/${k === c ? otherOrgId : orgId}/${i % 2 ? 'projects' : 'members'}`, headers: { 'x-api-key': k.plain } })),
+      plan.map((k, i) =>
+        t.request({
+          method: 'GET',
+          url: `/api/v1/organizations/${k === c ? otherOrgId : orgId}/${i % 2 ? 'projects' : 'members'}`,
+          headers: { 'x-api-key': k.plain },
+        }),
+      ),
     );
     expect(results.every((r) => r.statusCode === 200 || r.statusCode === 403)).toBe(true);
     expect((await entriesOf(a.id)).length).toBe(12);
     expect((await entriesOf(b.id)).length).toBe(9);
     expect((await entriesOf(c.id)).length).toBe(7);
     expect([await usageOf(a.id), await usageOf(b.id), await usageOf(c.id)]).toEqual([12, 9, 7]);
-    const [after] = await queryRows<{ n: number }>(t, sql`select count(*)::int as n from audit_logs where organization_id in (${orgId}, ${otherOrgId})`);
+    const [after] = await queryRows<{ n: number }>(
+      t,
+      sql`select count(*)::int as n from audit_logs where organization_id in (${orgId}, ${otherOrgId})`,
+    );
     expect(after!.n - before!.n).toBe(28);
     // The unfiltered totals follow, and so do the filtered ones (audit_log_counters).
     for (const org of [orgId, otherOrgId]) {
-      const [{ n }] = (await queryRows<{ n: number }>(t, sql`select count(*)::int as n from audit_logs where organization_id = ${org}`)) as [{ n: number }];
+      const [{ n }] = (await queryRows<{ n: number }>(
+        t,
+        sql`select count(*)::int as n from audit_logs where organization_id = ${org}`,
+      )) as [{ n: number }];
       expect(json(await listLogs('', owner.auth, org)).total).toBe(n);
       expect(await counterDrift(org)).toEqual([]);
     }
@@ -128,16 +197,55 @@ describe('GET /organizations/{orgId}/audit-logs', () => {
     const step = (n: number) => new Date(t0 + n * 60_000).toISOString();
     // t0+1m: user creates a project; t0+2m: key lists; t0+3m: key creates; t0+4m: key refused; t0+5m: user renames.
     t.clock.set(t0 + 60_000);
-    const made = await t.request({ method: 'POST', url: `/api/v1/organizations/${org}/projects`, headers: owner.auth, payload: { name: 'by user' } });
+    const made = await t.request({
+      method: 'POST',
+      url: `/api/v1/organizations/${org}/projects`,
+      headers: owner.auth,
+      payload: { name: 'by user' },
+    });
     expect(made.statusCode).toBe(201);
     t.clock.set(t0 + 2 * 60_000);
-    expect((await t.request({ method: 'GET', url: `/api/v1/organizations/${org}/projects`, headers: { 'x-api-key': key.plain } })).statusCode).toBe(200);
+    expect(
+      (
+        await t.request({
+          method: 'GET',
+          url: `/api/v1/organizations/${org}/projects`,
+          headers: { 'x-api-key': key.plain },
+        })
+      ).statusCode,
+    ).toBe(200);
     t.clock.set(t0 + 3 * 60_000);
-    expect((await t.request({ method: 'POST', url: `/api/v1/organizations/${org}/projects`, headers: { 'x-api-key': key.plain }, payload: { name: 'by key' } })).statusCode).toBe(201);
+    expect(
+      (
+        await t.request({
+          method: 'POST',
+          url: `/api/v1/organizations/${org}/projects`,
+          headers: { 'x-api-key': key.plain },
+          payload: { name: 'by key' },
+        })
+      ).statusCode,
+    ).toBe(201);
     t.clock.set(t0 + 4 * 60_000);
-    expect((await t.request({ method: 'GET', url: `/api/v1/organizations/${org}/members`, headers: { 'x-api-key': key.plain } })).statusCode).toBe(403);
+    expect(
+      (
+        await t.request({
+          method: 'GET',
+          url: `/api/v1/organizations/${org}/members`,
+          headers: { 'x-api-key': key.plain },
+        })
+      ).statusCode,
+    ).toBe(403);
     t.clock.set(t0 + 5 * 60_000);
-    expect((await t.request({ method: 'PATCH', url: `/api/v1/organizations/${org}/projects/${json(made).id}`, headers: owner.auth, payload: { name: 'renamed' } })).statusCode).toBe(200);
+    expect(
+      (
+        await t.request({
+          method: 'PATCH',
+          url: `/api/v1/organizations/${org}/projects/${json(made).id}`,
+          headers: owner.auth,
+          payload: { name: 'renamed' },
+        })
+      ).statusCode,
+    ).toBe(200);
 
     const all = await listLogs('', owner.auth, org);
     expect(all.statusCode, all.body).toBe(200);
@@ -186,13 +294,28 @@ describe('GET /organizations/{orgId}/audit-logs', () => {
       ['actorType=user', (e) => e.actorType === 'user'],
       [`actorId=${key.id}`, (e) => e.actorId === key.id],
       [`actorId=${owner.userId}`, (e) => e.actorId === owner.userId],
-      [`action=${encodeURIComponent('GET /api/v1/organizations/:orgId/projects')}`, (e) => e.action === 'GET /api/v1/organizations/:orgId/projects'],
-      [`action=${encodeURIComponent('POST /api/v1/organizations/:orgId/projects')}`, (e) => e.action === 'POST /api/v1/organizations/:orgId/projects'],
+      [
+        `action=${encodeURIComponent('GET /api/v1/organizations/:orgId/projects')}`,
+        (e) => e.action === 'GET /api/v1/organizations/:orgId/projects',
+      ],
+      [
+        `action=${encodeURIComponent('POST /api/v1/organizations/:orgId/projects')}`,
+        (e) => e.action === 'POST /api/v1/organizations/:orgId/projects',
+      ],
       [`from=${encodeURIComponent(step(3))}`, (e) => e.createdAt >= step(3)],
       [`to=${encodeURIComponent(step(2))}`, (e) => e.createdAt <= step(2)],
-      [`from=${encodeURIComponent(step(2))}&to=${encodeURIComponent(step(4))}`, (e) => e.createdAt >= step(2) && e.createdAt <= step(4)],
-      [`actorType=api_key&from=${encodeURIComponent(step(3))}`, (e) => e.actorType === 'api_key' && e.createdAt >= step(3)],
-      [`actorType=user&action=${encodeURIComponent('POST /api/v1/organizations/:orgId/projects')}`, (e) => e.actorType === 'user' && e.action === 'POST /api/v1/organizations/:orgId/projects'],
+      [
+        `from=${encodeURIComponent(step(2))}&to=${encodeURIComponent(step(4))}`,
+        (e) => e.createdAt >= step(2) && e.createdAt <= step(4),
+      ],
+      [
+        `actorType=api_key&from=${encodeURIComponent(step(3))}`,
+        (e) => e.actorType === 'api_key' && e.createdAt >= step(3),
+      ],
+      [
+        `actorType=user&action=${encodeURIComponent('POST /api/v1/organizations/:orgId/projects')}`,
+        (e) => e.actorType === 'user' && e.action === 'POST /api/v1/organizations/:orgId/projects',
+      ],
       ['actorId=key_00000000000000000000000000', () => false],
       [`from=${encodeURIComponent(step(6))}`, () => false],
     ];
@@ -201,7 +324,10 @@ describe('GET /organizations/{orgId}/audit-logs', () => {
       expect(res.statusCode, `${query}: ${res.body}`).toBe(200);
       const filtered = json(res);
       const expected = body.data.filter(keep).map((e: Entry) => e.id);
-      expect(filtered.data.map((e: Entry) => e.id), query).toEqual(expected);
+      expect(
+        filtered.data.map((e: Entry) => e.id),
+        query,
+      ).toEqual(expected);
       expect(filtered.total, query).toBe(expected.length);
       expect(filtered.total, query).toBeLessThan(body.total);
       expect(filtered.hasMore).toBe(false);
@@ -209,7 +335,14 @@ describe('GET /organizations/{orgId}/audit-logs', () => {
     const paged = json(await listLogs('actorType=api_key&pageSize=2', owner.auth, org));
     expect(paged).toMatchObject({ total: 3, pageSize: 2, hasMore: true });
 
-    for (const bad of ['actorType=robot', 'from=yesterday', 'to=2026-13-01T00:00:00Z', 'pageSize=0', 'pageSize=101', 'page=0']) {
+    for (const bad of [
+      'actorType=robot',
+      'from=yesterday',
+      'to=2026-13-01T00:00:00Z',
+      'pageSize=0',
+      'pageSize=101',
+      'page=0',
+    ]) {
       const res = await listLogs(bad, owner.auth, org);
       expect(res.statusCode, `${bad}: ${res.body}`).toBe(400);
       expect(json(res).error.code).toBe('VALIDATION_ERROR');

@@ -6,19 +6,34 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { login } from '../../../test/factories.js';
 import { json, queryRows } from '../../../test/harness.js';
 import { createAuditWriter } from '../../platform/audit/writer.js';
-import { counterDrift, createKey, createOrg, entriesOf, type Entry, listLogs, orgId, owner, t, usageOf, useAuditApp } from '../../../test/fixtures/audit.js';
+import {
+  counterDrift,
+  createKey,
+  createOrg,
+  entriesOf,
+  type Entry,
+  listLogs,
+  orgId,
+  owner,
+  t,
+  usageOf,
+  useAuditApp,
+} from '../../../test/fixtures/audit.js';
 
 useAuditApp();
 
 describe('when an audit entry cannot be written', () => {
   // Fault injection: the database refuses entries whose user agent says "poison".
   beforeAll(async () => {
-    await t.deps.db.execute(sql`create or replace function refuse_poisoned_audit() returns trigger language plpgsql as $$
+    await t.deps.db
+      .execute(sql`create or replace function refuse_poisoned_audit() returns trigger language plpgsql as $$
       begin
         if new.user_agent = 'poison' then raise exception 'audit store refused the entry'; end if;
         return new;
       end $$`);
-    await t.deps.db.execute(sql`create trigger refuse_poisoned_audit before insert on audit_logs for each row execute function refuse_poisoned_audit()`);
+    await t.deps.db.execute(
+      sql`create trigger refuse_poisoned_audit before insert on audit_logs for each row execute function refuse_poisoned_audit()`,
+    );
   });
   afterAll(async () => {
     await t.deps.db.execute(sql`drop trigger if exists refuse_poisoned_audit on audit_logs`);
@@ -27,16 +42,31 @@ describe('when an audit entry cannot be written', () => {
   it('the request answers 500 in the error envelope, without internals, whatever it would have answered', async () => {
     const key = await createKey(['read:projects']);
     const poisoned = { 'x-api-key': key.plain, 'user-agent': 'poison' };
-    for (const url of [`/api/v1/organizations/${orgId}/projects`, `/api/v1/organizations/${orgId}/projects/prj_00000000000000000000000000`, `/api/v1/organizations/${orgId}/members`]) {
+    for (const url of [
+      `/api/v1/organizations/${orgId}/projects`,
+      `/api/v1/organizations/${orgId}/projects/prj_00000000000000000000000000`,
+      `/api/v1/organizations/${orgId}/members`,
+    ]) {
       const res = await t.request({ method: 'GET', url, headers: poisoned });
       expect(res.statusCode, res.body).toBe(500);
-      expect(json(res)).toEqual({ success: false, error: { code: 'INTERNAL_ERROR', message: expect.any(String), details: expect.stringMatching(/^Reference: /) } });
+      expect(json(res)).toEqual({
+        success: false,
+        error: { code: 'INTERNAL_ERROR', message: expect.any(String), details: expect.stringMatching(/^Reference: /) },
+      });
       expect(res.body).not.toMatch(/audit|insert|select|refused|poison/i);
       expect(res.headers['content-length']).toBe(String(Buffer.byteLength(res.body)));
     }
     expect(await entriesOf(key.id)).toEqual([]);
     // The key is fine for the next request.
-    expect((await t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/projects`, headers: { 'x-api-key': key.plain } })).statusCode).toBe(200);
+    expect(
+      (
+        await t.request({
+          method: 'GET',
+          url: `/api/v1/organizations/${orgId}/projects`,
+          headers: { 'x-api-key': key.plain },
+        })
+      ).statusCode,
+    ).toBe(200);
     expect(await usageOf(key.id)).toBe(1);
   });
 
@@ -48,19 +78,42 @@ describe('when an audit entry cannot be written', () => {
     for (let round = 0; round < 3; round++) {
       // The first requests start a commit each, one per slot of the writer (4); the ones behind them
       // wait and are batched together, the refused one among them.
-      const poisoned = () => t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/projects`, headers: { ...headers, 'user-agent': 'poison' } });
-      const results = await Promise.all([good(), good(), good(), good(), good(), good(), poisoned(), good(), good(), good(), good()]);
+      const poisoned = () =>
+        t.request({
+          method: 'GET',
+          url: `/api/v1/organizations/${orgId}/projects`,
+          headers: { ...headers, 'user-agent': 'poison' },
+        });
+      const results = await Promise.all([
+        good(),
+        good(),
+        good(),
+        good(),
+        good(),
+        good(),
+        poisoned(),
+        good(),
+        good(),
+        good(),
+        good(),
+      ]);
       expect(results.map((r) => r.statusCode)).toEqual([200, 200, 200, 200, 200, 200, 500, 200, 200, 200, 200]);
     }
     expect((await entriesOf(key.id)).map((e) => e.statusCode)).toEqual(Array(30).fill(200));
     expect(await usageOf(key.id)).toBe(30);
     // Batches did fail and fall back to one by one: the refused entries' counters went with their
     // batch, the entries committed one by one counted.
-    expect(warn.mock.calls.filter(([, msg]) => msg === 'audit batch failed; committing its entries one by one').length).toBeGreaterThan(0);
+    expect(
+      warn.mock.calls.filter(([, msg]) => msg === 'audit batch failed; committing its entries one by one').length,
+    ).toBeGreaterThan(0);
     warn.mockRestore();
     expect(await counterDrift(orgId)).toEqual([]);
     expect(json(await listLogs(`actorId=${key.id}`)).total).toBe(30);
-    expect(json(await listLogs(`actorId=${key.id}&action=${encodeURIComponent('GET /api/v1/organizations/:orgId/projects')}`)).total).toBe(30);
+    expect(
+      json(
+        await listLogs(`actorId=${key.id}&action=${encodeURIComponent('GET /api/v1/organizations/:orgId/projects')}`),
+      ).total,
+    ).toBe(30);
   });
 });
 
@@ -107,12 +160,18 @@ describe('exact totals under every filter combination', () => {
     const ids = await expectedIds(org, f);
     expect(ids.length, `${query}: more entries than one page`).toBeLessThanOrEqual(100);
     expect(body.total, query).toBe(ids.length);
-    expect(body.data.map((e: Entry) => e.id), query).toEqual(ids);
+    expect(
+      body.data.map((e: Entry) => e.id),
+      query,
+    ).toEqual(ids);
     // The second page of 2 agrees with the total too.
     const p2 = json(await listLogs(new URLSearchParams({ ...f, pageSize: '2', page: '2' }).toString(), auth, org));
     expect(p2.total, query).toBe(ids.length);
     expect(p2.hasMore, query).toBe(ids.length > 4);
-    expect(p2.data.map((e: Entry) => e.id), query).toEqual(ids.slice(2, 4));
+    expect(
+      p2.data.map((e: Entry) => e.id),
+      query,
+    ).toEqual(ids.slice(2, 4));
     return ids.length;
   }
 
@@ -140,14 +199,34 @@ describe('exact totals under every filter combination', () => {
         await relogin();
         const results = await Promise.all([
           t.request({ method: 'GET', url: `/api/v1/organizations/${a}/projects`, headers: key(a1) }),
-          t.request({ method: 'POST', url: `/api/v1/organizations/${a}/projects`, headers: key(a1), payload: { name: `k${day}` } }),
+          t.request({
+            method: 'POST',
+            url: `/api/v1/organizations/${a}/projects`,
+            headers: key(a1),
+            payload: { name: `k${day}` },
+          }),
           t.request({ method: 'GET', url: `/api/v1/organizations/${a}/projects`, headers: key(a2) }),
           t.request({ method: 'GET', url: `/api/v1/organizations/${a}/members`, headers: key(a2) }),
-          t.request({ method: 'POST', url: `/api/v1/organizations/${a}/projects`, headers: key(a2), payload: { name: 'no' } }),
-          t.request({ method: 'POST', url: `/api/v1/organizations/${a}/projects`, headers: owner.auth, payload: { name: `u${day}` } }),
+          t.request({
+            method: 'POST',
+            url: `/api/v1/organizations/${a}/projects`,
+            headers: key(a2),
+            payload: { name: 'no' },
+          }),
+          t.request({
+            method: 'POST',
+            url: `/api/v1/organizations/${a}/projects`,
+            headers: owner.auth,
+            payload: { name: `u${day}` },
+          }),
           t.request({ method: 'GET', url: `/api/v1/organizations/${b}/projects`, headers: key(b1) }),
           t.request({ method: 'GET', url: `/api/v1/organizations/${b}/members`, headers: key(b1) }),
-          t.request({ method: 'POST', url: `/api/v1/organizations/${b}/projects`, headers: owner.auth, payload: { name: `u${day}` } }),
+          t.request({
+            method: 'POST',
+            url: `/api/v1/organizations/${b}/projects`,
+            headers: owner.auth,
+            payload: { name: `u${day}` },
+          }),
         ]);
         expect(results.map((r) => r.statusCode)).toEqual([200, 201, 200, 200, 403, 201, 200, 403, 201]);
       }
@@ -210,16 +289,34 @@ describe('exact totals under every filter combination', () => {
     const warn = vi.spyOn(t.deps.logger, 'warn');
     const calls = Array.from({ length: 160 }, (_, n) => {
       const i = (n * 7) % keys.length;
-      if (n % 16 === 5) return t.request({ method: 'POST', url: `/api/v1/organizations/${n % 2 ? a : b}/projects`, headers: owner.auth, payload: { name: `race${n}` } });
+      if (n % 16 === 5)
+        return t.request({
+          method: 'POST',
+          url: `/api/v1/organizations/${n % 2 ? a : b}/projects`,
+          headers: owner.auth,
+          payload: { name: `race${n}` },
+        });
       if (n === 80) return t.request({ method: 'DELETE', url: `/api/v1/api-keys/${keys[0]!.id}`, headers: owner.auth });
-      return t.request({ method: n % 3 ? 'GET' : 'POST', url: `/api/v1/organizations/${orgOf(i)}/projects`, headers: { 'x-api-key': keys[i]!.plain }, payload: n % 3 ? undefined : { name: `k${n}` } });
+      return t.request({
+        method: n % 3 ? 'GET' : 'POST',
+        url: `/api/v1/organizations/${orgOf(i)}/projects`,
+        headers: { 'x-api-key': keys[i]!.plain },
+        payload: n % 3 ? undefined : { name: `k${n}` },
+      });
     });
     // A second writer, as another instance's, commits its own batches on the same rows meanwhile.
     const other = createAuditWriter(t.deps.db, t.deps.logger);
     const otherWrites = Array.from({ length: 160 }, (_, n) => {
       const i = (n * 3) % keys.length;
       const path = `/api/v1/organizations/${orgOf(i)}/projects`;
-      const entry = { organizationId: orgOf(i), keyId: keys[i]!.id, action: `GET /api/v1/organizations/:orgId/projects`, method: 'GET', path, statusCode: 200 };
+      const entry = {
+        organizationId: orgOf(i),
+        keyId: keys[i]!.id,
+        action: `GET /api/v1/organizations/:orgId/projects`,
+        method: 'GET',
+        path,
+        statusCode: 200,
+      };
       return new Promise<void>((resolve) => setTimeout(resolve, n % 5)).then(() =>
         other.write({ ...entry, ipAddress: '192.0.2.1', userAgent: 'other-instance', createdAt: t.clock.now() }),
       );
@@ -227,12 +324,17 @@ describe('exact totals under every filter combination', () => {
     const [results] = await Promise.all([Promise.all(calls), Promise.all(otherWrites)]);
     await other.close();
     expect(results.filter((r) => r.statusCode >= 500).map((r) => r.body)).toEqual([]);
-    expect(warn.mock.calls.filter(([, msg]) => msg === 'audit batch failed; committing its entries one by one')).toEqual([]);
+    expect(
+      warn.mock.calls.filter(([, msg]) => msg === 'audit batch failed; committing its entries one by one'),
+    ).toEqual([]);
     warn.mockRestore();
     expect(await counterDrift(a)).toEqual([]);
     expect(await counterDrift(b)).toEqual([]);
     for (const k of keys) {
-      const [{ n }] = (await queryRows<{ n: number }>(t, sql`select count(*)::int as n from audit_logs where actor_id = ${k.id}`)) as [{ n: number }];
+      const [{ n }] = (await queryRows<{ n: number }>(
+        t,
+        sql`select count(*)::int as n from audit_logs where actor_id = ${k.id}`,
+      )) as [{ n: number }];
       expect(await usageOf(k.id)).toBe(n);
     }
   });
@@ -240,13 +342,23 @@ describe('exact totals under every filter combination', () => {
   it('deleting an organization deletes its entries and counters with it', async () => {
     const org = await createOrg('totals-deleted');
     const k = await createKey(['read:projects'], org);
-    expect((await t.request({ method: 'GET', url: `/api/v1/organizations/${org}/projects`, headers: { 'x-api-key': k.plain } })).statusCode).toBe(200);
+    expect(
+      (
+        await t.request({
+          method: 'GET',
+          url: `/api/v1/organizations/${org}/projects`,
+          headers: { 'x-api-key': k.plain },
+        })
+      ).statusCode,
+    ).toBe(200);
     const count = async () =>
-      (await queryRows<{ entries: number; counters: number }>(
-        t,
-        sql`select (select count(*) from audit_logs where organization_id = ${org})::int as entries,
+      (
+        await queryRows<{ entries: number; counters: number }>(
+          t,
+          sql`select (select count(*) from audit_logs where organization_id = ${org})::int as entries,
                    (select count(*) from audit_log_counters where organization_id = ${org})::int as counters`,
-      ))[0]!;
+        )
+      )[0]!;
     expect(await count()).toEqual({ entries: 3, counters: expect.any(Number) });
     expect((await count()).counters).toBeGreaterThan(0);
     const res = await t.request({ method: 'DELETE', url: `/api/v1/organizations/${org}`, headers: owner.auth });

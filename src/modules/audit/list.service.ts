@@ -57,7 +57,11 @@ function statementFor(shape: number): SQL {
   if (shape & A) filters.push(sql`action = ${p('action')}`);
   const where = sql.join(filters, sql` and `);
   const pageWhere = sql.join(
-    [where, ...(shape & FROM ? [sql`created_at >= ${p('from')}::timestamptz`] : []), ...(shape & TO ? [sql`created_at < ${p('end')}::timestamptz`] : [])],
+    [
+      where,
+      ...(shape & FROM ? [sql`created_at >= ${p('from')}::timestamptz`] : []),
+      ...(shape & TO ? [sql`created_at < ${p('end')}::timestamptz`] : []),
+    ],
     sql` and `,
   );
   const dated = (shape & (FROM | TO)) !== 0;
@@ -115,7 +119,12 @@ function parameters(organizationId: string, q: AuditQuery) {
   // [from, end): `to` is inclusive and times have millisecond precision, so end = to + 1 ms.
   const from = q.from && Date.parse(q.from) >= MIN_TIME ? clamp(Date.parse(q.from)) : null;
   const end = q.to && Date.parse(q.to) + 1 <= MAX_TIME ? clamp(Date.parse(q.to) + 1) : null;
-  const shape = (q.actorType ? T : 0) | (q.actorId ? I : 0) | (q.action ? A : 0) | (from !== null ? FROM : 0) | (end !== null ? TO : 0);
+  const shape =
+    (q.actorType ? T : 0) |
+    (q.actorId ? I : 0) |
+    (q.action ? A : 0) |
+    (from !== null ? FROM : 0) |
+    (end !== null ? TO : 0);
   // The counter rows of the combination; actorId without actorType sums both types' rows.
   const ct = q.actorType ?? (q.actorId ? null : '');
   const values: Record<string, unknown> = {

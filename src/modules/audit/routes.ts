@@ -49,7 +49,12 @@ const AuditQuery = Type.Object({
   pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
   actorType: Type.Optional(Type.Enum(['user', 'api_key'])),
   actorId: Type.Optional(Type.String({ maxLength: 64 })),
-  action: Type.Optional(Type.String({ maxLength: 200, description: 'METHOD /route/pattern, e.g. GET /api/v1/organizations/:orgId/projects' })),
+  action: Type.Optional(
+    Type.String({
+      maxLength: 200,
+      description: 'METHOD /route/pattern, e.g. GET /api/v1/organizations/:orgId/projects',
+    }),
+  ),
   from: Type.Optional(Type.String({ format: 'date-time', description: 'Inclusive' })),
   to: Type.Optional(Type.String({ format: 'date-time', description: 'Inclusive' })),
 });
@@ -68,7 +73,11 @@ export function auditRoutes(deps: Infra) {
       schema: { params: OrgParams, querystring: AuditQuery, response: { 200: ref(AuditLogList, 'A page of entries') } },
       // The body comes from PostgreSQL as JSON text (list.service.ts): sent as is, not re-serialized.
       handler: async (ctx, { query }) => {
-        const body = await listAuditLogs(deps, ctx.access, { ...query, page: query.page ?? 1, pageSize: query.pageSize ?? 20 });
+        const body = await listAuditLogs(deps, ctx.access, {
+          ...query,
+          page: query.page ?? 1,
+          pageSize: query.pageSize ?? 20,
+        });
         return ctx.reply.type('application/json; charset=utf-8').send(body as never);
       },
     }),

@@ -23,14 +23,22 @@ import type { OrgAccess, RequestContext } from '../../platform/tenancy.js';
 import { proveIdentity } from './reauthentication.js';
 
 export const ownsSharedOrganization = (slug: string) =>
-  new AppError('CONFLICT', 'You own an organization that has other members', `Transfer the ownership of ${slug}, or remove its other members, first`);
+  new AppError(
+    'CONFLICT',
+    'You own an organization that has other members',
+    `Transfer the ownership of ${slug}, or remove its other members, first`,
+  );
 
 /**
  * A deletion always needs its proof (proveIdentity: the password, or for an account without one a
  * two-factor code; a wrong one counts toward the lockout), however recently the session signed in.
  * An account with neither sets a password through a reset first.
  */
-const noProof = () => validationError('This account has neither a password nor two-factor', 'password: set one with a password reset first, then delete the account');
+const noProof = () =>
+  validationError(
+    'This account has neither a password nor two-factor',
+    'password: set one with a password reset first, then delete the account',
+  );
 
 /**
  * The person's memberships with their organization's member count, those rows and their
@@ -47,7 +55,10 @@ async function membershipsOf(tx: Tx, userId: string) {
     .for('update');
   const out = [];
   for (const row of mine) {
-    const [c] = await tx.select({ n: count() }).from(memberships).where(eq(memberships.organizationId, row.m.organizationId));
+    const [c] = await tx
+      .select({ n: count() })
+      .from(memberships)
+      .where(eq(memberships.organizationId, row.m.organizationId));
     out.push({ ...row, members: Number(c?.n ?? 0) });
   }
   return out;
@@ -60,10 +71,16 @@ async function membershipsOf(tx: Tx, userId: string) {
  */
 async function cancelSubscription(deps: Infra, tx: Tx, organizationId: string) {
   const [sub] = await tx.select().from(subscriptions).where(eq(subscriptions.organizationId, organizationId));
-  if (sub?.subscriptionId && !ENDED_STATUSES.has(sub.status)) await callProvider(() => deps.payments.cancelNow(sub.subscriptionId!));
+  if (sub?.subscriptionId && !ENDED_STATUSES.has(sub.status))
+    await callProvider(() => deps.payments.cancelNow(sub.subscriptionId!));
 }
 
-export async function deleteAccount(deps: Infra, actor: UserActor, input: { password?: string; twoFactorCode?: string }, request: RequestContext): Promise<void> {
+export async function deleteAccount(
+  deps: Infra,
+  actor: UserActor,
+  input: { password?: string; twoFactorCode?: string },
+  request: RequestContext,
+): Promise<void> {
   const user = await deps.users.row(actor.userId);
   if (!user || !user.isActive) throw notFound('User not found');
   await proveIdentity(deps, user, input, noProof);
@@ -72,7 +89,13 @@ export async function deleteAccount(deps: Infra, actor: UserActor, input: { pass
     .select({ slug: organizations.slug })
     .from(memberships)
     .innerJoin(organizations, eq(organizations.id, memberships.organizationId))
-    .where(and(eq(memberships.userId, user.id), eq(memberships.role, 'owner'), sql`(select count(*) from memberships o where o.organization_id = ${memberships.organizationId}) > 1`))
+    .where(
+      and(
+        eq(memberships.userId, user.id),
+        eq(memberships.role, 'owner'),
+        sql`(select count(*) from memberships o where o.organization_id = ${memberships.organizationId}) > 1`,
+      ),
+    )
     .limit(1);
   if (quick[0]) throw ownsSharedOrganization(quick[0].slug);
 
@@ -80,7 +103,9 @@ export async function deleteAccount(deps: Infra, actor: UserActor, input: { pass
     // Pending invitations first, then the memberships and organizations: the order in which accepting
     // an invitation takes its locks (the invitation, then the organization its membership refers to),
     // so a join racing the deletion waits for it, or is waited for, and never deadlocks with it.
-    const orgIds = (await tx.select({ id: memberships.organizationId }).from(memberships).where(eq(memberships.userId, user.id))).map((r) => r.id);
+    const orgIds = (
+      await tx.select({ id: memberships.organizationId }).from(memberships).where(eq(memberships.userId, user.id))
+    ).map((r) => r.id);
     if (orgIds.length > 0) {
       await tx
         .select({ id: invitations.id })
@@ -99,7 +124,10 @@ export async function deleteAccount(deps: Infra, actor: UserActor, input: { pass
     for (const { m } of mine) {
       if (m.role === 'owner') {
         // Alone there: the organization goes, and with it (foreign keys) its keys, projects, hooks and log.
-        const keys = await tx.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.organizationId, m.organizationId));
+        const keys = await tx
+          .select({ id: apiKeys.id })
+          .from(apiKeys)
+          .where(eq(apiKeys.organizationId, m.organizationId));
         goneKeys.push(...keys.map((k) => k.id));
         await tx.delete(organizations).where(eq(organizations.id, m.organizationId));
         continue;
@@ -110,7 +138,9 @@ export async function deleteAccount(deps: Infra, actor: UserActor, input: { pass
         permissions: new Set(),
         request,
       };
-      await tx.delete(memberships).where(and(eq(memberships.organizationId, m.organizationId), eq(memberships.id, m.id)));
+      await tx
+        .delete(memberships)
+        .where(and(eq(memberships.organizationId, m.organizationId), eq(memberships.id, m.id)));
       await recordEvent(deps, tx, m.organizationId, 'member.removed', {
         memberId: m.id,
         organizationId: m.organizationId,

@@ -2,7 +2,19 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, queryRows, type TestApp } from '../../../test/harness.js';
-import { addMember, auditOf, createApiKey, createOrg, eventsOf, invite, keyState, PASSWORD, registerUser, setPlan, signedInUser } from '../../../test/factories.js';
+import {
+  addMember,
+  auditOf,
+  createApiKey,
+  createOrg,
+  eventsOf,
+  invite,
+  keyState,
+  PASSWORD,
+  registerUser,
+  setPlan,
+  signedInUser,
+} from '../../../test/factories.js';
 import { bearer, getMe } from '../../../test/fixtures/auth.js';
 import { totpCode } from '../../../test/totp.js';
 import { SoftAuthenticator } from '../../../test/webauthn.js';
@@ -21,7 +33,14 @@ const deleteMe = (accessToken: string, payload: Record<string, unknown>, headers
 const post = (url: string, payload: Record<string, unknown> | undefined, accessToken: string) =>
   t.request({ method: 'POST', url: `/api/v1${url}`, headers: bearer(accessToken), ...(payload ? { payload } : {}) });
 const count = async (table: string, column: string, value: string) =>
-  Number((await queryRows<{ n: number | string }>(t, sql`select count(*)::int as n from ${sql.identifier(table)} where ${sql.identifier(column)} = ${value}`))[0]!.n);
+  Number(
+    (
+      await queryRows<{ n: number | string }>(
+        t,
+        sql`select count(*)::int as n from ${sql.identifier(table)} where ${sql.identifier(column)} = ${value}`,
+      )
+    )[0]!.n,
+  );
 
 /** An organization of `owner` on a paid subscription of the test provider; answers its subscription id. */
 async function subscribe(owner: { auth: Record<string, string> }, orgId: string) {
@@ -33,9 +52,17 @@ async function subscribe(owner: { auth: Record<string, string> }, orgId: string)
   });
   expect(res.statusCode, res.body).toBe(200);
   const path = new URL(json(res).data.url as string).pathname;
-  const done = await t.request({ method: 'POST', url: `${path}/complete`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: '' });
+  const done = await t.request({
+    method: 'POST',
+    url: `${path}/complete`,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: '',
+  });
   expect(done.statusCode, done.body).toBe(303);
-  const [row] = await queryRows<{ subscription_id: string }>(t, sql`select subscription_id from subscriptions where organization_id = ${orgId}`);
+  const [row] = await queryRows<{ subscription_id: string }>(
+    t,
+    sql`select subscription_id from subscriptions where organization_id = ${orgId}`,
+  );
   return row!.subscription_id;
 }
 
@@ -54,7 +81,11 @@ describe('deleting your account', () => {
     const user = await signedInUser(t, 'del-wrong');
     expectError(await deleteMe(user.accessToken, { password: 'Wrong-Password-1' }), 401, 'AUTHENTICATION_ERROR');
     expectError(await deleteMe(user.accessToken, {}), 400, 'VALIDATION_ERROR');
-    expectError(await t.request({ method: 'DELETE', url: '/api/v1/users/me', payload: { password: PASSWORD } }), 401, 'AUTHENTICATION_ERROR');
+    expectError(
+      await t.request({ method: 'DELETE', url: '/api/v1/users/me', payload: { password: PASSWORD } }),
+      401,
+      'AUTHENTICATION_ERROR',
+    );
     expect((await getMe(t, user.accessToken)).statusCode).toBe(200);
   });
 
@@ -71,8 +102,20 @@ describe('deleting your account', () => {
     const key = await createApiKey(t, shared.id, user, ['read:projects']);
     const options = json(await post('/auth/passkeys/registration/options', undefined, user.accessToken));
     const authenticator = new SoftAuthenticator();
-    expect((await post('/auth/passkeys/registration/verify', { response: authenticator.create(options as never) }, user.accessToken)).statusCode).toBe(201);
-    const second = await t.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email: user.email, password: PASSWORD } });
+    expect(
+      (
+        await post(
+          '/auth/passkeys/registration/verify',
+          { response: authenticator.create(options as never) },
+          user.accessToken,
+        )
+      ).statusCode,
+    ).toBe(201);
+    const second = await t.request({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      payload: { email: user.email, password: PASSWORD },
+    });
     expect(second.statusCode).toBe(200);
     expect((await auditOf(t, shared.id)).some((e) => e.actorId === user.userId && e.ipAddress !== null)).toBe(true);
 
@@ -84,7 +127,11 @@ describe('deleting your account', () => {
     // The person, their sessions (both), passkeys and tokens are gone; no token works.
     expectError(await getMe(t, user.accessToken), 401, 'AUTHENTICATION_ERROR');
     expectError(await getMe(t, json(second).accessToken as string), 401, 'AUTHENTICATION_ERROR');
-    const refreshed = await t.request({ method: 'POST', url: '/api/v1/auth/refresh', payload: { refreshToken: user.refreshToken } });
+    const refreshed = await t.request({
+      method: 'POST',
+      url: '/api/v1/auth/refresh',
+      payload: { refreshToken: user.refreshToken },
+    });
     expect(refreshed.statusCode).toBe(401);
     for (const table of ['users', 'sessions', 'passkeys', 'memberships', 'email_tokens', 'oauth_accounts']) {
       expect(await count(table, table === 'users' ? 'id' : 'user_id', user.userId), table).toBe(0);
@@ -92,14 +139,27 @@ describe('deleting your account', () => {
     // The solo organization is deleted, its subscription canceled at the provider, its key gone.
     expect(await count('organizations', 'id', solo.id)).toBe(0);
     expect((await t.deps.payments.getSubscription(subscriptionId)).status).toBe('canceled');
-    expect((await t.request({ method: 'GET', url: '/api/v1/api-keys/x/usage', headers: soloKey.headers })).statusCode).toBe(401);
+    expect(
+      (await t.request({ method: 'GET', url: '/api/v1/api-keys/x/usage', headers: soloKey.headers })).statusCode,
+    ).toBe(401);
     // The shared organization keeps its owner; the person left it: member.removed, the key revoked.
     expect(await count('memberships', 'organization_id', shared.id)).toBe(1);
     const events = await eventsOf(t, shared.id);
-    expect(events.find((e) => e.type === 'member.removed')?.data).toMatchObject({ memberId: membership.id, userId: user.userId, role: 'admin', reason: 'account_deleted' });
-    expect(events.find((e) => e.type === 'api_key.revoked')?.data).toMatchObject({ apiKeyId: key.id, createdBy: user.userId });
+    expect(events.find((e) => e.type === 'member.removed')?.data).toMatchObject({
+      memberId: membership.id,
+      userId: user.userId,
+      role: 'admin',
+      reason: 'account_deleted',
+    });
+    expect(events.find((e) => e.type === 'api_key.revoked')?.data).toMatchObject({
+      apiKeyId: key.id,
+      createdBy: user.userId,
+    });
     expect(await keyState(t, key.id)).toMatchObject({ isActive: false });
-    expect((await t.request({ method: 'GET', url: `/api/v1/organizations/${shared.id}/projects`, headers: key.headers })).statusCode).toBe(401);
+    expect(
+      (await t.request({ method: 'GET', url: `/api/v1/organizations/${shared.id}/projects`, headers: key.headers }))
+        .statusCode,
+    ).toBe(401);
     // Their audit entries keep the actor id, not where they came from.
     const entries = (await auditOf(t, shared.id)).filter((e) => e.actorId === user.userId);
     expect(entries.length).toBeGreaterThan(0);
@@ -107,7 +167,11 @@ describe('deleting your account', () => {
     expect(entries.map((e) => e.action)).toContain('DELETE /api/v1/users/me');
     // The passkey signs in no more; the address registers again.
     const start = json(await t.request({ method: 'POST', url: '/api/v1/auth/passkeys/authentication/options' }));
-    const signIn = await t.request({ method: 'POST', url: '/api/v1/auth/passkeys/authentication/verify', payload: { challengeId: start.challengeId, response: authenticator.get(start.options) } });
+    const signIn = await t.request({
+      method: 'POST',
+      url: '/api/v1/auth/passkeys/authentication/verify',
+      payload: { challengeId: start.challengeId, response: authenticator.get(start.options) },
+    });
     expect(signIn.statusCode).toBe(401);
     await registerUser(t, user.email);
     // The other owner is untouched.
@@ -168,7 +232,9 @@ describe('deleting your account', () => {
     const user = await signedInUser(t, 'del-2fa');
     const setup = await post('/auth/two-factor/setup', { password: PASSWORD }, user.accessToken);
     const secret = json(setup).secret as string;
-    expect((await post('/auth/two-factor/verify', { code: totpCode(secret, t.clock.now()) }, user.accessToken)).statusCode).toBe(200);
+    expect(
+      (await post('/auth/two-factor/verify', { code: totpCode(secret, t.clock.now()) }, user.accessToken)).statusCode,
+    ).toBe(200);
     t.clock.advance(30 * 1000);
     // As a social sign-in leaves it: no password.
     await t.deps.db.execute(sql`update users set password_hash = null where id = ${user.userId}`);

@@ -20,7 +20,10 @@ const DeleteAccountBody = named(
   'DeleteAccountRequest',
   Body({
     password: Type.Optional({ ...Password, description: 'The account’s password' }),
-    twoFactorCode: Type.Optional({ ...TwoFactorCode, description: 'For an account without a password: a TOTP or backup code' }),
+    twoFactorCode: Type.Optional({
+      ...TwoFactorCode,
+      description: 'For an account without a password: a TOTP or backup code',
+    }),
   }),
   { examples: [{ password: 'Analytical-Engine-1' }] },
 );
@@ -28,7 +31,10 @@ const ReauthenticateBody = named(
   'ReauthenticateRequest',
   Body({
     password: Type.Optional({ ...Password, description: 'The account’s password' }),
-    twoFactorCode: Type.Optional({ ...TwoFactorCode, description: 'For an account without a password: a TOTP or backup code' }),
+    twoFactorCode: Type.Optional({
+      ...TwoFactorCode,
+      description: 'For an account without a password: a TOTP or backup code',
+    }),
   }),
   { examples: [{ password: 'Analytical-Engine-1' }] },
 );
@@ -36,13 +42,22 @@ const Reauthenticated = named(
   'Reauthentication',
   Type.Object({
     authenticatedAt: Timestamp,
-    expiresAt: { ...Timestamp, description: 'Until then (AUTH_REAUTH_WINDOW_S later) the session counts as freshly signed in' },
+    expiresAt: {
+      ...Timestamp,
+      description: 'Until then (AUTH_REAUTH_WINDOW_S later) the session counts as freshly signed in',
+    },
   }),
   { examples: [{ authenticatedAt: '2026-03-01T12:00:00.000Z', expiresAt: '2026-03-01T12:10:00.000Z' }] },
 );
-const Deleted = named('AccountDeleted', Type.Object({ deleted: Type.Literal(true) }), { examples: [{ deleted: true }] });
+const Deleted = named('AccountDeleted', Type.Object({ deleted: Type.Literal(true) }), {
+  examples: [{ deleted: true }],
+});
 
-const WRONG_PASSWORD: ErrorExample = { code: 'AUTHENTICATION_ERROR', name: 'wrongPassword', message: 'Password is incorrect' };
+const WRONG_PASSWORD: ErrorExample = {
+  code: 'AUTHENTICATION_ERROR',
+  name: 'wrongPassword',
+  message: 'Password is incorrect',
+};
 const REQUIRED = { reauthenticationRequired: true };
 const WRONG_PROOF: ErrorExample = { ...WRONG_PASSWORD, extra: REQUIRED };
 const WRONG_CODE: ErrorExample = { ...INVALID_SECOND_FACTOR, extra: REQUIRED };
@@ -50,10 +65,15 @@ const CANNOT_PROVE: ErrorExample = {
   code: 'AUTHENTICATION_ERROR',
   name: 'signInAgain',
   message: 'Re-authentication required',
-  details: 'This account has no password or two-factor code to confirm with: sign in again, and do this within 600 seconds',
+  details:
+    'This account has no password or two-factor code to confirm with: sign in again, and do this within 600 seconds',
   extra: REQUIRED,
 };
-const TAKEN: ErrorExample = { code: 'CONFLICT', message: 'An account with this email already exists', details: 'newEmail: is already registered' };
+const TAKEN: ErrorExample = {
+  code: 'CONFLICT',
+  message: 'An account with this email already exists',
+  details: 'newEmail: is already registered',
+};
 
 export function accountRoutes(deps: Infra) {
   const tags = ['Users'];
@@ -68,11 +88,18 @@ export function accountRoutes(deps: Infra) {
       summary: 'Move the account to a new email address (confirmed by a mailed link)',
       description:
         'Mails `{APP_ORIGIN}/confirm-email?token=…` (single use, 24 hours) to `newEmail`; nothing changes until POST /auth/confirm-email-change. A wrong password answers 401 and counts toward the sign-in lockout; an address already registered 409; an account without a password 400 (docs/api.md#email-change).',
-      schema: { body: ref(EmailChangeBody), response: { 202: ref(Message, 'The link is on its way to the new address') } },
+      schema: {
+        body: ref(EmailChangeBody),
+        response: { 202: ref(Message, 'The link is on its way to the new address') },
+      },
       errors: [
         WRONG_PASSWORD,
         TAKEN,
-        { code: 'VALIDATION_ERROR', message: 'The new address is the current one', details: 'newEmail: is already the address of the account' },
+        {
+          code: 'VALIDATION_ERROR',
+          message: 'The new address is the current one',
+          details: 'newEmail: is already the address of the account',
+        },
         USER_NOT_FOUND,
         LOCKED,
       ],
@@ -91,8 +118,18 @@ export function accountRoutes(deps: Infra) {
       summary: 'Prove the person behind this session again',
       description:
         'With the password, or for an account without one a two-factor code. The session then counts as freshly signed in for `AUTH_REAUTH_WINDOW_S` seconds (600 by default), as it does after its sign-in: steps that need a recent proof (adding a passkey) take no password meanwhile. A refresh of the session never counts. A wrong password or code answers 401 with `reauthenticationRequired` and counts toward the sign-in lockout (423 once locked); an account with neither a password nor two-factor answers 401: it signs in again instead (docs/api.md#re-authentication).',
-      schema: { body: ref(ReauthenticateBody), response: { 200: ref(Reauthenticated, 'The session counts as freshly signed in until expiresAt') } },
-      errors: [WRONG_PROOF, WRONG_CODE, CANNOT_PROVE, { code: 'VALIDATION_ERROR', message: 'Invalid request body', details: 'password: is required' }, USER_NOT_FOUND, LOCKED],
+      schema: {
+        body: ref(ReauthenticateBody),
+        response: { 200: ref(Reauthenticated, 'The session counts as freshly signed in until expiresAt') },
+      },
+      errors: [
+        WRONG_PROOF,
+        WRONG_CODE,
+        CANNOT_PROVE,
+        { code: 'VALIDATION_ERROR', message: 'Invalid request body', details: 'password: is required' },
+        USER_NOT_FOUND,
+        LOCKED,
+      ],
       handler: (ctx, { body }) => reauthenticate(deps, ctx.user, body),
     }),
     route({
@@ -108,7 +145,11 @@ export function accountRoutes(deps: Infra) {
       schema: { body: ref(ConfirmEmailChangeBody), response: { 200: ref(Message, 'The address is changed') } },
       errors: [
         INVALID_TOKEN,
-        { code: 'AUTHORIZATION_ERROR', message: 'This link is for another account', details: 'Sign in to the account that asked for the change, then confirm' },
+        {
+          code: 'AUTHORIZATION_ERROR',
+          message: 'This link is for another account',
+          details: 'Sign in to the account that asked for the change, then confirm',
+        },
         TAKEN,
       ],
       handler: async (ctx, { body }) => {
@@ -129,7 +170,11 @@ export function accountRoutes(deps: Infra) {
       errors: [
         WRONG_PASSWORD,
         INVALID_SECOND_FACTOR,
-        { code: 'CONFLICT', message: 'You own an organization that has other members', details: 'Transfer the ownership of acme, or remove its other members, first' },
+        {
+          code: 'CONFLICT',
+          message: 'You own an organization that has other members',
+          details: 'Transfer the ownership of acme, or remove its other members, first',
+        },
         { code: 'VALIDATION_ERROR', message: 'Invalid request body', details: 'password: is required' },
         USER_NOT_FOUND,
         LOCKED,

@@ -25,7 +25,11 @@ async function loadUser(deps: Infra, userId: string): Promise<UserRow> {
  */
 export async function deactivateUser(deps: Infra, userId: string): Promise<{ revokedSessions: number }> {
   const revoked = await transaction(deps.db, async (tx, afterCommit) => {
-    const [user] = await tx.update(users).set({ isActive: false, updatedAt: deps.clock.now() }).where(eq(users.id, userId)).returning({ id: users.id });
+    const [user] = await tx
+      .update(users)
+      .set({ isActive: false, updatedAt: deps.clock.now() })
+      .where(eq(users.id, userId))
+      .returning({ id: users.id });
     if (!user) throw notFound('User not found');
     afterCommit(() => deps.users.changed(userId));
     const ids = await deps.sessions.revokeAllOfUser(tx, userId, 'deactivated');
@@ -36,16 +40,27 @@ export async function deactivateUser(deps: Infra, userId: string): Promise<{ rev
 }
 
 /** A wrong current password answers 401; the same or a weak new password 400; other sessions are revoked. */
-export async function changePassword(deps: Infra, actor: UserActor, input: { currentPassword: string; newPassword: string }) {
+export async function changePassword(
+  deps: Infra,
+  actor: UserActor,
+  input: { currentPassword: string; newPassword: string },
+) {
   const user = await loadUser(deps, actor.userId);
   // Guessing the current password with a stolen token counts toward the same lockout as sign-in.
   assertNotLocked(deps, user);
   const currentHash = user.passwordHash;
-  const reservation = await reservedCheck(deps, user.id, async () => Boolean(currentHash) && deps.passwords.verify(currentHash!, input.currentPassword));
+  const reservation = await reservedCheck(
+    deps,
+    user.id,
+    async () => Boolean(currentHash) && deps.passwords.verify(currentHash!, input.currentPassword),
+  );
   if (!reservation) throw authenticationError('Current password is incorrect');
   await releaseCheck(deps, reservation);
   if (input.newPassword === input.currentPassword) {
-    throw validationError('New password must differ from the current one', 'newPassword: must differ from currentPassword');
+    throw validationError(
+      'New password must differ from the current one',
+      'newPassword: must differ from currentPassword',
+    );
   }
   assertPasswordPolicy(deps.config.auth.passwordPolicy, input.newPassword, 'newPassword');
   const passwordHash = await deps.passwords.hash(input.newPassword);

@@ -7,7 +7,15 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, decodeJwt, refreshRaw } from '../../../test/fixtures/auth.js';
-import { addMember, createApiKey, createOrg, PASSWORD, setPlan, signedInUser, type SignedInUser } from '../../../test/factories.js';
+import {
+  addMember,
+  createApiKey,
+  createOrg,
+  PASSWORD,
+  setPlan,
+  signedInUser,
+  type SignedInUser,
+} from '../../../test/factories.js';
 import { createTestApp, json, queryRows, type TestApp } from '../../../test/harness.js';
 import { ROLE_PERMISSIONS } from '../../platform/permissions.js';
 import { expectError } from '../../../test/expect.js';
@@ -41,8 +49,14 @@ describe.each([{ alg: 'HS256' }, { alg: 'ES256' }])('under $alg', ({ alg }) => {
     return json(res);
   };
   const sessionRow = async (sessionId: string) =>
-    (await queryRows<{ org: string | null; revoked: boolean }>(t, sql`select active_organization_id as org, revoked_at is not null as revoked from sessions where id = ${sessionId}`))[0]!;
-  const sessionsOf = async (userId: string) => (await queryRows<{ n: number }>(t, sql`select count(*)::int as n from sessions where user_id = ${userId}`))[0]!.n;
+    (
+      await queryRows<{ org: string | null; revoked: boolean }>(
+        t,
+        sql`select active_organization_id as org, revoked_at is not null as revoked from sessions where id = ${sessionId}`,
+      )
+    )[0]!;
+  const sessionsOf = async (userId: string) =>
+    (await queryRows<{ n: number }>(t, sql`select count(*)::int as n from sessions where user_id = ${userId}`))[0]!.n;
   const permsOf = (role: 'owner' | 'admin' | 'member' | 'viewer') => [...ROLE_PERMISSIONS[role]];
 
   /** A member of the organization with `role`, signed in without an active organization. */
@@ -63,12 +77,20 @@ describe.each([{ alg: 'HS256' }, { alg: 'ES256' }])('under $alg', ({ alg }) => {
     expect([...(payload.org_permissions as string[])].sort()).toEqual(permsOf('admin').sort());
     expect(payload.org_permissions).toContain('roles:manage');
     expect(await sessionRow(payload.sessionId as string)).toEqual({ org: org.id, revoked: false });
-    expect(await sessionNow(body.accessToken as string)).toMatchObject({ userId: user.userId, organizationId: org.id, role: 'admin', amr: ['pwd'], impersonatorId: null });
+    expect(await sessionNow(body.accessToken as string)).toMatchObject({
+      userId: user.userId,
+      organizationId: org.id,
+      role: 'admin',
+      amr: ['pwd'],
+      impersonatorId: null,
+    });
     // Without organizationId (or with null), none is active and the token has no org_* claim.
     for (const extra of [{}, { organizationId: null }]) {
       const plain = json(await login(user.email, extra));
       expect(plain.organizationId).toBeNull();
-      expect(Object.keys(decodeJwt(plain.accessToken as string).payload).filter((k) => k.startsWith('org_'))).toEqual([]);
+      expect(Object.keys(decodeJwt(plain.accessToken as string).payload).filter((k) => k.startsWith('org_'))).toEqual(
+        [],
+      );
     }
   });
 
@@ -81,12 +103,24 @@ describe.each([{ alg: 'HS256' }, { alg: 'ES256' }])('under $alg', ({ alg }) => {
       expect(err.message).toBe('You are not a member of this organization');
     }
     expect(await sessionsOf(user.userId)).toBe(before);
-    const [row] = await queryRows<{ failed: number; inFlight: number }>(t, sql`select failed_login_attempts as failed, checks_in_flight as "inFlight" from users where id = ${user.userId}`);
+    const [row] = await queryRows<{ failed: number; inFlight: number }>(
+      t,
+      sql`select failed_login_attempts as failed, checks_in_flight as "inFlight" from users where id = ${user.userId}`,
+    );
     expect(row).toEqual({ failed: 2, inFlight: 0 });
     // A wrong password with an organization the account is not in: 401 first (nothing said about membership).
-    expectError(await t.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email: user.email, password: 'Wrong-Password-1', organizationId: other.id } }), 401, 'AUTHENTICATION_ERROR');
+    expectError(
+      await t.request({
+        method: 'POST',
+        url: '/api/v1/auth/login',
+        payload: { email: user.email, password: 'Wrong-Password-1', organizationId: other.id },
+      }),
+      401,
+      'AUTHENTICATION_ERROR',
+    );
     // Bad values: 400.
-    for (const organizationId of ['', 'x'.repeat(65), 42]) expectError(await login(user.email, { organizationId }), 400, 'VALIDATION_ERROR');
+    for (const organizationId of ['', 'x'.repeat(65), 42])
+      expectError(await login(user.email, { organizationId }), 400, 'VALIDATION_ERROR');
   });
 
   it('refresh: a string makes it active, absent keeps it, null clears it', async () => {
@@ -103,7 +137,12 @@ describe.each([{ alg: 'HS256' }, { alg: 'ES256' }])('under $alg', ({ alg }) => {
     expect(made.answer).toBe(org.id);
     expect(made.claims).toMatchObject({ org_id: org.id, org_role: 'member', amr: ['pwd'] });
     // In catalogue order.
-    expect(made.claims.org_permissions).toEqual(t.deps.permissions.list().map((p) => p.key).filter((k) => permsOf('member').includes(k as never)));
+    expect(made.claims.org_permissions).toEqual(
+      t.deps.permissions
+        .list()
+        .map((p) => p.key)
+        .filter((k) => permsOf('member').includes(k as never)),
+    );
     expect([...(made.claims.org_permissions as string[])].sort()).toEqual(permsOf('member').sort());
     const kept = await step({});
     expect(kept.answer).toBe(org.id);
@@ -119,7 +158,8 @@ describe.each([{ alg: 'HS256' }, { alg: 'ES256' }])('under $alg', ({ alg }) => {
     const { user } = await member('viewer', 'refresh-outsider');
     const pair = json(await login(user.email, { organizationId: org.id }));
     const sessionId = decodeJwt(pair.accessToken as string).payload.sessionId as string;
-    for (const organizationId of [other.id, NO_ORG]) expectError(await refresh(pair.refreshToken as string, { organizationId }), 403, 'AUTHORIZATION_ERROR');
+    for (const organizationId of [other.id, NO_ORG])
+      expectError(await refresh(pair.refreshToken as string, { organizationId }), 403, 'AUTHORIZATION_ERROR');
     expect(await sessionRow(sessionId)).toEqual({ org: org.id, revoked: false });
     // The same refresh token still works once, with the organization it had.
     const res = await refresh(pair.refreshToken as string);
@@ -136,11 +176,27 @@ describe.each([{ alg: 'HS256' }, { alg: 'ES256' }])('under $alg', ({ alg }) => {
     const pair = json(await login(user.email, { organizationId: org.id }));
     const sessionId = decodeJwt(pair.accessToken as string).payload.sessionId as string;
     expect((await sessionNow(pair.accessToken as string)).role).toBe('admin');
-    const removed = await t.request({ method: 'DELETE', url: `/api/v1/organizations/${org.id}/members/${membership.id}`, headers: owner.auth });
+    const removed = await t.request({
+      method: 'DELETE',
+      url: `/api/v1/organizations/${org.id}/members/${membership.id}`,
+      headers: owner.auth,
+    });
     expect(removed.statusCode, removed.body).toBe(200);
-    expect(await sessionNow(pair.accessToken as string)).toMatchObject({ organizationId: null, role: null, permissions: [] });
+    expect(await sessionNow(pair.accessToken as string)).toMatchObject({
+      organizationId: null,
+      role: null,
+      permissions: [],
+    });
     // The organization's routes refuse at once too (they read the membership, not the token).
-    expectError(await t.request({ method: 'GET', url: `/api/v1/organizations/${org.id}`, headers: bearer(pair.accessToken as string) }), 403, 'AUTHORIZATION_ERROR');
+    expectError(
+      await t.request({
+        method: 'GET',
+        url: `/api/v1/organizations/${org.id}`,
+        headers: bearer(pair.accessToken as string),
+      }),
+      403,
+      'AUTHORIZATION_ERROR',
+    );
     const next = json(await refreshRaw(t, pair.refreshToken as string));
     expect(next.organizationId).toBeNull();
     expect(decodeJwt(next.accessToken as string).payload).not.toHaveProperty('org_id');
@@ -152,7 +208,12 @@ describe.each([{ alg: 'HS256' }, { alg: 'ES256' }])('under $alg', ({ alg }) => {
   it('a role change shows at once in GET /auth/session and in the token at the next refresh', async () => {
     const { user, membership } = await member('admin', 'demoted');
     const pair = json(await login(user.email, { organizationId: org.id }));
-    const changed = await t.request({ method: 'PATCH', url: `/api/v1/organizations/${org.id}/members/${membership.id}`, headers: owner.auth, payload: { role: 'viewer' } });
+    const changed = await t.request({
+      method: 'PATCH',
+      url: `/api/v1/organizations/${org.id}/members/${membership.id}`,
+      headers: owner.auth,
+      payload: { role: 'viewer' },
+    });
     expect(changed.statusCode, changed.body).toBe(200);
     // The old token still says admin (a copy), the live view says viewer.
     expect(decodeJwt(pair.accessToken as string).payload.org_role).toBe('admin');
@@ -169,7 +230,11 @@ describe.each([{ alg: 'HS256' }, { alg: 'ES256' }])('under $alg', ({ alg }) => {
     const pair = json(await login(owner2.email, { organizationId: doomed.id }));
     expect(decodeJwt(pair.accessToken as string).payload).toMatchObject({ org_id: doomed.id, org_role: 'owner' });
     expect(decodeJwt(pair.accessToken as string).payload.org_permissions).toContain('org:delete');
-    const del = await t.request({ method: 'DELETE', url: `/api/v1/organizations/${doomed.id}`, headers: bearer(pair.accessToken as string) });
+    const del = await t.request({
+      method: 'DELETE',
+      url: `/api/v1/organizations/${doomed.id}`,
+      headers: bearer(pair.accessToken as string),
+    });
     expect(del.statusCode, del.body).toBe(200);
     expect(await sessionNow(pair.accessToken as string)).toMatchObject({ organizationId: null, role: null });
     expect(json(await refreshRaw(t, pair.refreshToken as string)).organizationId).toBeNull();
@@ -179,7 +244,10 @@ describe.each([{ alg: 'HS256' }, { alg: 'ES256' }])('under $alg', ({ alg }) => {
     const user = await signedInUser(t, 'session-view');
     const sessionId = decodeJwt(user.accessToken).payload.sessionId as string;
     const view = await sessionNow(user.accessToken);
-    const [row] = await queryRows<{ expires: string }>(t, sql`select expires_at as expires from sessions where id = ${sessionId}`);
+    const [row] = await queryRows<{ expires: string }>(
+      t,
+      sql`select expires_at as expires from sessions where id = ${sessionId}`,
+    );
     expect(view).toEqual({
       userId: user.userId,
       sessionId,
@@ -191,16 +259,29 @@ describe.each([{ alg: 'HS256' }, { alg: 'ES256' }])('under $alg', ({ alg }) => {
       expiresAt: new Date(row!.expires).toISOString(),
     });
     const key = await createApiKey(t, org.id, owner, ['read:members']);
-    expectError(await t.request({ method: 'GET', url: '/api/v1/auth/session', headers: key.headers }), 403, 'AUTHORIZATION_ERROR');
+    expectError(
+      await t.request({ method: 'GET', url: '/api/v1/auth/session', headers: key.headers }),
+      403,
+      'AUTHORIZATION_ERROR',
+    );
     expectError(await t.request({ method: 'GET', url: '/api/v1/auth/session' }), 401, 'AUTHENTICATION_ERROR');
     const out = await t.request({ method: 'POST', url: '/api/v1/auth/logout', headers: bearer(user.accessToken) });
     expect(out.statusCode).toBe(200);
-    expectError(await t.request({ method: 'GET', url: '/api/v1/auth/session', headers: bearer(user.accessToken) }), 401, 'AUTHENTICATION_ERROR');
+    expectError(
+      await t.request({ method: 'GET', url: '/api/v1/auth/session', headers: bearer(user.accessToken) }),
+      401,
+      'AUTHENTICATION_ERROR',
+    );
   });
 
   it('cookie mode: the refresh takes organizationId beside the cookie', async () => {
     const { user } = await member('viewer', 'cookie');
-    const signIn = await t.request({ method: 'POST', url: '/api/v1/auth/login', headers: { 'x-session-mode': 'cookie' }, payload: { email: user.email, password: PASSWORD } });
+    const signIn = await t.request({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      headers: { 'x-session-mode': 'cookie' },
+      payload: { email: user.email, password: PASSWORD },
+    });
     expect(signIn.statusCode, signIn.body).toBe(200);
     const cookie = /tenantry_refresh=([^;]+)/.exec(String(signIn.headers['set-cookie']))![1]!;
     const res = await t.request({

@@ -7,7 +7,10 @@ import { claimsOf, memberRole } from '../../platform/roles.js';
 
 /** 403 for an organization the account is not a member of (none is made active). */
 export const notAMember = () =>
-  authorizationError('You are not a member of this organization', 'organizationId: names an organization this account does not belong to');
+  authorizationError(
+    'You are not a member of this organization',
+    'organizationId: names an organization this account does not belong to',
+  );
 
 /** The token claims of `userId`'s role in `organizationId`; null when it is not a member. */
 export async function organizationClaims(deps: Infra, organizationId: string, userId: string) {

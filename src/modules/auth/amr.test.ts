@@ -31,7 +31,11 @@ async function amrOf(answer: { statusCode: number; body: string }) {
 async function withTwoFactor(email: string) {
   const signedIn = json(await post('/auth/login', { email, password: PASSWORD }));
   const setup = json(await post('/auth/two-factor/setup', { password: PASSWORD }, signedIn.accessToken as string));
-  const verified = await post('/auth/two-factor/verify', { code: totpCode(setup.secret as string, t.clock.now()) }, signedIn.accessToken as string);
+  const verified = await post(
+    '/auth/two-factor/verify',
+    { code: totpCode(setup.secret as string, t.clock.now()) },
+    signedIn.accessToken as string,
+  );
   expect(verified.statusCode, verified.body).toBe(200);
   t.clock.advance(30_000);
   return { secret: setup.secret as string, accessToken: signedIn.accessToken as string };
@@ -40,14 +44,21 @@ async function withTwoFactor(email: string) {
 async function passkeyOf(accessToken: string) {
   const authenticator = new SoftAuthenticator();
   const options = json(await post('/auth/passkeys/registration/options', {}, accessToken));
-  const res = await post('/auth/passkeys/registration/verify', { response: authenticator.create(options as never) }, accessToken);
+  const res = await post(
+    '/auth/passkeys/registration/verify',
+    { response: authenticator.create(options as never) },
+    accessToken,
+  );
   expect(res.statusCode, res.body).toBe(201);
   return authenticator;
 }
 
 async function passkeySignIn(authenticator: SoftAuthenticator, uv: boolean) {
   const { challengeId, options } = json(await post('/auth/passkeys/authentication/options'));
-  return post('/auth/passkeys/authentication/verify', { challengeId, response: authenticator.get(options as never, { uv }) });
+  return post('/auth/passkeys/authentication/verify', {
+    challengeId,
+    response: authenticator.get(options as never, { uv }),
+  });
 }
 
 describe('amr', () => {
@@ -55,15 +66,23 @@ describe('amr', () => {
     const { email } = await verifiedUser(t, 'amr-pwd');
     expect(await amrOf(await post('/auth/login', { email, password: PASSWORD }))).toEqual(['pwd']);
     const { secret } = await withTwoFactor(email);
-    expect(await amrOf(await post('/auth/login', { email, password: PASSWORD, twoFactorCode: totpCode(secret, t.clock.now()) }))).toEqual(['pwd', 'otp']);
+    expect(
+      await amrOf(
+        await post('/auth/login', { email, password: PASSWORD, twoFactorCode: totpCode(secret, t.clock.now()) }),
+      ),
+    ).toEqual(['pwd', 'otp']);
   });
 
   it('magic link: magic_link; with a two-factor code: magic_link, otp', async () => {
     const { email } = await verifiedUser(t, 'amr-link');
-    expect(await amrOf(await post('/auth/magic-link/verify', { token: (await requestMagicLink(t, email)).token }))).toEqual(['magic_link']);
+    expect(
+      await amrOf(await post('/auth/magic-link/verify', { token: (await requestMagicLink(t, email)).token })),
+    ).toEqual(['magic_link']);
     const { secret } = await withTwoFactor(email);
     const token = (await requestMagicLink(t, email)).token;
-    expect(await amrOf(await post('/auth/magic-link/verify', { token, twoFactorCode: totpCode(secret, t.clock.now()) }))).toEqual(['magic_link', 'otp']);
+    expect(
+      await amrOf(await post('/auth/magic-link/verify', { token, twoFactorCode: totpCode(secret, t.clock.now()) })),
+    ).toEqual(['magic_link', 'otp']);
   });
 
   it('social sign-in: oauth; through the two-factor ticket: oauth, otp', async () => {
@@ -81,7 +100,11 @@ describe('amr', () => {
     const challenge = await callback('google', { code: back.code, state: back.state }, s.cookie);
     expect(challenge.statusCode, challenge.body).toBe(401);
     const ticket = json(challenge).twoFactorToken as string;
-    expect(await amrOf(await post('/auth/two-factor/login', { twoFactorToken: ticket, code: totpCode(secret, t.clock.now()) }))).toEqual(['oauth', 'otp']);
+    expect(
+      await amrOf(
+        await post('/auth/two-factor/login', { twoFactorToken: ticket, code: totpCode(secret, t.clock.now()) }),
+      ),
+    ).toEqual(['oauth', 'otp']);
   });
 
   it('passkey: webauthn (user verification counts as the second factor); without it, through the ticket: webauthn, otp', async () => {
@@ -92,6 +115,10 @@ describe('amr', () => {
     const challenge = await passkeySignIn(authenticator, false);
     expect(challenge.statusCode, challenge.body).toBe(401);
     const ticket = json(challenge).twoFactorToken as string;
-    expect(await amrOf(await post('/auth/two-factor/login', { twoFactorToken: ticket, code: totpCode(secret, t.clock.now()) }))).toEqual(['webauthn', 'otp']);
+    expect(
+      await amrOf(
+        await post('/auth/two-factor/login', { twoFactorToken: ticket, code: totpCode(secret, t.clock.now()) }),
+      ),
+    ).toEqual(['webauthn', 'otp']);
   });
 });

@@ -16,11 +16,24 @@ import { passkeys } from '../../db/tables/passkeys.js';
  * becomes verified. Answers the claimed row, or null when the account is verified already, or its
  * email is no longer `email`, the address proven (nothing is then changed).
  */
-export async function claimUnverifiedAccount(deps: Infra, tx: Tx, userId: string, email: string, passwordHash: string | null): Promise<UserRow | null> {
+export async function claimUnverifiedAccount(
+  deps: Infra,
+  tx: Tx,
+  userId: string,
+  email: string,
+  passwordHash: string | null,
+): Promise<UserRow | null> {
   const now = deps.clock.now();
   const [claimed] = await tx
     .update(users)
-    .set({ emailVerifiedAt: now, passwordHash, twoFactorEnabled: false, failedLoginAttempts: 0, lockedUntil: null, updatedAt: now })
+    .set({
+      emailVerifiedAt: now,
+      passwordHash,
+      twoFactorEnabled: false,
+      failedLoginAttempts: 0,
+      lockedUntil: null,
+      updatedAt: now,
+    })
     .where(and(eq(users.id, userId), isNull(users.emailVerifiedAt), sql`lower(${users.email}) = ${email}`))
     .returning();
   if (!claimed) return null;
@@ -43,6 +56,10 @@ export async function voidSignInTickets(tx: Tx, userId: string): Promise<void> {
   await tx
     .delete(emailTokens)
     .where(
-      and(eq(emailTokens.userId, userId), isNull(emailTokens.usedAt), inArray(emailTokens.purpose, ['magic_link', 'reset_password', 'two_factor_login', 'change_email'])),
+      and(
+        eq(emailTokens.userId, userId),
+        isNull(emailTokens.usedAt),
+        inArray(emailTokens.purpose, ['magic_link', 'reset_password', 'two_factor_login', 'change_email']),
+      ),
     );
 }

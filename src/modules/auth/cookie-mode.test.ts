@@ -28,7 +28,10 @@ function cookieOf(res: LightMyRequestResponse): string {
   return SET.exec(header)![1]!;
 }
 
-const withCookie = (token: string, headers: Record<string, string> = {}) => ({ cookie: `theme=dark; tenantry_refresh=${token}`, ...headers });
+const withCookie = (token: string, headers: Record<string, string> = {}) => ({
+  cookie: `theme=dark; tenantry_refresh=${token}`,
+  ...headers,
+});
 const refresh = (headers: Record<string, string>, payload?: Record<string, unknown>) =>
   t.request({ method: 'POST', url: '/api/v1/auth/refresh', headers, ...(payload ? { payload } : {}) });
 const logout = (headers: Record<string, string>) => t.request({ method: 'POST', url: '/api/v1/auth/logout', headers });
@@ -37,7 +40,12 @@ const logout = (headers: Record<string, string>) => t.request({ method: 'POST', 
 async function cookieSession(label: string) {
   const { email, password } = await registerUser(t, uniqueEmail(label));
   await verifyEmailOf(t, email);
-  const res = await t.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password }, headers: { ...MODE, origin: APP } });
+  const res = await t.request({
+    method: 'POST',
+    url: '/api/v1/auth/login',
+    payload: { email, password },
+    headers: { ...MODE, origin: APP },
+  });
   expect(res.statusCode, res.body).toBe(200);
   return { email, res, accessToken: json(res).accessToken as string, cookie: cookieOf(res) };
 }
@@ -62,7 +70,12 @@ describe('signing in', () => {
     const { email } = await registerUser(t, uniqueEmail('ck-magic'));
     await verifyEmailOf(t, email);
     const { token } = await requestMagicLink(t, email);
-    const res = await t.request({ method: 'POST', url: '/api/v1/auth/magic-link/verify', payload: { token }, headers: MODE });
+    const res = await t.request({
+      method: 'POST',
+      url: '/api/v1/auth/magic-link/verify',
+      payload: { token },
+      headers: MODE,
+    });
     expect(res.statusCode, res.body).toBe(200);
     expect(json(res).refreshToken).toBeUndefined();
     cookieOf(res);
@@ -112,7 +125,13 @@ describe('refresh with the cookie', () => {
 
   it('a cookie from a foreign Origin is ignored (401), and the session is untouched', async () => {
     const s = await cookieSession('ck-origin');
-    for (const origin of ['http://evil.test', 'http://app.test.evil.test', 'https://app.test', 'http://app.test:8080', 'null']) {
+    for (const origin of [
+      'http://evil.test',
+      'http://app.test.evil.test',
+      'https://app.test',
+      'http://app.test:8080',
+      'null',
+    ]) {
       expectError(await refresh(withCookie(s.cookie, { ...MODE, origin })), 401, 'AUTHENTICATION_ERROR');
     }
     expect((await refresh(withCookie(s.cookie, { ...MODE, origin: APP }))).statusCode).toBe(200);
@@ -155,7 +174,9 @@ describe('logout and sign-out everywhere', () => {
 
   it('logout with a cookie but no header, or from a foreign Origin, is 401 and ends nothing', async () => {
     const s = await cookieSession('ck-logout-csrf');
-    for (const headers of [{}, { origin: APP }, { ...MODE, origin: 'http://evil.test' }] as Array<Record<string, string>>) {
+    for (const headers of [{}, { origin: APP }, { ...MODE, origin: 'http://evil.test' }] as Array<
+      Record<string, string>
+    >) {
       const res = await logout(withCookie(s.cookie, headers));
       expectError(res, 401, 'AUTHENTICATION_ERROR');
       expect(res.headers['set-cookie']).toBeUndefined();
@@ -167,19 +188,35 @@ describe('logout and sign-out everywhere', () => {
     const { email, password } = await registerUser(t, uniqueEmail('ck-logout-body'));
     await verifyEmailOf(t, email);
     const body = json(await t.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password } }));
-    const res = await t.request({ method: 'POST', url: '/api/v1/auth/logout', payload: { refreshToken: body.refreshToken } });
+    const res = await t.request({
+      method: 'POST',
+      url: '/api/v1/auth/logout',
+      payload: { refreshToken: body.refreshToken },
+    });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.headers['set-cookie']).toBeUndefined();
     expectError(await getMe(t, body.accessToken), 401, 'AUTHENTICATION_ERROR');
-    expectError(await t.request({ method: 'POST', url: '/api/v1/auth/logout', payload: { refreshToken: 'not.a.jwt' } }), 401, 'AUTHENTICATION_ERROR');
+    expectError(
+      await t.request({ method: 'POST', url: '/api/v1/auth/logout', payload: { refreshToken: 'not.a.jwt' } }),
+      401,
+      'AUTHENTICATION_ERROR',
+    );
   });
 
   it('DELETE /users/me/sessions in cookie mode clears the cookie; without the header it sets none', async () => {
     const s = await cookieSession('ck-everywhere');
-    const plain = await t.request({ method: 'DELETE', url: '/api/v1/users/me/sessions', headers: bearer((await cookieSession('ck-everywhere-2')).accessToken) });
+    const plain = await t.request({
+      method: 'DELETE',
+      url: '/api/v1/users/me/sessions',
+      headers: bearer((await cookieSession('ck-everywhere-2')).accessToken),
+    });
     expect(plain.statusCode).toBe(200);
     expect(plain.headers['set-cookie']).toBeUndefined();
-    const res = await t.request({ method: 'DELETE', url: '/api/v1/users/me/sessions', headers: { ...bearer(s.accessToken), ...MODE } });
+    const res = await t.request({
+      method: 'DELETE',
+      url: '/api/v1/users/me/sessions',
+      headers: { ...bearer(s.accessToken), ...MODE },
+    });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.headers['set-cookie']).toBe(CLEARED);
     expectError(await refresh(withCookie(s.cookie, MODE)), 401, 'AUTHENTICATION_ERROR');
@@ -192,13 +229,28 @@ describe('over https', () => {
     try {
       const { email, password } = await registerUser(secure, uniqueEmail('ck-https'));
       await verifyEmailOf(secure, email);
-      const res = await secure.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password }, headers: MODE });
+      const res = await secure.request({
+        method: 'POST',
+        url: '/api/v1/auth/login',
+        payload: { email, password },
+        headers: MODE,
+      });
       const header = String(res.headers['set-cookie']);
-      expect(header).toMatch(/^tenantry_refresh=[\w.-]+; HttpOnly; SameSite=Strict; Path=\/api\/v1\/auth; Max-Age=604800; Secure$/);
+      expect(header).toMatch(
+        /^tenantry_refresh=[\w.-]+; HttpOnly; SameSite=Strict; Path=\/api\/v1\/auth; Max-Age=604800; Secure$/,
+      );
       const token = /^tenantry_refresh=([^;]+)/.exec(header)![1]!;
-      const again = await secure.request({ method: 'POST', url: '/api/v1/auth/refresh', headers: withCookie(token, { ...MODE, origin: 'https://api.test' }) });
+      const again = await secure.request({
+        method: 'POST',
+        url: '/api/v1/auth/refresh',
+        headers: withCookie(token, { ...MODE, origin: 'https://api.test' }),
+      });
       expect(again.statusCode, again.body).toBe(200);
-      const out = await secure.request({ method: 'POST', url: '/api/v1/auth/logout', headers: { ...bearer(json(again).accessToken), ...MODE } });
+      const out = await secure.request({
+        method: 'POST',
+        url: '/api/v1/auth/logout',
+        headers: { ...bearer(json(again).accessToken), ...MODE },
+      });
       expect(out.headers['set-cookie']).toBe(`${CLEARED}; Secure`);
     } finally {
       await secure.close();

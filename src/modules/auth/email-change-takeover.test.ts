@@ -13,7 +13,8 @@ import { expectError } from '../../../test/expect.js';
 
 useOAuthApp();
 
-const confirm = (token: string, headers: Record<string, string> = {}) => t.request({ method: 'POST', url: '/api/v1/auth/confirm-email-change', payload: { token }, headers });
+const confirm = (token: string, headers: Record<string, string> = {}) =>
+  t.request({ method: 'POST', url: '/api/v1/auth/confirm-email-change', payload: { token }, headers });
 
 describe('email change: the account that asked confirms', () => {
   it('an attacker cannot move a GitHub-linked account onto the victim’s address by getting the victim to open the link', async () => {
@@ -27,7 +28,12 @@ describe('email change: the account that asked confirms', () => {
 
     // They ask to move it to the victim's address: the link goes to the victim.
     const victimEmail = uniqueEmail('ec-victim');
-    const asked = await t.request({ method: 'POST', url: '/api/v1/users/me/email', headers: bearer(attacker.accessToken), payload: { newEmail: victimEmail, password: PASSWORD } });
+    const asked = await t.request({
+      method: 'POST',
+      url: '/api/v1/users/me/email',
+      headers: bearer(attacker.accessToken),
+      payload: { newEmail: victimEmail, password: PASSWORD },
+    });
     expect(asked.statusCode, asked.body).toBe(202);
     const token = await t.mail.tokenFrom(victimEmail, /Confirm your new email address/, '/confirm-email');
 

@@ -20,20 +20,29 @@ import { assertNotLocked, releaseCheck, reservedCheck } from './sign-in.js';
 /** What a change_email token is bound to: the address it replaces (a later change voids it). */
 const addressBinding = (email: string) => sha256(`email:${normalizeEmail(email)}`);
 
-export const addressTaken = () => conflict('An account with this email already exists', 'newEmail: is already registered');
+export const addressTaken = () =>
+  conflict('An account with this email already exists', 'newEmail: is already registered');
 
 /**
  * 202 once the link is on its way to the new address. A wrong password answers 401 and counts toward
  * the sign-in lockout; an address already registered answers 409 (it cannot be confirmed anyway). A
  * new request replaces the link of an earlier one.
  */
-export async function requestEmailChange(deps: Infra, actor: UserActor, input: { newEmail: string; password: string }): Promise<void> {
+export async function requestEmailChange(
+  deps: Infra,
+  actor: UserActor,
+  input: { newEmail: string; password: string },
+): Promise<void> {
   const user = await deps.users.row(actor.userId);
   if (!user || !user.isActive) throw notFound('User not found');
   const newEmail = normalizeEmail(input.newEmail);
-  if (newEmail === normalizeEmail(user.email)) throw validationError('The new address is the current one', 'newEmail: is already the address of the account');
+  if (newEmail === normalizeEmail(user.email))
+    throw validationError('The new address is the current one', 'newEmail: is already the address of the account');
   if (!user.passwordHash) {
-    throw validationError('This account has no password', 'password: the account signs in without one; set one with a password reset first');
+    throw validationError(
+      'This account has no password',
+      'password: the account signs in without one; set one with a password reset first',
+    );
   }
   assertNotLocked(deps, user);
   const hash = user.passwordHash;
@@ -41,7 +50,9 @@ export async function requestEmailChange(deps: Infra, actor: UserActor, input: {
   if (!reservation) throw authenticationError('Password is incorrect');
   await releaseCheck(deps, reservation);
   if (await findUserByEmail(deps, newEmail)) throw addressTaken();
-  const link = await transaction(deps.db, (tx) => issueEmailToken(deps, tx, user.id, newEmail, 'change_email', addressBinding(user.email)));
+  const link = await transaction(deps.db, (tx) =>
+    issueEmailToken(deps, tx, user.id, newEmail, 'change_email', addressBinding(user.email)),
+  );
   sendCapped(deps, 'email_change', emailChangeMail(newEmail, link));
 }
 
@@ -62,11 +73,18 @@ export async function confirmEmailChange(deps: Infra, actor: UserActor, token: s
     [previous, next] = await transaction(deps.db, async (tx, afterCommit) => {
       const row = await consumeEmailToken(deps, tx, token, 'change_email');
       // Thrown inside the transaction: the token's consumption rolls back with it.
-      if (row.userId !== actor.userId) throw authorizationError('This link is for another account', 'Sign in to the account that asked for the change, then confirm');
+      if (row.userId !== actor.userId)
+        throw authorizationError(
+          'This link is for another account',
+          'Sign in to the account that asked for the change, then confirm',
+        );
       const [user] = await tx.select().from(users).where(eq(users.id, row.userId)).for('update');
       if (!user || !user.isActive || row.binding !== addressBinding(user.email)) throw invalidToken();
       const now = deps.clock.now();
-      await tx.update(users).set({ email: row.email, emailVerifiedAt: now, updatedAt: now }).where(eq(users.id, user.id));
+      await tx
+        .update(users)
+        .set({ email: row.email, emailVerifiedAt: now, updatedAt: now })
+        .where(eq(users.id, user.id));
       // Links mailed to the old address no longer reach the account's owner for sure.
       await voidSignInTickets(tx, user.id);
       afterCommit(() => deps.users.changed(user.id));

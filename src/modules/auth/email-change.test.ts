@@ -17,9 +17,19 @@ const SUBJECT = /Confirm your new email address/;
 const NOTICE = /The email address of your account has changed/;
 
 const requestChange = (accessToken: string, newEmail: string, password = PASSWORD) =>
-  t.request({ method: 'POST', url: '/api/v1/users/me/email', headers: bearer(accessToken), payload: { newEmail, password } });
+  t.request({
+    method: 'POST',
+    url: '/api/v1/users/me/email',
+    headers: bearer(accessToken),
+    payload: { newEmail, password },
+  });
 const confirm = (token: string, accessToken?: string) =>
-  t.request({ method: 'POST', url: '/api/v1/auth/confirm-email-change', payload: { token }, headers: accessToken ? bearer(accessToken) : {} });
+  t.request({
+    method: 'POST',
+    url: '/api/v1/auth/confirm-email-change',
+    payload: { token },
+    headers: accessToken ? bearer(accessToken) : {},
+  });
 
 /** Asks for the change (202 checked) and reads the token of the mail to the new address. */
 async function changeToken(accessToken: string, newEmail: string) {
@@ -44,7 +54,15 @@ describe('email change', () => {
     expect(notice.decoded).toContain(newEmail);
     // Signing in: the new address works, the old one does not.
     await login(t, newEmail);
-    expectError(await t.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email: user.email, password: PASSWORD } }), 401, 'AUTHENTICATION_ERROR');
+    expectError(
+      await t.request({
+        method: 'POST',
+        url: '/api/v1/auth/login',
+        payload: { email: user.email, password: PASSWORD },
+      }),
+      401,
+      'AUTHENTICATION_ERROR',
+    );
     // The old address may register again.
     await registerUser(t, user.email);
   });
@@ -94,7 +112,11 @@ describe('email change', () => {
   it('refuses a wrong password (401), the same address (400), and a taken address at request (409)', async () => {
     const user = await signedInUser(t, 'chg-refuse');
     const other = await registerUser(t, uniqueEmail('chg-taken'));
-    expectError(await requestChange(user.accessToken, uniqueEmail('chg-x'), 'Wrong-Password-1'), 401, 'AUTHENTICATION_ERROR');
+    expectError(
+      await requestChange(user.accessToken, uniqueEmail('chg-x'), 'Wrong-Password-1'),
+      401,
+      'AUTHENTICATION_ERROR',
+    );
     expectError(await requestChange(user.accessToken, user.email.toUpperCase()), 400, 'VALIDATION_ERROR');
     expectError(await requestChange(user.accessToken, other.email.toUpperCase()), 409, 'CONFLICT');
     expectError(await requestChange(user.accessToken, 'not-an-email'), 400, 'VALIDATION_ERROR');

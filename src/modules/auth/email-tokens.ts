@@ -36,15 +36,31 @@ export const MAX_TOKEN_CODE_CHECKS = 5;
 export const passwordBinding = (passwordHash: string | null) => sha256(`password:${passwordHash ?? ''}`);
 
 /** Issues a token and returns the link to mail (after the transaction commits). */
-export async function issueEmailToken(deps: Infra, tx: Tx, userId: string, email: string, purpose: EmailTokenPurpose, binding: string | null = null): Promise<string> {
+export async function issueEmailToken(
+  deps: Infra,
+  tx: Tx,
+  userId: string,
+  email: string,
+  purpose: EmailTokenPurpose,
+  binding: string | null = null,
+): Promise<string> {
   const token = await issueToken(deps, tx, userId, email, purpose, binding);
   return `${deps.config.appOrigin}${LINK_PATH[purpose]}?token=${encodeURIComponent(token)}`;
 }
 
-export async function issueToken(deps: Infra, tx: Tx, userId: string, email: string, purpose: EmailTokenPurpose, binding: string | null = null): Promise<string> {
+export async function issueToken(
+  deps: Infra,
+  tx: Tx,
+  userId: string,
+  email: string,
+  purpose: EmailTokenPurpose,
+  binding: string | null = null,
+): Promise<string> {
   const now = deps.clock.now();
   const token = randomToken(32);
-  await tx.delete(emailTokens).where(and(eq(emailTokens.userId, userId), eq(emailTokens.purpose, purpose), isNull(emailTokens.usedAt)));
+  await tx
+    .delete(emailTokens)
+    .where(and(eq(emailTokens.userId, userId), eq(emailTokens.purpose, purpose), isNull(emailTokens.usedAt)));
   await tx.insert(emailTokens).values({
     id: newId('tok', now.getTime()),
     userId,
@@ -69,7 +85,14 @@ export async function consumeEmailToken(deps: Infra, tx: Tx, token: string, purp
   const [row] = await tx
     .update(emailTokens)
     .set({ usedAt: now })
-    .where(and(eq(emailTokens.tokenHash, sha256(token)), eq(emailTokens.purpose, purpose), isNull(emailTokens.usedAt), gt(emailTokens.expiresAt, now)))
+    .where(
+      and(
+        eq(emailTokens.tokenHash, sha256(token)),
+        eq(emailTokens.purpose, purpose),
+        isNull(emailTokens.usedAt),
+        gt(emailTokens.expiresAt, now),
+      ),
+    )
     .returning({ userId: emailTokens.userId, email: emailTokens.email, binding: emailTokens.binding });
   if (!row) throw invalidToken();
   return row;
@@ -119,7 +142,11 @@ export async function reserveTokenCheck(deps: Infra, token: string, purpose: Ema
   return rows.length === 1;
 }
 
-const MAIL_KIND = { verify_email: 'verification', reset_password: 'password_reset', magic_link: 'sign_in_link' } as const;
+const MAIL_KIND = {
+  verify_email: 'verification',
+  reset_password: 'password_reset',
+  magic_link: 'sign_in_link',
+} as const;
 
 /**
  * For the "200 whether or not the account exists" routes: the token is issued and mailed after the
@@ -139,7 +166,9 @@ export function mailTokenLater(
       deps.db
         .transaction((tx) => issueEmailToken(deps, tx, user.id, user.email, purpose, binding))
         .then((link) => sendLater(deps.mailer, deps.logger, mail(user.email, link)))
-        .catch((err: Error) => deps.logger.error({ err: { message: err.message }, userId: user.id, purpose }, 'email token not issued')),
+        .catch((err: Error) =>
+          deps.logger.error({ err: { message: err.message }, userId: user.id, purpose }, 'email token not issued'),
+        ),
     ),
   );
 }

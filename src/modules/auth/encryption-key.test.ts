@@ -19,7 +19,11 @@ let bThenA: TestApp;
 beforeAll(async () => {
   underA = await createTestApp({ env: { ENCRYPTION_KEY: A } });
   onlyB = await createTestApp({ database: underA.database, clock: underA.clock, env: { ENCRYPTION_KEY: B } });
-  bThenA = await createTestApp({ database: underA.database, clock: underA.clock, env: { ENCRYPTION_KEY: `${B},${A}` } });
+  bThenA = await createTestApp({
+    database: underA.database,
+    clock: underA.clock,
+    env: { ENCRYPTION_KEY: `${B},${A}` },
+  });
 });
 afterAll(async () => {
   await bThenA?.close();
@@ -30,8 +34,20 @@ afterAll(async () => {
 async function twoFactorUnderA(label: string) {
   const user = await verifiedUser(underA, label);
   const session = json(await loginRaw(underA, user.email, PASSWORD));
-  const setup = json(await underA.request({ method: 'POST', url: '/api/v1/auth/two-factor/setup', payload: { password: PASSWORD }, headers: bearer(session.accessToken) }));
-  const on = await underA.request({ method: 'POST', url: '/api/v1/auth/two-factor/verify', payload: { code: totpCode(setup.secret, underA.clock.now()) }, headers: bearer(session.accessToken) });
+  const setup = json(
+    await underA.request({
+      method: 'POST',
+      url: '/api/v1/auth/two-factor/setup',
+      payload: { password: PASSWORD },
+      headers: bearer(session.accessToken),
+    }),
+  );
+  const on = await underA.request({
+    method: 'POST',
+    url: '/api/v1/auth/two-factor/verify',
+    payload: { code: totpCode(setup.secret, underA.clock.now()) },
+    headers: bearer(session.accessToken),
+  });
   expect(on.statusCode, on.body).toBe(200);
   underA.clock.advance(30_000);
   return { ...user, secret: setup.secret as string, backupCodes: setup.backupCodes as string[] };
@@ -47,7 +63,8 @@ describe('two-factor across a change of ENCRYPTION_KEY', () => {
     const error = expectError(res, 500, 'INTERNAL_ERROR');
     expect(error.details).toContain('ENCRYPTION_KEY');
     // The failure was the service's, not the user's: five more tries do not lock the account.
-    for (let i = 0; i < 5; i++) expect((await login(onlyB, user.email, totpCode(user.secret, onlyB.clock.now()))).statusCode).toBe(500);
+    for (let i = 0; i < 5; i++)
+      expect((await login(onlyB, user.email, totpCode(user.secret, onlyB.clock.now()))).statusCode).toBe(500);
     underA.clock.advance(30_000);
     expect((await login(bThenA, user.email, totpCode(user.secret, bThenA.clock.now()))).statusCode).toBe(200);
   });

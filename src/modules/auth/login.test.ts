@@ -38,7 +38,9 @@ describe('login: credentials', () => {
 
   it('refuses an unverified account with 403 only when the password is right', async () => {
     const { email } = await registerUser(t, uniqueEmail('unverified'));
-    expect(expectError(await loginRaw(t, email, WRONG), 401, 'AUTHENTICATION_ERROR').message).toBe('Invalid email or password');
+    expect(expectError(await loginRaw(t, email, WRONG), 401, 'AUTHENTICATION_ERROR').message).toBe(
+      'Invalid email or password',
+    );
     expectError(await loginRaw(t, email, PASSWORD), 403, 'EMAIL_NOT_VERIFIED');
   });
 
@@ -50,7 +52,11 @@ describe('login: credentials', () => {
   });
 
   it('refuses a body with an unknown field or without a password', async () => {
-    const extra = await t.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email: uniqueEmail(), password: PASSWORD, remember: true } });
+    const extra = await t.request({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      payload: { email: uniqueEmail(), password: PASSWORD, remember: true },
+    });
     expect(expectError(extra, 400, 'VALIDATION_ERROR').details).toContain('remember');
     const missing = await t.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email: uniqueEmail() } });
     expect(expectError(missing, 400, 'VALIDATION_ERROR').details).toContain('password');
@@ -66,7 +72,13 @@ describe('login: response and tokens', () => {
     expect(Object.keys(body).sort()).toEqual(['accessToken', 'expiresIn', 'organizationId', 'refreshToken', 'user']);
     expect(body.expiresIn).toBe(900);
     expect(body.organizationId).toBeNull();
-    expect(body.user).toEqual({ id: userId, email, fullName: 'Test User', emailVerified: expect.any(String), twoFactorEnabled: false });
+    expect(body.user).toEqual({
+      id: userId,
+      email,
+      fullName: 'Test User',
+      emailVerified: expect.any(String),
+      twoFactorEnabled: false,
+    });
     expect(new Date(body.user.emailVerified).toISOString()).toBe(body.user.emailVerified);
   });
 
@@ -114,65 +126,89 @@ describe('login: response and tokens', () => {
 });
 
 describe('login: lockout', () => {
-  it('locks after 5 consecutive failures: even the right password gets 423 with Retry-After', async () => {
-    const { email } = await verifiedUser(t, 'lock');
-    await fail(email, 5);
-    const locked = await loginRaw(t, email, PASSWORD);
-    expectError(locked, 423, 'ACCOUNT_LOCKED');
-    expect(locked.headers['retry-after']).toMatch(/^\d+$/);
-    expect(Number(locked.headers['retry-after'])).toBeGreaterThanOrEqual(895);
-    expect(Number(locked.headers['retry-after'])).toBeLessThanOrEqual(900);
-    // A wrong password while locked is 423 too, and does not extend the lock.
-    expectError(await loginRaw(t, email, WRONG), 423, 'ACCOUNT_LOCKED');
+  it(
+    'locks after 5 consecutive failures: even the right password gets 423 with Retry-After',
+    async () => {
+      const { email } = await verifiedUser(t, 'lock');
+      await fail(email, 5);
+      const locked = await loginRaw(t, email, PASSWORD);
+      expectError(locked, 423, 'ACCOUNT_LOCKED');
+      expect(locked.headers['retry-after']).toMatch(/^\d+$/);
+      expect(Number(locked.headers['retry-after'])).toBeGreaterThanOrEqual(895);
+      expect(Number(locked.headers['retry-after'])).toBeLessThanOrEqual(900);
+      // A wrong password while locked is 423 too, and does not extend the lock.
+      expectError(await loginRaw(t, email, WRONG), 423, 'ACCOUNT_LOCKED');
 
-    t.clock.advance(5 * MINUTE);
-    const later = await loginRaw(t, email, PASSWORD);
-    expectError(later, 423, 'ACCOUNT_LOCKED');
-    expect(Number(later.headers['retry-after'])).toBeGreaterThanOrEqual(595);
-    expect(Number(later.headers['retry-after'])).toBeLessThanOrEqual(600);
+      t.clock.advance(5 * MINUTE);
+      const later = await loginRaw(t, email, PASSWORD);
+      expectError(later, 423, 'ACCOUNT_LOCKED');
+      expect(Number(later.headers['retry-after'])).toBeGreaterThanOrEqual(595);
+      expect(Number(later.headers['retry-after'])).toBeLessThanOrEqual(600);
 
-    t.clock.advance(10 * MINUTE);
-    const after = await loginRaw(t, email, PASSWORD);
-    expect(after.statusCode, after.body).toBe(200);
-    // The counter was reset: four more failures do not lock.
-    await fail(email, 4);
-    expect((await loginRaw(t, email, PASSWORD)).statusCode).toBe(200);
-  }, SLOW);
+      t.clock.advance(10 * MINUTE);
+      const after = await loginRaw(t, email, PASSWORD);
+      expect(after.statusCode, after.body).toBe(200);
+      // The counter was reset: four more failures do not lock.
+      await fail(email, 4);
+      expect((await loginRaw(t, email, PASSWORD)).statusCode).toBe(200);
+    },
+    SLOW,
+  );
 
-  it('the 4th failure does not lock; the 5th does', async () => {
-    const { email } = await verifiedUser(t, 'lock4');
-    await fail(email, 4);
-    const fifth = expectError(await loginRaw(t, email, WRONG), 401, 'AUTHENTICATION_ERROR');
-    expect(fifth.message).toBe('Invalid email or password');
-    expectError(await loginRaw(t, email, PASSWORD), 423, 'ACCOUNT_LOCKED');
-  }, SLOW);
+  it(
+    'the 4th failure does not lock; the 5th does',
+    async () => {
+      const { email } = await verifiedUser(t, 'lock4');
+      await fail(email, 4);
+      const fifth = expectError(await loginRaw(t, email, WRONG), 401, 'AUTHENTICATION_ERROR');
+      expect(fifth.message).toBe('Invalid email or password');
+      expectError(await loginRaw(t, email, PASSWORD), 423, 'ACCOUNT_LOCKED');
+    },
+    SLOW,
+  );
 
-  it('a success in between resets the counter: 4 failures, success, 4 failures is not locked', async () => {
-    const { email } = await verifiedUser(t, 'reset-count');
-    await fail(email, 4);
-    expect((await loginRaw(t, email, PASSWORD)).statusCode).toBe(200);
-    await fail(email, 4);
-    expect((await loginRaw(t, email, PASSWORD)).statusCode).toBe(200);
-  }, SLOW);
+  it(
+    'a success in between resets the counter: 4 failures, success, 4 failures is not locked',
+    async () => {
+      const { email } = await verifiedUser(t, 'reset-count');
+      await fail(email, 4);
+      expect((await loginRaw(t, email, PASSWORD)).statusCode).toBe(200);
+      await fail(email, 4);
+      expect((await loginRaw(t, email, PASSWORD)).statusCode).toBe(200);
+    },
+    SLOW,
+  );
 
-  it('after a lock expires, one failure does not lock again at once', async () => {
-    const { email } = await verifiedUser(t, 'relock');
-    await fail(email, 5);
-    t.clock.advance(15 * MINUTE);
-    expectError(await loginRaw(t, email, WRONG), 401, 'AUTHENTICATION_ERROR');
-    expect((await loginRaw(t, email, PASSWORD)).statusCode).toBe(200);
-  }, SLOW);
+  it(
+    'after a lock expires, one failure does not lock again at once',
+    async () => {
+      const { email } = await verifiedUser(t, 'relock');
+      await fail(email, 5);
+      t.clock.advance(15 * MINUTE);
+      expectError(await loginRaw(t, email, WRONG), 401, 'AUTHENTICATION_ERROR');
+      expect((await loginRaw(t, email, PASSWORD)).statusCode).toBe(200);
+    },
+    SLOW,
+  );
 
-  it('counts failures of an unverified account too', async () => {
-    const { email } = await registerUser(t, uniqueEmail('lock-unverified'));
-    await fail(email, 5);
-    expectError(await loginRaw(t, email, PASSWORD), 423, 'ACCOUNT_LOCKED');
-  }, SLOW);
+  it(
+    'counts failures of an unverified account too',
+    async () => {
+      const { email } = await registerUser(t, uniqueEmail('lock-unverified'));
+      await fail(email, 5);
+      expectError(await loginRaw(t, email, PASSWORD), 423, 'ACCOUNT_LOCKED');
+    },
+    SLOW,
+  );
 
-  it('a lock on one account does not touch another', async () => {
-    const a = await verifiedUser(t, 'lock-a');
-    const b = await verifiedUser(t, 'lock-b');
-    await fail(a.email, 5);
-    expect((await loginRaw(t, b.email, PASSWORD)).statusCode).toBe(200);
-  }, SLOW);
+  it(
+    'a lock on one account does not touch another',
+    async () => {
+      const a = await verifiedUser(t, 'lock-a');
+      const b = await verifiedUser(t, 'lock-b');
+      await fail(a.email, 5);
+      expect((await loginRaw(t, b.email, PASSWORD)).statusCode).toBe(200);
+    },
+    SLOW,
+  );
 });

@@ -19,7 +19,8 @@ const SUBJECT = MAGIC_LINK_SUBJECT;
 const post = (url: string, payload: Record<string, unknown>, headers: Record<string, string> = {}) =>
   t.request({ method: 'POST', url: `/api/v1${url}`, payload, headers });
 
-const mailsTo = (email: string) => t.mail.mails.filter((m) => m.to.includes(email.toLowerCase()) && SUBJECT.test(m.subject));
+const mailsTo = (email: string) =>
+  t.mail.mails.filter((m) => m.to.includes(email.toLowerCase()) && SUBJECT.test(m.subject));
 
 describe('requesting a magic link', () => {
   it('takes the same time for known and unknown emails (the link is issued after the answer)', async () => {
@@ -42,6 +43,9 @@ describe('requesting a magic link', () => {
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
     // Issuing the token inside the request roughly doubles its time; allow only noise.
-    expect(median(known), `known ${median(known).toFixed(1)} ms, unknown ${median(unknown).toFixed(1)} ms`).toBeLessThan(median(unknown) * 1.5 + 3);
+    expect(
+      median(known),
+      `known ${median(known).toFixed(1)} ms, unknown ${median(unknown).toFixed(1)} ms`,
+    ).toBeLessThan(median(unknown) * 1.5 + 3);
   });
 });

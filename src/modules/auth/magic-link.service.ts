@@ -9,7 +9,13 @@ import { eq } from 'drizzle-orm';
 import { claimUnverifiedAccount } from './claim.js';
 import { consumeEmailToken, findLiveToken, mailTokenLater } from './email-tokens.js';
 import { findUserByEmail } from './service.js';
-import { assertNotLocked, checkSecondFactorOnToken, type ClientMeta, needsSecondFactor, startSession } from './sign-in.js';
+import {
+  assertNotLocked,
+  checkSecondFactorOnToken,
+  type ClientMeta,
+  needsSecondFactor,
+  startSession,
+} from './sign-in.js';
 import { twoFactorRequired } from './second-factor.js';
 import { transaction } from '../../db/transaction.js';
 

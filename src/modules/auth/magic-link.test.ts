@@ -4,7 +4,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { PASSWORD, registerUser, uniqueEmail } from '../../../test/factories.js';
-import { bearer, decodeJwt, getMe, listSessions, loginRaw, MAGIC_LINK_SUBJECT, requestMagicLink, verifiedUser } from '../../../test/fixtures/auth.js';
+import {
+  bearer,
+  decodeJwt,
+  getMe,
+  listSessions,
+  loginRaw,
+  MAGIC_LINK_SUBJECT,
+  requestMagicLink,
+  verifiedUser,
+} from '../../../test/fixtures/auth.js';
 import { totpCode, wrongCode } from '../../../test/totp.js';
 import { expectError } from '../../../test/expect.js';
 
@@ -24,7 +33,8 @@ const post = (url: string, payload: Record<string, unknown>, headers: Record<str
 
 const requestLink = (email: string) => requestMagicLink(t, email);
 
-const verify = (token: string, twoFactorCode?: string) => post('/auth/magic-link/verify', { token, ...(twoFactorCode ? { twoFactorCode } : {}) });
+const verify = (token: string, twoFactorCode?: string) =>
+  post('/auth/magic-link/verify', { token, ...(twoFactorCode ? { twoFactorCode } : {}) });
 
 describe('requesting a magic link', () => {
   it('answers 200 with the same body for known and unknown emails, and mails only the known one', async () => {
@@ -66,8 +76,18 @@ describe('signing in with a magic link', () => {
     const body = json(res);
     expect(Object.keys(body).sort()).toEqual(['accessToken', 'expiresIn', 'organizationId', 'refreshToken', 'user']);
     expect(body.expiresIn).toBe(900);
-    expect(body.user).toEqual({ id: userId, email, fullName: 'Test User', emailVerified: expect.any(String), twoFactorEnabled: false });
-    expect(decodeJwt(body.accessToken).payload).toMatchObject({ userId, email, sessionId: expect.stringMatching(/^ses_/) });
+    expect(body.user).toEqual({
+      id: userId,
+      email,
+      fullName: 'Test User',
+      emailVerified: expect.any(String),
+      twoFactorEnabled: false,
+    });
+    expect(decodeJwt(body.accessToken).payload).toMatchObject({
+      userId,
+      email,
+      sessionId: expect.stringMatching(/^ses_/),
+    });
     const me = await getMe(t, body.accessToken);
     expect(me.statusCode).toBe(200);
     expect(json(me).id).toBe(userId);
@@ -170,7 +190,11 @@ describe('magic link with two-factor enabled', () => {
     const { email, userId } = await verifiedUser(t, label);
     const login = json(await loginRaw(t, email, PASSWORD));
     const setup = json(await post('/auth/two-factor/setup', { password: PASSWORD }, bearer(login.accessToken)));
-    const ok = await post('/auth/two-factor/verify', { code: totpCode(setup.secret, t.clock.now()) }, bearer(login.accessToken));
+    const ok = await post(
+      '/auth/two-factor/verify',
+      { code: totpCode(setup.secret, t.clock.now()) },
+      bearer(login.accessToken),
+    );
     expect(ok.statusCode, ok.body).toBe(200);
     t.clock.advance(30 * 1000);
     return { email, userId, secret: setup.secret as string, backupCodes: setup.backupCodes as string[] };
@@ -181,7 +205,11 @@ describe('magic link with two-factor enabled', () => {
     const { token } = await requestLink(user.email);
     const ask = await verify(token);
     expect(ask.statusCode, ask.body).toBe(401);
-    expect(json(ask)).toMatchObject({ success: false, error: { code: 'AUTHENTICATION_ERROR', message: 'Two-factor code required' }, requiresTwoFactor: true });
+    expect(json(ask)).toMatchObject({
+      success: false,
+      error: { code: 'AUTHENTICATION_ERROR', message: 'Two-factor code required' },
+      requiresTwoFactor: true,
+    });
 
     const wrong = await verify(token, wrongCode(user.secret, t.clock.now()));
     expect(expectError(wrong, 401, 'AUTHENTICATION_ERROR').message).toBe('Invalid two-factor code');
@@ -195,7 +223,8 @@ describe('magic link with two-factor enabled', () => {
   it('takes a backup code; wrong codes count toward the lockout and spend the link', async () => {
     const user = await twoFactorAccount('ml-2fa-lock');
     const { token } = await requestLink(user.email);
-    for (let i = 0; i < 5; i++) expect((await verify(token, wrongCode(user.secret, t.clock.now()))).statusCode).toBe(401);
+    for (let i = 0; i < 5; i++)
+      expect((await verify(token, wrongCode(user.secret, t.clock.now()))).statusCode).toBe(401);
     expectError(await verify(token, user.backupCodes[0]), 400, 'VALIDATION_ERROR');
     expectError(await verify((await requestLink(user.email)).token, user.backupCodes[0]), 423, 'ACCOUNT_LOCKED');
 

@@ -8,7 +8,17 @@ import { json } from '../../../test/harness.js';
 import { PASSWORD, registerUser, uniqueEmail } from '../../../test/factories.js';
 import { getMe, loginRaw, verifiedUser } from '../../../test/fixtures/auth.js';
 import { oauthAccounts } from '../../db/tables/auth.js';
-import { CALLBACK, callback, identity, linksOf, o, signIn, start, t, useOAuthApp } from '../../../test/fixtures/oauth.js';
+import {
+  CALLBACK,
+  callback,
+  identity,
+  linksOf,
+  o,
+  signIn,
+  start,
+  t,
+  useOAuthApp,
+} from '../../../test/fixtures/oauth.js';
 import { expectError } from '../../../test/expect.js';
 
 useOAuthApp();
@@ -58,7 +68,13 @@ describe('the callback: accounts', () => {
     const body = json(res);
     expect(Object.keys(body).sort()).toEqual(['accessToken', 'expiresIn', 'organizationId', 'refreshToken', 'user']);
     expect(body.expiresIn).toBe(900);
-    expect(body.user).toEqual({ id: expect.stringMatching(/^usr_/), email, fullName: 'Social User', emailVerified: t.clock.now().toISOString(), twoFactorEnabled: false });
+    expect(body.user).toEqual({
+      id: expect.stringMatching(/^usr_/),
+      email,
+      fullName: 'Social User',
+      emailVerified: t.clock.now().toISOString(),
+      twoFactorEnabled: false,
+    });
     // The state cookie is cleared.
     expect(String(res.headers['set-cookie'])).toMatch(/tenantry_oauth_state=;.*Max-Age=0/);
     const me = await getMe(t, body.accessToken);
@@ -100,7 +116,10 @@ describe('the callback: accounts', () => {
     const who = identity(email, false);
     expectError(await signIn(who), 403, 'EMAIL_NOT_VERIFIED');
     expect(await linksOf(userId)).toEqual([]);
-    const link = await t.deps.db.select().from(oauthAccounts).where(and(eq(oauthAccounts.provider, 'google'), eq(oauthAccounts.providerAccountId, who.sub)));
+    const link = await t.deps.db
+      .select()
+      .from(oauthAccounts)
+      .where(and(eq(oauthAccounts.provider, 'google'), eq(oauthAccounts.providerAccountId, who.sub)));
     expect(link).toEqual([]);
   });
 
@@ -108,7 +127,12 @@ describe('the callback: accounts', () => {
     const email = uniqueEmail('g-new-unverified');
     const who = identity(email, false);
     expectError(await signIn(who), 403, 'EMAIL_NOT_VERIFIED');
-    expect(await t.deps.db.select().from(oauthAccounts).where(and(eq(oauthAccounts.provider, 'google'), eq(oauthAccounts.providerAccountId, who.sub)))).toEqual([]);
+    expect(
+      await t.deps.db
+        .select()
+        .from(oauthAccounts)
+        .where(and(eq(oauthAccounts.provider, 'google'), eq(oauthAccounts.providerAccountId, who.sub))),
+    ).toEqual([]);
     // The address is still free to register.
     await registerUser(t, email);
   });
@@ -131,7 +155,11 @@ describe('the callback: state and code', () => {
     const other = await start('google');
     const back = await o.authorize(s.url.toString(), identity(uniqueEmail('nocookie')));
     expectError(await callback('google', { code: back.code, state: back.state }), 400, 'VALIDATION_ERROR');
-    expectError(await callback('google', { code: back.code, state: back.state }, other.cookie), 400, 'VALIDATION_ERROR');
+    expectError(
+      await callback('google', { code: back.code, state: back.state }, other.cookie),
+      400,
+      'VALIDATION_ERROR',
+    );
   });
 
   it('refuses a replayed callback: the state works once (400)', async () => {
@@ -159,13 +187,19 @@ describe('the callback: state and code', () => {
     const s = await start('google');
     const back = await o.authorize(s.url.toString(), identity(uniqueEmail('badcode')));
     o.refuseNextCode();
-    expectError(await callback('google', { code: back.code, state: back.state }, s.cookie), 401, 'AUTHENTICATION_ERROR');
+    expectError(
+      await callback('google', { code: back.code, state: back.state }, s.cookie),
+      401,
+      'AUTHENTICATION_ERROR',
+    );
   });
 
   it('of parallel callbacks with one state, exactly one signs in', async () => {
     const s = await start('google');
     const back = await o.authorize(s.url.toString(), identity(uniqueEmail('race')));
-    const results = await Promise.all(Array.from({ length: 3 }, () => callback('google', { code: back.code, state: back.state }, s.cookie)));
+    const results = await Promise.all(
+      Array.from({ length: 3 }, () => callback('google', { code: back.code, state: back.state }, s.cookie)),
+    );
     expect(results.map((r) => r.statusCode).sort()).toEqual([200, 400, 400]);
   });
 
@@ -175,12 +209,20 @@ describe('the callback: state and code', () => {
     const back = await o.authorize(s.url.toString(), who);
     expect((await callback('google', { code: back.code, state: back.state }, s.cookie)).statusCode).toBe(200);
     const fresh = await start('google');
-    expectError(await callback('google', { code: back.code, state: fresh.state }, fresh.cookie), 401, 'AUTHENTICATION_ERROR');
+    expectError(
+      await callback('google', { code: back.code, state: fresh.state }, fresh.cookie),
+      401,
+      'AUTHENTICATION_ERROR',
+    );
   });
 
   it('answers 401 when the provider reports an error instead of a code', async () => {
     const s = await start('google');
-    expectError(await callback('google', { error: 'access_denied', state: s.state }, s.cookie), 401, 'AUTHENTICATION_ERROR');
+    expectError(
+      await callback('google', { error: 'access_denied', state: s.state }, s.cookie),
+      401,
+      'AUTHENTICATION_ERROR',
+    );
   });
 
   it('answers 400 without code or state', async () => {

@@ -30,7 +30,8 @@ async function handoffCode(who: Identity, query: Record<string, string>): Promis
   return code!;
 }
 
-const exchange = (payload: Record<string, unknown>) => t.request({ method: 'POST', url: '/api/v1/auth/oauth/exchange', payload });
+const exchange = (payload: Record<string, unknown>) =>
+  t.request({ method: 'POST', url: '/api/v1/auth/oauth/exchange', payload });
 
 describe('a hand-off started with codeChallenge', () => {
   it('exchanges with its verifier, in the standard S256 form (RFC 7636 appendix B)', async () => {
@@ -46,14 +47,22 @@ describe('a hand-off started with codeChallenge', () => {
 
   it('the attack: the attacker’s code in the victim’s browser (another verifier, or none) is 400 and dies there', async () => {
     const attackerVerifier = newVerifier();
-    const code = await handoffCode(identity(uniqueEmail('bind-attacker')), { redirectTo: PAGE, codeChallenge: challengeOf(attackerVerifier) });
+    const code = await handoffCode(identity(uniqueEmail('bind-attacker')), {
+      redirectTo: PAGE,
+      codeChallenge: challengeOf(attackerVerifier),
+    });
     // The victim's page holds a verifier of its own (or none at all): no session either way.
     const refused = expectError(await exchange({ code, codeVerifier: newVerifier() }), 400, 'VALIDATION_ERROR');
     expect(refused.message).toBe('Invalid code verifier');
     // The refusal spent the code: even its own verifier can no longer use it.
-    expect(expectError(await exchange({ code, codeVerifier: attackerVerifier }), 400, 'VALIDATION_ERROR').message).toBe('Invalid or expired code');
+    expect(expectError(await exchange({ code, codeVerifier: attackerVerifier }), 400, 'VALIDATION_ERROR').message).toBe(
+      'Invalid or expired code',
+    );
 
-    const other = await handoffCode(identity(uniqueEmail('bind-attacker-2')), { redirectTo: PAGE, codeChallenge: challengeOf(newVerifier()) });
+    const other = await handoffCode(identity(uniqueEmail('bind-attacker-2')), {
+      redirectTo: PAGE,
+      codeChallenge: challengeOf(newVerifier()),
+    });
     expect(expectError(await exchange({ code: other }), 400, 'VALIDATION_ERROR').message).toBe('Invalid code verifier');
   });
 
@@ -67,17 +76,33 @@ describe('a hand-off started with codeChallenge', () => {
   });
 
   it('malformed challenges and verifiers are 400; a challenge without redirectTo is 400; none stores a flow', async () => {
-    for (const codeChallenge of ['short', 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-c=', `${'a'.repeat(43)}b`, 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw+cM']) {
-      const res = await t.request({ method: 'GET', url: '/api/v1/auth/oauth/google', query: { redirectTo: PAGE, codeChallenge } });
+    for (const codeChallenge of [
+      'short',
+      'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-c=',
+      `${'a'.repeat(43)}b`,
+      'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw+cM',
+    ]) {
+      const res = await t.request({
+        method: 'GET',
+        url: '/api/v1/auth/oauth/google',
+        query: { redirectTo: PAGE, codeChallenge },
+      });
       expectError(res, 400, 'VALIDATION_ERROR');
       expect(res.headers['set-cookie']).toBeUndefined();
     }
-    const alone = await t.request({ method: 'GET', url: '/api/v1/auth/oauth/google', query: { codeChallenge: challengeOf(newVerifier()) } });
+    const alone = await t.request({
+      method: 'GET',
+      url: '/api/v1/auth/oauth/google',
+      query: { codeChallenge: challengeOf(newVerifier()) },
+    });
     expect(expectError(alone, 400, 'VALIDATION_ERROR').details).toMatch(/only with redirectTo/);
     expect(alone.headers['set-cookie']).toBeUndefined();
 
     const verifier = newVerifier();
-    const code = await handoffCode(identity(uniqueEmail('bind-malformed')), { redirectTo: PAGE, codeChallenge: challengeOf(verifier) });
+    const code = await handoffCode(identity(uniqueEmail('bind-malformed')), {
+      redirectTo: PAGE,
+      codeChallenge: challengeOf(verifier),
+    });
     for (const codeVerifier of ['x'.repeat(42), 'x'.repeat(129), `${verifier.slice(0, 42)} `, 42]) {
       expectError(await exchange({ code, codeVerifier }), 400, 'VALIDATION_ERROR');
     }

@@ -31,7 +31,11 @@ async function startHandoff(redirectTo = PAGE) {
 function handedTo(res: Awaited<ReturnType<typeof callback>>) {
   expect(res.statusCode, res.body).toBe(302);
   const location = new URL(res.headers.location as string);
-  return { location, page: `${location.origin}${location.pathname}${location.search}`, fragment: Object.fromEntries(new URLSearchParams(location.hash.slice(1))) };
+  return {
+    location,
+    page: `${location.origin}${location.pathname}${location.search}`,
+    fragment: Object.fromEntries(new URLSearchParams(location.hash.slice(1))),
+  };
 }
 
 /** The whole round trip of a hand-off: start with redirectTo, sign in at the provider as `who`, come back. */
@@ -41,9 +45,12 @@ async function handoff(who: Identity, redirectTo = PAGE) {
   return handedTo(await callback('google', { code: back.code, state: back.state }, s.cookie));
 }
 
-const exchange = (code: unknown, headers: Record<string, string> = {}) => t.request({ method: 'POST', url: '/api/v1/auth/oauth/exchange', payload: { code }, headers });
-const handoffRows = () => queryRows<{ code_hash: string; user_id: string }>(t, sql`select code_hash, user_id from oauth_handoffs`);
-const sessionsOf = async (userId: string) => (await queryRows<{ n: number }>(t, sql`select count(*)::int as n from sessions where user_id = ${userId}`))[0]!.n;
+const exchange = (code: unknown, headers: Record<string, string> = {}) =>
+  t.request({ method: 'POST', url: '/api/v1/auth/oauth/exchange', payload: { code }, headers });
+const handoffRows = () =>
+  queryRows<{ code_hash: string; user_id: string }>(t, sql`select code_hash, user_id from oauth_handoffs`);
+const sessionsOf = async (userId: string) =>
+  (await queryRows<{ n: number }>(t, sql`select count(*)::int as n from sessions where user_id = ${userId}`))[0]!.n;
 
 describe('the hand-off', () => {
   it('redirects to redirectTo with #code=, and the exchange answers as login does', async () => {
@@ -63,9 +70,17 @@ describe('the hand-off', () => {
     expect(res.statusCode, res.body).toBe(200);
     const body = json(res);
     expect(Object.keys(body).sort()).toEqual(['accessToken', 'expiresIn', 'organizationId', 'refreshToken', 'user']);
-    expect(body.user).toMatchObject({ id: row!.user_id, email, emailVerified: expect.any(String), twoFactorEnabled: false });
+    expect(body.user).toMatchObject({
+      id: row!.user_id,
+      email,
+      emailVerified: expect.any(String),
+      twoFactorEnabled: false,
+    });
     expect(json(await getMe(t, body.accessToken))).toMatchObject({ id: row!.user_id, email });
-    expect((await t.request({ method: 'POST', url: '/api/v1/auth/refresh', payload: { refreshToken: body.refreshToken } })).statusCode).toBe(200);
+    expect(
+      (await t.request({ method: 'POST', url: '/api/v1/auth/refresh', payload: { refreshToken: body.refreshToken } }))
+        .statusCode,
+    ).toBe(200);
   });
 
   it('a code works once: a second exchange is 400 and starts no session', async () => {
@@ -92,15 +107,23 @@ describe('the hand-off', () => {
     const late = await handoff(identity(uniqueEmail('ho-60')));
     const [row] = (await handoffRows()).filter((r) => r.code_hash === sha256(late.fragment.code!));
     t.clock.advance(60_000);
-    expect(expectError(await exchange(late.fragment.code), 400, 'VALIDATION_ERROR').message).toBe('Invalid or expired code');
+    expect(expectError(await exchange(late.fragment.code), 400, 'VALIDATION_ERROR').message).toBe(
+      'Invalid or expired code',
+    );
     expect(await sessionsOf(row!.user_id)).toBe(0);
     expect((await handoffRows()).some((r) => r.code_hash === row!.code_hash)).toBe(true);
   });
 
   it('an unknown code, or none, is 400', async () => {
-    expect(expectError(await exchange('x'.repeat(43)), 400, 'VALIDATION_ERROR').message).toBe('Invalid or expired code');
+    expect(expectError(await exchange('x'.repeat(43)), 400, 'VALIDATION_ERROR').message).toBe(
+      'Invalid or expired code',
+    );
     expectError(await exchange(''), 400, 'VALIDATION_ERROR');
-    expectError(await t.request({ method: 'POST', url: '/api/v1/auth/oauth/exchange', payload: {} }), 400, 'VALIDATION_ERROR');
+    expectError(
+      await t.request({ method: 'POST', url: '/api/v1/auth/oauth/exchange', payload: {} }),
+      400,
+      'VALIDATION_ERROR',
+    );
   });
 });
 
@@ -129,7 +152,9 @@ describe('redirectTo', () => {
   it('is taken from the start, never from the callback', async () => {
     const s = await startHandoff();
     const back = await o.authorize(s.url.toString(), identity(uniqueEmail('ho-swap')));
-    const { page } = handedTo(await callback('google', { code: back.code, state: back.state, redirectTo: 'http://evil.test/' }, s.cookie));
+    const { page } = handedTo(
+      await callback('google', { code: back.code, state: back.state, redirectTo: 'http://evil.test/' }, s.cookie),
+    );
     expect(page).toBe(PAGE);
     // A flow started without it answers JSON, whatever the callback's query says.
     const plain = await t.request({ method: 'GET', url: '/api/v1/auth/oauth/google' });
@@ -148,8 +173,16 @@ describe('failures are handed over too', () => {
     const codes = (await handoffRows()).length;
     const { page, fragment } = await handoff(who);
     expect(page).toBe(PAGE);
-    expect(fragment).toEqual({ error: 'EMAIL_NOT_VERIFIED', error_description: 'The provider has not verified this email address' });
-    expect(await t.deps.db.select().from(oauthAccounts).where(and(eq(oauthAccounts.provider, 'google'), eq(oauthAccounts.providerAccountId, who.sub)))).toEqual([]);
+    expect(fragment).toEqual({
+      error: 'EMAIL_NOT_VERIFIED',
+      error_description: 'The provider has not verified this email address',
+    });
+    expect(
+      await t.deps.db
+        .select()
+        .from(oauthAccounts)
+        .where(and(eq(oauthAccounts.provider, 'google'), eq(oauthAccounts.providerAccountId, who.sub))),
+    ).toEqual([]);
     expect(await queryRows(t, sql`select id from users where email = ${email}`)).toEqual([]);
     expect((await handoffRows()).length).toBe(codes);
   });
@@ -177,9 +210,19 @@ describe('two-factor', () => {
     const { email, password } = await verifiedUser(t, 'ho-2fa');
     const login = await loginRaw(t, email, password);
     const access = json(login).accessToken as string;
-    const setup = await t.request({ method: 'POST', url: '/api/v1/auth/two-factor/setup', payload: { password }, headers: bearer(access) });
+    const setup = await t.request({
+      method: 'POST',
+      url: '/api/v1/auth/two-factor/setup',
+      payload: { password },
+      headers: bearer(access),
+    });
     const secret = json(setup).secret as string;
-    const verify = await t.request({ method: 'POST', url: '/api/v1/auth/two-factor/verify', payload: { code: totpCode(secret, t.clock.now()) }, headers: bearer(access) });
+    const verify = await t.request({
+      method: 'POST',
+      url: '/api/v1/auth/two-factor/verify',
+      payload: { code: totpCode(secret, t.clock.now()) },
+      headers: bearer(access),
+    });
     expect(verify.statusCode, verify.body).toBe(200);
     t.clock.advance(30_000);
 
@@ -197,7 +240,9 @@ describe('two-factor', () => {
     });
     expect(done.statusCode, done.body).toBe(200);
     expect(Object.keys(json(done)).sort()).toEqual(['accessToken', 'expiresIn', 'organizationId', 'user']);
-    expect(String(done.headers['set-cookie'])).toMatch(/^tenantry_refresh=[\w.-]+; HttpOnly; SameSite=Strict; Path=\/api\/v1\/auth; Max-Age=604800$/);
+    expect(String(done.headers['set-cookie'])).toMatch(
+      /^tenantry_refresh=[\w.-]+; HttpOnly; SameSite=Strict; Path=\/api\/v1\/auth; Max-Age=604800$/,
+    );
   });
 
   it('the exchange in cookie mode sets the refresh cookie and leaves the token out of the body', async () => {
@@ -205,6 +250,8 @@ describe('two-factor', () => {
     const res = await exchange(fragment.code, { 'x-session-mode': 'cookie' });
     expect(res.statusCode, res.body).toBe(200);
     expect(json(res).refreshToken).toBeUndefined();
-    expect(String(res.headers['set-cookie'])).toMatch(/^tenantry_refresh=[\w.-]+; HttpOnly; SameSite=Strict; Path=\/api\/v1\/auth; Max-Age=604800$/);
+    expect(String(res.headers['set-cookie'])).toMatch(
+      /^tenantry_refresh=[\w.-]+; HttpOnly; SameSite=Strict; Path=\/api\/v1\/auth; Max-Age=604800$/,
+    );
   });
 });

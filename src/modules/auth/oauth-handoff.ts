@@ -38,7 +38,8 @@ export function handoffTarget(appOrigin: string, raw: string): string {
 }
 
 /** The target with its fragment: form-encoded, so `new URLSearchParams(location.hash.slice(1))` reads it. */
-export const handoffLocation = (target: string, params: Record<string, string>) => `${target}#${new URLSearchParams(params).toString()}`;
+export const handoffLocation = (target: string, params: Record<string, string>) =>
+  `${target}#${new URLSearchParams(params).toString()}`;
 
 export async function issueHandoffCode(deps: Infra, userId: string, challenge: string | null): Promise<string> {
   const code = randomToken();
@@ -46,7 +47,13 @@ export async function issueHandoffCode(deps: Infra, userId: string, challenge: s
   await deps.db.delete(oauthHandoffs).where(lt(oauthHandoffs.expiresAt, now));
   await deps.db
     .insert(oauthHandoffs)
-    .values({ codeHash: sha256(code), userId, challenge, expiresAt: new Date(now.getTime() + HANDOFF_CODE_TTL_MS), createdAt: now });
+    .values({
+      codeHash: sha256(code),
+      userId,
+      challenge,
+      expiresAt: new Date(now.getTime() + HANDOFF_CODE_TTL_MS),
+      createdAt: now,
+    });
   return code;
 }
 
@@ -59,7 +66,8 @@ function verifierMatches(challenge: string | null, verifier: string | undefined)
   return computed.length === expected.length && timingSafeEqual(computed, expected);
 }
 
-export const invalidHandoffCode = () => validationError('Invalid or expired code', 'code: is unknown, already used or expired');
+export const invalidHandoffCode = () =>
+  validationError('Invalid or expired code', 'code: is unknown, already used or expired');
 
 /**
  * Spends a live code (one guarded DELETE: of parallel exchanges exactly one gets it) for its user id.
@@ -74,7 +82,9 @@ export async function takeHandoffCode(deps: Infra, code: string, verifier: strin
   if (!verifierMatches(row.challenge, verifier)) {
     throw validationError(
       'Invalid code verifier',
-      row.challenge === null ? 'codeVerifier: this sign-in was started without a codeChallenge' : 'codeVerifier: does not match the codeChallenge this sign-in was started with',
+      row.challenge === null
+        ? 'codeVerifier: this sign-in was started without a codeChallenge'
+        : 'codeVerifier: does not match the codeChallenge this sign-in was started with',
     );
   }
   return row.userId;

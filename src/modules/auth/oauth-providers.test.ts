@@ -14,7 +14,14 @@ describe('the callback: two-factor', () => {
   it('answers 401 requiresTwoFactor with a ticket; POST /auth/two-factor/login finishes (wrong code 401, ticket single use)', async () => {
     const { email, userId } = await verifiedUser(t, 'g-2fa');
     const session = json(await loginRaw(t, email, PASSWORD));
-    const setup = json(await t.request({ method: 'POST', url: '/api/v1/auth/two-factor/setup', payload: { password: PASSWORD }, headers: bearer(session.accessToken) }));
+    const setup = json(
+      await t.request({
+        method: 'POST',
+        url: '/api/v1/auth/two-factor/setup',
+        payload: { password: PASSWORD },
+        headers: bearer(session.accessToken),
+      }),
+    );
     const enable = await t.request({
       method: 'POST',
       url: '/api/v1/auth/two-factor/verify',
@@ -51,18 +58,32 @@ describe('the callback: two-factor', () => {
   it('the ticket expires after 5 minutes, and wrong codes there count toward the lockout', async () => {
     const { email } = await verifiedUser(t, 'g-2fa-lock');
     const session = json(await loginRaw(t, email, PASSWORD));
-    const setup = json(await t.request({ method: 'POST', url: '/api/v1/auth/two-factor/setup', payload: { password: PASSWORD }, headers: bearer(session.accessToken) }));
-    await t.request({ method: 'POST', url: '/api/v1/auth/two-factor/verify', payload: { code: totpCode(setup.secret, t.clock.now()) }, headers: bearer(session.accessToken) });
+    const setup = json(
+      await t.request({
+        method: 'POST',
+        url: '/api/v1/auth/two-factor/setup',
+        payload: { password: PASSWORD },
+        headers: bearer(session.accessToken),
+      }),
+    );
+    await t.request({
+      method: 'POST',
+      url: '/api/v1/auth/two-factor/verify',
+      payload: { code: totpCode(setup.secret, t.clock.now()) },
+      headers: bearer(session.accessToken),
+    });
     t.clock.advance(30 * 1000);
 
-    const finish = (twoFactorToken: string, code: string) => t.request({ method: 'POST', url: '/api/v1/auth/two-factor/login', payload: { twoFactorToken, code } });
+    const finish = (twoFactorToken: string, code: string) =>
+      t.request({ method: 'POST', url: '/api/v1/auth/two-factor/login', payload: { twoFactorToken, code } });
     const who = identity(email);
     const ticket = json(await signIn(who)).twoFactorToken as string;
     t.clock.advance(5 * 60 * 1000 + 1000);
     expectError(await finish(ticket, totpCode(setup.secret, t.clock.now())), 400, 'VALIDATION_ERROR');
 
     const next = json(await signIn(who)).twoFactorToken as string;
-    for (let i = 0; i < 5; i++) expect((await finish(next, wrongCode(setup.secret, t.clock.now()))).statusCode).toBe(401);
+    for (let i = 0; i < 5; i++)
+      expect((await finish(next, wrongCode(setup.secret, t.clock.now()))).statusCode).toBe(401);
     // Five wrong codes spend the ticket, and lock the account.
     expectError(await finish(next, totpCode(setup.secret, t.clock.now())), 400, 'VALIDATION_ERROR');
     // The social callback itself answers 423 while the account is locked.
@@ -103,7 +124,11 @@ describe('GitHub', () => {
     const s = await start('github');
     const back = await o.authorize(s.url.toString(), identity(uniqueEmail('gh-badcode')));
     o.refuseNextCode(200, 'bad_verification_code');
-    expectError(await callback('github', { code: back.code, state: back.state }, s.cookie), 401, 'AUTHENTICATION_ERROR');
+    expectError(
+      await callback('github', { code: back.code, state: back.state }, s.cookie),
+      401,
+      'AUTHENTICATION_ERROR',
+    );
   });
 
   it('links a GitHub identity and a Google identity with the same verified email to one account', async () => {
@@ -125,7 +150,12 @@ describe('providers that are not configured', () => {
       for (const provider of ['github', 'facebook']) {
         const startRes = await bare.request({ method: 'GET', url: `/api/v1/auth/oauth/${provider}` });
         expectError(startRes, 404, 'NOT_FOUND');
-        const cb = await bare.request({ method: 'GET', url: `/api/v1/auth/oauth/${provider}/callback`, query: { code: 'x', state: 'y' }, headers: { cookie: 'tenantry_oauth_state=y' } });
+        const cb = await bare.request({
+          method: 'GET',
+          url: `/api/v1/auth/oauth/${provider}/callback`,
+          query: { code: 'x', state: 'y' },
+          headers: { cookie: 'tenantry_oauth_state=y' },
+        });
         expectError(cb, 404, 'NOT_FOUND');
       }
       expect((await bare.request({ method: 'GET', url: '/api/v1/auth/oauth/google' })).statusCode).toBe(302);

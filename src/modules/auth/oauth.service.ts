@@ -6,7 +6,14 @@
 // An email the provider does not mark verified proves nothing: it neither creates nor links.
 import { and, eq, sql } from 'drizzle-orm';
 import Format from 'typebox/format';
-import { ArcticFetchError, CodeChallengeMethod, generateCodeVerifier, generateState, OAuth2Client, OAuth2RequestError } from 'arctic';
+import {
+  ArcticFetchError,
+  CodeChallengeMethod,
+  generateCodeVerifier,
+  generateState,
+  OAuth2Client,
+  OAuth2RequestError,
+} from 'arctic';
 import type { OAuthProviderConfig } from '../../config.js';
 import type { Infra } from '../../infra.js';
 import { isUniqueViolation } from '../../db/client.js';
@@ -26,7 +33,10 @@ export type Provider = 'google' | 'github';
 export const PROVIDERS: Provider[] = ['google', 'github'];
 export const STATE_COOKIE = 'tenantry_oauth_state';
 const STATE_TTL_MS = 10 * 60 * 1000;
-const SCOPES: Record<Provider, string[]> = { google: ['openid', 'email', 'profile'], github: ['read:user', 'user:email'] };
+const SCOPES: Record<Provider, string[]> = {
+  google: ['openid', 'email', 'profile'],
+  github: ['read:user', 'user:email'],
+};
 
 interface Profile {
   id: string;
@@ -42,28 +52,55 @@ function providerConfig(deps: Infra, provider: string): OAuthProviderConfig {
   return cfg;
 }
 
-export const redirectUri = (deps: Infra, provider: string) => `${deps.config.publicApiUrl}/api/v1/auth/oauth/${provider}/callback`;
+export const redirectUri = (deps: Infra, provider: string) =>
+  `${deps.config.publicApiUrl}/api/v1/auth/oauth/${provider}/callback`;
 
-const client = (deps: Infra, provider: string, cfg: OAuthProviderConfig) => new OAuth2Client(cfg.clientId, cfg.clientSecret, redirectUri(deps, provider));
+const client = (deps: Infra, provider: string, cfg: OAuthProviderConfig) =>
+  new OAuth2Client(cfg.clientId, cfg.clientSecret, redirectUri(deps, provider));
 
 /** A new flow: its state and PKCE verifier stored (with the hand-off's page, if any), the provider's URL. */
-export async function startOAuth(deps: Infra, provider: string, redirectTo?: string, codeChallenge?: string): Promise<{ url: string; state: string }> {
+export async function startOAuth(
+  deps: Infra,
+  provider: string,
+  redirectTo?: string,
+  codeChallenge?: string,
+): Promise<{ url: string; state: string }> {
   const cfg = providerConfig(deps, provider);
   const target = redirectTo === undefined ? null : handoffTarget(deps.config.appOrigin, redirectTo);
-  if (codeChallenge !== undefined && target === null) throw validationError('Invalid codeChallenge', 'codeChallenge: only with redirectTo (it binds the hand-off’s code)');
+  if (codeChallenge !== undefined && target === null)
+    throw validationError(
+      'Invalid codeChallenge',
+      'codeChallenge: only with redirectTo (it binds the hand-off’s code)',
+    );
   const state = generateState();
   const verifier = generateCodeVerifier();
   const now = deps.clock.now();
   await deps.db.delete(oauthStates).where(sql`${oauthStates.expiresAt} < ${now.toISOString()}::timestamptz`);
   await deps.db
     .insert(oauthStates)
-    .values({ stateHash: sha256(state), provider, codeVerifier: verifier, redirectTo: target, handoffChallenge: codeChallenge ?? null, expiresAt: new Date(now.getTime() + STATE_TTL_MS), createdAt: now });
-  const url = client(deps, provider, cfg).createAuthorizationURLWithPKCE(cfg.authorizationUrl, state, CodeChallengeMethod.S256, verifier, SCOPES[provider as Provider]);
+    .values({
+      stateHash: sha256(state),
+      provider,
+      codeVerifier: verifier,
+      redirectTo: target,
+      handoffChallenge: codeChallenge ?? null,
+      expiresAt: new Date(now.getTime() + STATE_TTL_MS),
+      createdAt: now,
+    });
+  const url = client(deps, provider, cfg).createAuthorizationURLWithPKCE(
+    cfg.authorizationUrl,
+    state,
+    CodeChallengeMethod.S256,
+    verifier,
+    SCOPES[provider as Provider],
+  );
   return { url: url.toString(), state };
 }
 
 async function fetchJson(url: string, accessToken: string): Promise<unknown> {
-  const res = await fetch(url, { headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json', 'user-agent': 'Tenantry' } });
+  const res = await fetch(url, {
+    headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json', 'user-agent': 'Tenantry' },
+  });
   if (!res.ok) throw new Error(`${url} answered ${res.status}`);
   return res.json();
 }
@@ -81,7 +118,11 @@ async function fetchProfile(provider: Provider, cfg: OAuthProviderConfig, access
   }
   const u = (await fetchJson(`${cfg.userInfoUrl}/user`, accessToken)) as Record<string, unknown>;
   const listed = await fetchJson(`${cfg.userInfoUrl}/user/emails`, accessToken);
-  const emails = (Array.isArray(listed) ? listed : []) as Array<{ email?: unknown; primary?: unknown; verified?: unknown }>;
+  const emails = (Array.isArray(listed) ? listed : []) as Array<{
+    email?: unknown;
+    primary?: unknown;
+    verified?: unknown;
+  }>;
   // The primary address if GitHub verified it, else another verified one; never an unverified one.
   const verified = emails.filter((e) => e.verified === true && typeof e.email === 'string');
   const chosen = verified.find((e) => e.primary === true) ?? verified[0];
@@ -106,23 +147,41 @@ function providerEmail(raw: string): string | null {
 }
 
 /** The account for a provider identity: linked before, or linked now by verified email, or new. */
-async function resolveAccount(deps: Infra, provider: Provider, profile: Profile): Promise<{ user: UserRow; created: boolean }> {
+async function resolveAccount(
+  deps: Infra,
+  provider: Provider,
+  profile: Profile,
+): Promise<{ user: UserRow; created: boolean }> {
   const [linked] = await deps.db
     .select({ user: users })
     .from(oauthAccounts)
     .innerJoin(users, eq(users.id, oauthAccounts.userId))
     .where(and(eq(oauthAccounts.provider, provider), eq(oauthAccounts.providerAccountId, profile.id)));
   if (linked) return { user: linked.user, created: false };
-  if (!profile.email) throw validationError('The provider did not share an email address', 'Allow access to your email address and try again');
+  if (!profile.email)
+    throw validationError(
+      'The provider did not share an email address',
+      'Allow access to your email address and try again',
+    );
   const email = providerEmail(profile.email);
-  if (!email) throw validationError('The provider’s email address is not valid', 'Sign in another way, or use another address at the provider');
+  if (!email)
+    throw validationError(
+      'The provider’s email address is not valid',
+      'Sign in another way, or use another address at the provider',
+    );
   if (!profile.emailVerified) {
     // Whoever controls this provider account has not proven the address: nothing is created or linked.
-    throw new AppError('EMAIL_NOT_VERIFIED', 'The provider has not verified this email address', 'Verify the address with the provider, then sign in again');
+    throw new AppError(
+      'EMAIL_NOT_VERIFIED',
+      'The provider has not verified this email address',
+      'Verify the address with the provider, then sign in again',
+    );
   }
   const existing = await findUserByEmail(deps, email);
   try {
-    return existing ? { user: await linkExisting(deps, existing.id, provider, profile.id, email), created: false } : await createAccount(deps, provider, profile, email);
+    return existing
+      ? { user: await linkExisting(deps, existing.id, provider, profile.id, email), created: false }
+      : await createAccount(deps, provider, profile, email);
   } catch (err) {
     // A parallel callback for the same identity or email won the race: use what it made.
     if (isUniqueViolation(err)) return resolveAccount(deps, provider, profile);
@@ -134,18 +193,31 @@ async function resolveAccount(deps: Infra, provider: Provider, profile: Profile)
  * Links a provider identity whose verified email is the account's. On an account whose email was
  * never verified the provider's proof of the address claims it first (claim.ts).
  */
-async function linkExisting(deps: Infra, userId: string, provider: Provider, providerAccountId: string, email: string): Promise<UserRow> {
+async function linkExisting(
+  deps: Infra,
+  userId: string,
+  provider: Provider,
+  providerAccountId: string,
+  email: string,
+): Promise<UserRow> {
   const now = deps.clock.now();
   return transaction(deps.db, async (tx, afterCommit) => {
     const claimed = await claimUnverifiedAccount(deps, tx, userId, email, null);
     afterCommit(() => deps.users.changed(userId));
-    await tx.insert(oauthAccounts).values({ id: newId('tok', now.getTime()), userId, provider, providerAccountId, email, createdAt: now });
+    await tx
+      .insert(oauthAccounts)
+      .values({ id: newId('tok', now.getTime()), userId, provider, providerAccountId, email, createdAt: now });
     const [user] = claimed ? [claimed] : await tx.select().from(users).where(eq(users.id, userId));
     return user!;
   });
 }
 
-async function createAccount(deps: Infra, provider: Provider, profile: Profile, email: string): Promise<{ user: UserRow; created: boolean }> {
+async function createAccount(
+  deps: Infra,
+  provider: Provider,
+  profile: Profile,
+  email: string,
+): Promise<{ user: UserRow; created: boolean }> {
   const now = deps.clock.now();
   const result = await transaction(deps.db, async (tx) => {
     const [u] = await tx
@@ -162,7 +234,16 @@ async function createAccount(deps: Infra, provider: Provider, profile: Profile, 
         updatedAt: now,
       })
       .returning();
-    await tx.insert(oauthAccounts).values({ id: newId('tok', now.getTime()), userId: u!.id, provider, providerAccountId: profile.id, email, createdAt: now });
+    await tx
+      .insert(oauthAccounts)
+      .values({
+        id: newId('tok', now.getTime()),
+        userId: u!.id,
+        provider,
+        providerAccountId: profile.id,
+        email,
+        createdAt: now,
+      });
     return u!;
   });
   return { user: result, created: true };
@@ -190,7 +271,12 @@ export async function takeFlow(deps: Infra, provider: string, cookieState: strin
     ? await deps.db
         .delete(oauthStates)
         .where(and(eq(oauthStates.stateHash, sha256(cookieState)), eq(oauthStates.provider, provider)))
-        .returning({ codeVerifier: oauthStates.codeVerifier, redirectTo: oauthStates.redirectTo, handoffChallenge: oauthStates.handoffChallenge, expiresAt: oauthStates.expiresAt })
+        .returning({
+          codeVerifier: oauthStates.codeVerifier,
+          redirectTo: oauthStates.redirectTo,
+          handoffChallenge: oauthStates.handoffChallenge,
+          expiresAt: oauthStates.expiresAt,
+        })
     : [];
   return {
     provider: provider as Provider,
@@ -203,22 +289,46 @@ export async function takeFlow(deps: Infra, provider: string, cookieState: strin
 }
 
 /** The callback's checks, the code exchange with the provider and the account it reaches. */
-async function authenticate(deps: Infra, flow: Flow, input: { code?: string; state?: string; error?: string }): Promise<UserRow> {
+async function authenticate(
+  deps: Infra,
+  flow: Flow,
+  input: { code?: string; state?: string; error?: string },
+): Promise<UserRow> {
   // A state that does not hold: the JSON callback's 400; the hand-off reports that no one was signed in.
-  const badState = (details: string) => (flow.redirectTo ? authenticationError('Invalid OAuth state', details) : validationError('Invalid OAuth state', details));
-  if (input.error) throw authenticationError('Sign-in was not authorized by the provider', `The provider answered: ${input.error.slice(0, 100)}`);
+  const badState = (details: string) =>
+    flow.redirectTo
+      ? authenticationError('Invalid OAuth state', details)
+      : validationError('Invalid OAuth state', details);
+  if (input.error)
+    throw authenticationError(
+      'Sign-in was not authorized by the provider',
+      `The provider answered: ${input.error.slice(0, 100)}`,
+    );
   if (!input.code || !input.state) throw validationError('Invalid request', 'code and state are required');
   // The state must come back to the browser that started the flow (login CSRF) and be one we issued.
-  if (!flow.cookieState || flow.cookieState !== input.state) throw badState('state: does not match this browser’s sign-in request');
-  if (!flow.pending || flow.pending.expiresAt.getTime() <= deps.clock.now().getTime()) throw badState('state: is unknown, already used or expired');
+  if (!flow.cookieState || flow.cookieState !== input.state)
+    throw badState('state: does not match this browser’s sign-in request');
+  if (!flow.pending || flow.pending.expiresAt.getTime() <= deps.clock.now().getTime())
+    throw badState('state: is unknown, already used or expired');
 
   let profile: Profile;
   try {
-    const tokens = await client(deps, flow.provider, flow.cfg).validateAuthorizationCode(flow.cfg.tokenUrl, input.code, flow.pending.codeVerifier);
+    const tokens = await client(deps, flow.provider, flow.cfg).validateAuthorizationCode(
+      flow.cfg.tokenUrl,
+      input.code,
+      flow.pending.codeVerifier,
+    );
     profile = await fetchProfile(flow.provider, flow.cfg, tokens.accessToken());
   } catch (err) {
-    if (err instanceof OAuth2RequestError) throw authenticationError('Sign-in with the provider failed', `The provider refused the authorization code (${err.code})`);
-    if (err instanceof ArcticFetchError) throw new AppError('SERVICE_UNAVAILABLE', 'The sign-in provider is unreachable', 'Try again shortly', { 'Retry-After': '5' });
+    if (err instanceof OAuth2RequestError)
+      throw authenticationError(
+        'Sign-in with the provider failed',
+        `The provider refused the authorization code (${err.code})`,
+      );
+    if (err instanceof ArcticFetchError)
+      throw new AppError('SERVICE_UNAVAILABLE', 'The sign-in provider is unreachable', 'Try again shortly', {
+        'Retry-After': '5',
+      });
     deps.logger.warn({ err: { message: (err as Error).message }, provider: flow.provider }, 'oauth exchange failed');
     throw authenticationError('Sign-in with the provider failed');
   }
@@ -240,12 +350,21 @@ async function completeSocialSignIn(deps: Infra, user: UserRow, meta: ClientMeta
 }
 
 /** The JSON callback: answers as login does. */
-export async function finishOAuth(deps: Infra, flow: Flow, input: { code?: string; state?: string; error?: string }, meta: ClientMeta) {
+export async function finishOAuth(
+  deps: Infra,
+  flow: Flow,
+  input: { code?: string; state?: string; error?: string },
+  meta: ClientMeta,
+) {
   return completeSocialSignIn(deps, await authenticate(deps, flow, input), meta);
 }
 
 /** The hand-off callback: the checks of a sign-in, then a one-time code for the account. */
-export async function finishOAuthHandoff(deps: Infra, flow: Flow, input: { code?: string; state?: string; error?: string }): Promise<string> {
+export async function finishOAuthHandoff(
+  deps: Infra,
+  flow: Flow,
+  input: { code?: string; state?: string; error?: string },
+): Promise<string> {
   const user = await authenticate(deps, flow, input);
   assertSocialSignIn(deps, user);
   return issueHandoffCode(deps, user.id, flow.handoffChallenge);

@@ -18,10 +18,12 @@ afterAll(async () => {
 const NEW_PASSWORD = 'Brand-New-Secret-7';
 const MINUTE = 60 * 1000;
 
-const forgot = (email: string) => t.request({ method: 'POST', url: '/api/v1/auth/password/forgot', payload: { email } });
+const forgot = (email: string) =>
+  t.request({ method: 'POST', url: '/api/v1/auth/password/forgot', payload: { email } });
 const reset = (token: string, newPassword: string) =>
   t.request({ method: 'POST', url: '/api/v1/auth/password/reset', payload: { token, newPassword } });
-const resetMails = (email: string) => t.mail.mails.filter((m) => m.to.includes(email) && /Reset your password/.test(m.subject));
+const resetMails = (email: string) =>
+  t.mail.mails.filter((m) => m.to.includes(email) && /Reset your password/.test(m.subject));
 
 async function resetToken(email: string): Promise<string> {
   const before = resetMails(email).length;
@@ -63,7 +65,9 @@ describe('POST /auth/password/reset', () => {
     const res = await reset(token, NEW_PASSWORD);
     expect(res.statusCode, res.body).toBe(200);
     expect(json(res)).toEqual({ message: expect.any(String) });
-    expect(expectError(await loginRaw(t, email, PASSWORD), 401, 'AUTHENTICATION_ERROR').message).toBe('Invalid email or password');
+    expect(expectError(await loginRaw(t, email, PASSWORD), 401, 'AUTHENTICATION_ERROR').message).toBe(
+      'Invalid email or password',
+    );
     await login(t, email, NEW_PASSWORD);
   });
 

@@ -25,9 +25,16 @@ afterAll(async () => {
 
 const WINDOW_MS = 600 * 1000;
 const post = (url: string, payload: Record<string, unknown> | undefined, accessToken?: string) =>
-  t.request({ method: 'POST', url: `/api/v1${url}`, ...(payload ? { payload } : {}), headers: accessToken ? bearer(accessToken) : {} });
-const options = (accessToken: string, proof?: Record<string, unknown>) => post('/auth/passkeys/registration/options', proof, accessToken);
-const reauthenticate = (accessToken: string, proof: Record<string, unknown>) => post('/auth/reauthenticate', proof, accessToken);
+  t.request({
+    method: 'POST',
+    url: `/api/v1${url}`,
+    ...(payload ? { payload } : {}),
+    headers: accessToken ? bearer(accessToken) : {},
+  });
+const options = (accessToken: string, proof?: Record<string, unknown>) =>
+  post('/auth/passkeys/registration/options', proof, accessToken);
+const reauthenticate = (accessToken: string, proof: Record<string, unknown>) =>
+  post('/auth/reauthenticate', proof, accessToken);
 
 /** A 401 that asks for a proof: the flag beside `error`, and details naming what to send. */
 function expectReauth(res: LightMyRequestResponse, details?: RegExp) {
@@ -41,13 +48,22 @@ function expectReauth(res: LightMyRequestResponse, details?: RegExp) {
 async function register(accessToken: string, optionsRes: LightMyRequestResponse) {
   expect(optionsRes.statusCode, optionsRes.body).toBe(200);
   const authenticator = new SoftAuthenticator();
-  const res = await post('/auth/passkeys/registration/verify', { response: authenticator.create(json(optionsRes) as Parameters<SoftAuthenticator['create']>[0]) }, accessToken);
+  const res = await post(
+    '/auth/passkeys/registration/verify',
+    { response: authenticator.create(json(optionsRes) as Parameters<SoftAuthenticator['create']>[0]) },
+    accessToken,
+  );
   expect(res.statusCode, res.body).toBe(201);
   return authenticator;
 }
 
 const challengesOf = async (userId: string) =>
-  (await queryRows<{ n: number }>(t, sql`select count(*)::int as n from webauthn_challenges where user_id = ${userId} and kind = 'registration'`))[0]!.n;
+  (
+    await queryRows<{ n: number }>(
+      t,
+      sql`select count(*)::int as n from webauthn_challenges where user_id = ${userId} and kind = 'registration'`,
+    )
+  )[0]!.n;
 const failuresOf = async (userId: string) =>
   (await queryRows<{ n: number }>(t, sql`select failed_login_attempts as n from users where id = ${userId}`))[0]!.n;
 
@@ -65,7 +81,12 @@ async function googleSignIn(email: string, id = String(++sub)) {
     headers: { cookie: `tenantry_oauth_state=${cookie}` },
   });
   expect(res.statusCode, res.body).toBe(200);
-  return { id, accessToken: json(res).accessToken as string, refreshToken: json(res).refreshToken as string, userId: json(res).user.id as string };
+  return {
+    id,
+    accessToken: json(res).accessToken as string,
+    refreshToken: json(res).refreshToken as string,
+    userId: json(res).user.id as string,
+  };
 }
 
 describe('the attack: a stolen token adds a passkey', () => {
@@ -109,9 +130,15 @@ describe('the attack: a stolen token adds a passkey', () => {
       payload: { currentPassword: PASSWORD, newPassword: 'Owner-Changed-2' },
     });
     expect(changed.statusCode, changed.body).toBe(200);
-    expect((await t.request({ method: 'DELETE', url: '/api/v1/users/me/sessions', headers: bearer(owner.accessToken) })).statusCode).toBe(200);
+    expect(
+      (await t.request({ method: 'DELETE', url: '/api/v1/users/me/sessions', headers: bearer(owner.accessToken) }))
+        .statusCode,
+    ).toBe(200);
     const start = json(await post('/auth/passkeys/authentication/options', {}));
-    const signIn = await post('/auth/passkeys/authentication/verify', { challengeId: start.challengeId, response: key.get(start.options) });
+    const signIn = await post('/auth/passkeys/authentication/verify', {
+      challengeId: start.challengeId,
+      response: key.get(start.options),
+    });
     expect(signIn.statusCode, signIn.body).toBe(200);
     expect(json(signIn).user.id).toBe(owner.userId);
   });
@@ -146,7 +173,11 @@ describe('the window after a sign-in', () => {
     expectError(await options(user.accessToken, { twoFactorCode: '123456' }), 400, 'VALIDATION_ERROR');
     expectError(await options(user.accessToken, { password: PASSWORD, remember: true }), 400, 'VALIDATION_ERROR');
     expectError(await options(user.accessToken, { password: 42 }), 400, 'VALIDATION_ERROR');
-    const anonymous = expectError(await post('/auth/passkeys/registration/options', { password: PASSWORD }), 401, 'AUTHENTICATION_ERROR');
+    const anonymous = expectError(
+      await post('/auth/passkeys/registration/options', { password: PASSWORD }),
+      401,
+      'AUTHENTICATION_ERROR',
+    );
     expect(anonymous.message).toBe('Authentication required');
     expect(await challengesOf(user.userId)).toBe(0);
     expect(await failuresOf(user.userId)).toBe(0);
@@ -161,7 +192,10 @@ describe('POST /auth/reauthenticate', () => {
     const res = await reauthenticate(user.accessToken, { password: PASSWORD });
     expect(res.statusCode, res.body).toBe(200);
     const now = t.clock.now().getTime();
-    expect(json(res)).toEqual({ authenticatedAt: new Date(now).toISOString(), expiresAt: new Date(now + WINDOW_MS).toISOString() });
+    expect(json(res)).toEqual({
+      authenticatedAt: new Date(now).toISOString(),
+      expiresAt: new Date(now + WINDOW_MS).toISOString(),
+    });
     await register(user.accessToken, await options(user.accessToken));
     expectReauth(await options(other.accessToken));
     // The same session's refreshed tokens share its re-authentication…
@@ -187,7 +221,10 @@ describe('POST /auth/reauthenticate', () => {
     expect(Number(locked.headers['retry-after'])).toBeGreaterThan(0);
     expectError(await options(user.accessToken, { password: PASSWORD }), 423, 'ACCOUNT_LOCKED');
     expectReauth(await options(user.accessToken));
-    const [row] = await queryRows<{ authenticated_at: Date | string; created_at: Date | string }>(t, sql`select authenticated_at, created_at from sessions where user_id = ${user.userId}`);
+    const [row] = await queryRows<{ authenticated_at: Date | string; created_at: Date | string }>(
+      t,
+      sql`select authenticated_at, created_at from sessions where user_id = ${user.userId}`,
+    );
     expect(new Date(row!.authenticated_at).getTime()).toBe(new Date(row!.created_at).getTime());
   });
 
@@ -211,7 +248,9 @@ describe('accounts without a password', () => {
     const user = await signedInUser(t, 'reauth-2fa');
     const setup = await post('/auth/two-factor/setup', { password: PASSWORD }, user.accessToken);
     const secret = json(setup).secret as string;
-    expect((await post('/auth/two-factor/verify', { code: totpCode(secret, t.clock.now()) }, user.accessToken)).statusCode).toBe(200);
+    expect(
+      (await post('/auth/two-factor/verify', { code: totpCode(secret, t.clock.now()) }, user.accessToken)).statusCode,
+    ).toBe(200);
     // As an account made by a social sign-in is: no password.
     await t.deps.db.execute(sql`update users set password_hash = null where id = ${user.userId}`);
     await t.deps.users.changed(user.userId);
@@ -220,11 +259,16 @@ describe('accounts without a password', () => {
     expectError(await options(user.accessToken, { password: PASSWORD }), 400, 'VALIDATION_ERROR');
     expectReauth(await options(user.accessToken, { twoFactorCode: '000000' }));
     expect(await failuresOf(user.userId)).toBe(1);
-    await register(user.accessToken, await options(user.accessToken, { twoFactorCode: totpCode(secret, t.clock.now()) }));
+    await register(
+      user.accessToken,
+      await options(user.accessToken, { twoFactorCode: totpCode(secret, t.clock.now()) }),
+    );
     // The code was spent: the same one proves nothing again.
     expectReauth(await reauthenticate(user.accessToken, { twoFactorCode: totpCode(secret, t.clock.now()) }));
     t.clock.advance(30 * 1000);
-    expect((await reauthenticate(user.accessToken, { twoFactorCode: totpCode(secret, t.clock.now()) })).statusCode).toBe(200);
+    expect(
+      (await reauthenticate(user.accessToken, { twoFactorCode: totpCode(secret, t.clock.now()) })).statusCode,
+    ).toBe(200);
     expect((await options(user.accessToken)).statusCode).toBe(200);
   });
 

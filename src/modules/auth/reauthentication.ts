@@ -39,7 +39,8 @@ export async function proveIdentity(deps: Infra, user: UserRow, input: Proof, ne
     check = () => deps.passwords.verify(hash, input.password!);
     wrong = () => authenticationError('Password is incorrect');
   } else {
-    if (input.twoFactorCode === undefined) throw validationError('Invalid request body', 'twoFactorCode: is required for an account without a password');
+    if (input.twoFactorCode === undefined)
+      throw validationError('Invalid request body', 'twoFactorCode: is required for an account without a password');
     check = () => consumeSecondFactor(deps, user.id, input.twoFactorCode!);
     wrong = invalidSecondFactor;
   }
@@ -62,7 +63,8 @@ async function proveAgain(deps: Infra, user: UserRow, input: Proof) {
 // An account with neither a password nor two-factor (a social or magic-link account) has no proof
 // to give but a new sign-in: a fresh session counts for the window.
 const cannotProve = (deps: Infra) =>
-  new AppError('AUTHENTICATION_ERROR',
+  new AppError(
+    'AUTHENTICATION_ERROR',
     'Re-authentication required',
     `This account has no password or two-factor code to confirm with: sign in again, and do this within ${deps.config.auth.reauthWindowS} seconds`,
     {},
@@ -71,8 +73,15 @@ const cannotProve = (deps: Infra) =>
 
 function required(deps: Infra, kind: 'password' | 'twoFactorCode' | null) {
   if (kind === null) return cannotProve(deps);
-  const what = kind === 'password' ? 'password: confirm your password' : 'twoFactorCode: confirm with a two-factor code';
-  return new AppError('AUTHENTICATION_ERROR', 'Re-authentication required', `${what} (in this request, or first with POST /auth/reauthenticate)`, {}, REQUIRED);
+  const what =
+    kind === 'password' ? 'password: confirm your password' : 'twoFactorCode: confirm with a two-factor code';
+  return new AppError(
+    'AUTHENTICATION_ERROR',
+    'Re-authentication required',
+    `${what} (in this request, or first with POST /auth/reauthenticate)`,
+    {},
+    REQUIRED,
+  );
 }
 
 async function activeUser(deps: Infra, userId: string) {
@@ -88,7 +97,10 @@ export async function reauthenticate(deps: Infra, actor: UserActor, input: Proof
   const at = await deps.sessions.reauthenticated(actor.sessionId, user.id);
   // Revoked while the proof was checked: the session proves nothing any more.
   if (!at) throw authenticationError('Session is no longer active');
-  return { authenticatedAt: at.toISOString(), expiresAt: new Date(at.getTime() + deps.config.auth.reauthWindowS * 1000).toISOString() };
+  return {
+    authenticatedAt: at.toISOString(),
+    expiresAt: new Date(at.getTime() + deps.config.auth.reauthWindowS * 1000).toISOString(),
+  };
 }
 
 /**

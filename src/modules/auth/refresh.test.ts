@@ -36,7 +36,12 @@ describe('POST /auth/refresh', () => {
 
     const oldClaims = decodeJwt(user.accessToken).payload;
     const claims = decodeJwt(next.accessToken).payload;
-    expect(claims).toMatchObject({ userId: user.userId, email: user.email, sessionId: oldClaims.sessionId, iss: 'tenantry' });
+    expect(claims).toMatchObject({
+      userId: user.userId,
+      email: user.email,
+      sessionId: oldClaims.sessionId,
+      iss: 'tenantry',
+    });
     expect(claims.exp).toBe((claims.iat as number) + 900);
     const refreshClaims = decodeJwt(next.refreshToken).payload;
     expect(refreshClaims).toMatchObject({ userId: user.userId, sessionId: oldClaims.sessionId, iss: 'tenantry' });
@@ -103,7 +108,11 @@ describe('POST /auth/refresh', () => {
   it('refuses forged refresh tokens: another secret, alg none', async () => {
     const user = await signedInUser(t, 'forged-refresh');
     const claims = decodeJwt(user.refreshToken).payload;
-    expectError(await refreshRaw(t, signHs256(claims, 'another-secret-0123456789abcdefghijklmnop')), 401, 'AUTHENTICATION_ERROR');
+    expectError(
+      await refreshRaw(t, signHs256(claims, 'another-secret-0123456789abcdefghijklmnop')),
+      401,
+      'AUTHENTICATION_ERROR',
+    );
     expectError(await refreshRaw(t, unsignedJwt(claims)), 401, 'AUTHENTICATION_ERROR');
     // Signed with the access secret (the refresh secret must be separate).
     expectError(await refreshRaw(t, signHs256(claims, t.deps.config.jwtSecret)), 401, 'AUTHENTICATION_ERROR');
@@ -171,7 +180,10 @@ describe('access tokens', () => {
     const claims = decodeJwt(a.accessToken).payload;
     const noSession = signHs256({ ...claims, sessionId: 'ses_01jzzzzzzzzzzzzzzzzzzzzzzz' }, t.deps.config.jwtSecret);
     expectError(await getMe(t, noSession), 401, 'AUTHENTICATION_ERROR');
-    const otherSession = signHs256({ ...claims, sessionId: decodeJwt(b.accessToken).payload.sessionId }, t.deps.config.jwtSecret);
+    const otherSession = signHs256(
+      { ...claims, sessionId: decodeJwt(b.accessToken).payload.sessionId },
+      t.deps.config.jwtSecret,
+    );
     expectError(await getMe(t, otherSession), 401, 'AUTHENTICATION_ERROR');
   });
 });
@@ -186,7 +198,11 @@ describe('POST /auth/logout', () => {
     expect(json(res)).toEqual({ message: expect.any(String) });
     expectError(await getMe(t, user.accessToken), 401, 'AUTHENTICATION_ERROR');
     expectError(await refreshRaw(t, user.refreshToken), 401, 'AUTHENTICATION_ERROR');
-    expectError(await t.request({ method: 'POST', url: '/api/v1/auth/logout', headers: user.auth }), 401, 'AUTHENTICATION_ERROR');
+    expectError(
+      await t.request({ method: 'POST', url: '/api/v1/auth/logout', headers: user.auth }),
+      401,
+      'AUTHENTICATION_ERROR',
+    );
     // Another session of the same user is untouched.
     expect((await getMe(t, other.accessToken)).statusCode).toBe(200);
     await refreshOk(other.refreshToken);
@@ -195,7 +211,9 @@ describe('POST /auth/logout', () => {
   it('revokes the tokens obtained by refresh as well', async () => {
     const user = await signedInUser(t, 'logout-rotated');
     const next = await refreshOk(user.refreshToken);
-    expect((await t.request({ method: 'POST', url: '/api/v1/auth/logout', headers: bearer(next.accessToken) })).statusCode).toBe(200);
+    expect(
+      (await t.request({ method: 'POST', url: '/api/v1/auth/logout', headers: bearer(next.accessToken) })).statusCode,
+    ).toBe(200);
     expectError(await getMe(t, user.accessToken), 401, 'AUTHENTICATION_ERROR');
     expectError(await refreshRaw(t, next.refreshToken), 401, 'AUTHENTICATION_ERROR');
   });

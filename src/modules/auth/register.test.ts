@@ -16,7 +16,11 @@ describe('registration and email verification', () => {
     const { userId } = await registerUser(t, email);
     expect(userId).toMatch(/^usr_[0-9a-z]{26}$/);
 
-    const before = await t.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password: PASSWORD } });
+    const before = await t.request({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      payload: { email, password: PASSWORD },
+    });
     expect(before.statusCode).toBe(403);
     expect(json(before).error.code).toBe('EMAIL_NOT_VERIFIED');
 
@@ -29,8 +33,15 @@ describe('registration and email verification', () => {
   it('refuses a duplicate email, whatever its case, with 409', async () => {
     const email = uniqueEmail('dup');
     await registerUser(t, email);
-    const res = await t.request({ method: 'POST', url: '/api/v1/auth/register', payload: { email: `  ${email.toUpperCase()} `, password: PASSWORD } });
+    const res = await t.request({
+      method: 'POST',
+      url: '/api/v1/auth/register',
+      payload: { email: `  ${email.toUpperCase()} `, password: PASSWORD },
+    });
     expect(res.statusCode).toBe(409);
-    expect(json(res)).toEqual({ success: false, error: { code: 'CONFLICT', message: expect.any(String), details: expect.stringContaining('email') } });
+    expect(json(res)).toEqual({
+      success: false,
+      error: { code: 'CONFLICT', message: expect.any(String), details: expect.stringContaining('email') },
+    });
   });
 });

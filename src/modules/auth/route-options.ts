@@ -15,14 +15,22 @@ export const clientMeta = (request: FastifyRequest): signIn.ClientMeta => ({
   ipAddress: request.ip ?? null,
 });
 
-export const INVALID_TOKEN: ErrorExample = { code: 'VALIDATION_ERROR', message: 'Invalid or expired token', details: 'token: is unknown, already used or expired' };
+export const INVALID_TOKEN: ErrorExample = {
+  code: 'VALIDATION_ERROR',
+  message: 'Invalid or expired token',
+  details: 'token: is unknown, already used or expired',
+};
 export const WEAK_PASSWORD: ErrorExample = {
   code: 'VALIDATION_ERROR',
   name: 'weakPassword',
   message: 'Password does not meet the policy',
   details: 'password: must contain an uppercase letter, a digit',
 };
-export const LOCKED: ErrorExample = { code: 'ACCOUNT_LOCKED', message: 'Account is temporarily locked after too many failed sign-in attempts', details: 'Try again in 900 seconds' };
+export const LOCKED: ErrorExample = {
+  code: 'ACCOUNT_LOCKED',
+  message: 'Account is temporarily locked after too many failed sign-in attempts',
+  details: 'Try again in 900 seconds',
+};
 export const TWO_FACTOR_REQUIRED: ErrorExample = {
   code: 'AUTHENTICATION_ERROR',
   name: 'twoFactorRequired',

@@ -9,11 +9,33 @@ import { route } from '../../http/route.js';
 import { bearerAuth, Message, ref } from '../../http/schemas.js';
 import { sessionCookies } from '../../http/session-cookie.js';
 import { type AppError, authenticationError, authorizationError, validationError } from '../../lib/errors.js';
-import { ChangePasswordBody, EmailBody, LoginBody, LoginResponse, LogoutBody, RefreshBody, RegisterBody, RegisterResponse, ResetBody, TokenBody, TokenPair } from './schemas.js';
+import {
+  ChangePasswordBody,
+  EmailBody,
+  LoginBody,
+  LoginResponse,
+  LogoutBody,
+  RefreshBody,
+  RegisterBody,
+  RegisterResponse,
+  ResetBody,
+  TokenBody,
+  TokenPair,
+} from './schemas.js';
 import * as account from './account.service.js';
 import * as auth from './service.js';
 import * as signIn from './sign-in.js';
-import { clientMeta, COOKIE_MODE, INVALID_SECOND_FACTOR, NOT_A_MEMBER, INVALID_TOKEN, LOCKED, TWO_FACTOR_REQUIRED, USER_NOT_FOUND, WEAK_PASSWORD } from './route-options.js';
+import {
+  clientMeta,
+  COOKIE_MODE,
+  INVALID_SECOND_FACTOR,
+  NOT_A_MEMBER,
+  INVALID_TOKEN,
+  LOCKED,
+  TWO_FACTOR_REQUIRED,
+  USER_NOT_FOUND,
+  WEAK_PASSWORD,
+} from './route-options.js';
 import { magicLinkRoutes, oauthRoutes } from './link.routes.js';
 import { twoFactorRoutes } from './two-factor.routes.js';
 import { accountRoutes } from './account.routes.js';
@@ -68,8 +90,12 @@ export function authRoutes(deps: Infra) {
       operationId: 'resendVerificationEmail',
       tags,
       summary: 'Send a new verification email (200 whether or not the account exists)',
-      description: 'Mails a new link to an existing, active, unverified account and voids the unused one; the answer and its timing are the same whether or not the account exists.',
-      schema: { body: ref(EmailBody), response: { 200: ref(Message, 'Sent, if the account exists and is not yet verified') } },
+      description:
+        'Mails a new link to an existing, active, unverified account and voids the unused one; the answer and its timing are the same whether or not the account exists.',
+      schema: {
+        body: ref(EmailBody),
+        response: { 200: ref(Message, 'Sent, if the account exists and is not yet verified') },
+      },
       handler: async (_ctx, { body }) => {
         await auth.resendVerification(deps, body.email);
         return { message: 'If the account exists and is not yet verified, a verification email has been sent' };
@@ -95,7 +121,8 @@ export function authRoutes(deps: Infra) {
       ],
       handler: async (ctx, { body }) => {
         const token = cookies.refreshToken(ctx.request, body.refreshToken);
-        if (token === undefined) throw noRefreshToken(ctx.request, validationError('Invalid request body', 'refreshToken: is required'));
+        if (token === undefined)
+          throw noRefreshToken(ctx.request, validationError('Invalid request body', 'refreshToken: is required'));
         return cookies.deliver(ctx.request, ctx.reply, await auth.refresh(deps, token, body.organizationId));
       },
     }),
@@ -117,12 +144,20 @@ export function authRoutes(deps: Infra) {
       handler: async (ctx, { body }) => {
         const { actor } = ctx;
         // An API key has no session to end.
-        if (actor.kind === 'apiKey') throw authorizationError('API keys cannot use this route', 'Sign in as a user and send an access token');
+        if (actor.kind === 'apiKey')
+          throw authorizationError('API keys cannot use this route', 'Sign in as a user and send an access token');
         if (actor.kind === 'user') {
           await auth.logout(deps, actor.sessionId);
         } else {
           const token = cookies.refreshToken(ctx.request, body.refreshToken);
-          if (token === undefined) throw noRefreshToken(ctx.request, authenticationError('Authentication required', 'Send an access token as Authorization: Bearer <token>, or a refresh token'));
+          if (token === undefined)
+            throw noRefreshToken(
+              ctx.request,
+              authenticationError(
+                'Authentication required',
+                'Send an access token as Authorization: Bearer <token>, or a refresh token',
+              ),
+            );
           await auth.logoutWithRefreshToken(deps, token);
         }
         cookies.clear(ctx.request, ctx.reply);
@@ -146,8 +181,18 @@ function passwordRoutes(deps: Infra) {
       summary: 'Create an account and send a verification email',
       description:
         'Checks the password policy (400) and mails `{APP_ORIGIN}/verify-email?token=…`. An address already registered answers 409: its owner recovers it with a magic link or a password reset (docs/api.md#claiming-an-unverified-address).',
-      schema: { body: ref(RegisterBody), response: { 201: ref(RegisterResponse, 'The account is created; a verification email is on its way') } },
-      errors: [WEAK_PASSWORD, { code: 'CONFLICT', message: 'An account with this email already exists', details: 'email: is already registered' }],
+      schema: {
+        body: ref(RegisterBody),
+        response: { 201: ref(RegisterResponse, 'The account is created; a verification email is on its way') },
+      },
+      errors: [
+        WEAK_PASSWORD,
+        {
+          code: 'CONFLICT',
+          message: 'An account with this email already exists',
+          details: 'email: is already registered',
+        },
+      ],
       handler: (_ctx, { body }) => auth.register(deps, body),
     }),
     route({
@@ -168,9 +213,14 @@ function passwordRoutes(deps: Infra) {
         'EMAIL_NOT_VERIFIED',
         LOCKED,
         NOT_A_MEMBER,
-        { code: 'INTERNAL_ERROR', message: 'The two-factor secret cannot be read', details: 'It was encrypted with a key that ENCRYPTION_KEY no longer lists' },
+        {
+          code: 'INTERNAL_ERROR',
+          message: 'The two-factor secret cannot be read',
+          details: 'It was encrypted with a key that ENCRYPTION_KEY no longer lists',
+        },
       ],
-      handler: async (ctx, { body }) => cookies.deliver(ctx.request, ctx.reply, await signIn.login(deps, body, clientMeta(ctx.request))),
+      handler: async (ctx, { body }) =>
+        cookies.deliver(ctx.request, ctx.reply, await signIn.login(deps, body, clientMeta(ctx.request))),
     }),
     route({
       method: 'POST',
@@ -181,7 +231,8 @@ function passwordRoutes(deps: Infra) {
       operationId: 'forgotPassword',
       tags,
       summary: 'Email a password reset link (200 whether or not the account exists)',
-      description: 'Mails `{APP_ORIGIN}/reset-password?token=…` (valid 1 hour) to an existing, active account; the answer and its timing are the same either way.',
+      description:
+        'Mails `{APP_ORIGIN}/reset-password?token=…` (valid 1 hour) to an existing, active account; the answer and its timing are the same either way.',
       schema: { body: ref(EmailBody), response: { 200: ref(Message, 'Sent, if the account exists') } },
       handler: async (_ctx, { body }) => {
         await auth.forgotPassword(deps, body.email);
@@ -214,11 +265,16 @@ function passwordRoutes(deps: Infra) {
       operationId: 'changePassword',
       tags: ['Users'],
       summary: 'Change the password; every other session is signed out',
-      description: 'A wrong current password counts toward the sign-in lockout (423 once locked); the new one must meet the policy and differ from the current one (docs/api.md#password-change).',
+      description:
+        'A wrong current password counts toward the sign-in lockout (423 once locked); the new one must meet the policy and differ from the current one (docs/api.md#password-change).',
       schema: { body: ref(ChangePasswordBody), response: { 200: ref(Message, 'Changed') } },
       errors: [
         { code: 'AUTHENTICATION_ERROR', name: 'wrongPassword', message: 'Current password is incorrect' },
-        { code: 'VALIDATION_ERROR', message: 'New password must differ from the current one', details: 'newPassword: must differ from currentPassword' },
+        {
+          code: 'VALIDATION_ERROR',
+          message: 'New password must differ from the current one',
+          details: 'newPassword: must differ from currentPassword',
+        },
         WEAK_PASSWORD,
         USER_NOT_FOUND,
         LOCKED,

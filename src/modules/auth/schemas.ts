@@ -8,8 +8,10 @@ export { Token };
 
 const ADA = 'ada@example.com';
 const PASSWORD = 'Analytical-Engine-1';
-const ACCESS = 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ1c2VySWQiOiJ1c3JfMDFqcTNibjl6czBhN2F3eTJ3MnZjNmJ0ZTEifQ.c2lnbmF0dXJl';
-const REFRESH = 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9uSWQiOiJzZXNfMDFqcTNicDJhN3I1eHE5ZGRmMGtqdDhnMGMifQ.c2lnbmF0dXJl';
+const ACCESS =
+  'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ1c2VySWQiOiJ1c3JfMDFqcTNibjl6czBhN2F3eTJ3MnZjNmJ0ZTEifQ.c2lnbmF0dXJl';
+const REFRESH =
+  'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9uSWQiOiJzZXNfMDFqcTNicDJhN3I1eHE5ZGRmMGtqdDhnMGMifQ.c2lnbmF0dXJl';
 const USER_ID = 'usr_01jq3bn9zs0a7awy2w2vc6bte1';
 const ORG_ID = 'org_01jq3bz8n6m4k2j0h8g6f4d2c0';
 
@@ -25,20 +27,34 @@ export const RegisterBody = named(
   }),
   { examples: [{ email: ADA, password: PASSWORD, fullName: 'Ada Lovelace' }] },
 );
-export const RegisterResponse = named('RegisterResponse', Type.Object({ userId: Type.String() }), { examples: [{ userId: USER_ID }] });
+export const RegisterResponse = named('RegisterResponse', Type.Object({ userId: Type.String() }), {
+  examples: [{ userId: USER_ID }],
+});
 
 export const LoginBody = named(
   'LoginRequest',
   Body({
     email: Email,
     password: Password,
-    twoFactorCode: Type.Optional(Type.String({ minLength: 1, maxLength: 32, description: 'A TOTP code or an unused backup code, when two-factor is enabled' })),
+    twoFactorCode: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 32,
+        description: 'A TOTP code or an unused backup code, when two-factor is enabled',
+      }),
+    ),
     organizationId: Type.Optional({
       ...ActiveOrganization,
-      description: 'The organization the new session acts in (its tokens carry org_id, org_role, org_permissions); 403 when the account is not a member of it',
+      description:
+        'The organization the new session acts in (its tokens carry org_id, org_role, org_permissions); 403 when the account is not a member of it',
     }),
   }),
-  { examples: [{ email: ADA, password: PASSWORD }, { email: ADA, password: PASSWORD, organizationId: ORG_ID }] },
+  {
+    examples: [
+      { email: ADA, password: PASSWORD },
+      { email: ADA, password: PASSWORD, organizationId: ORG_ID },
+    ],
+  },
 );
 
 export const LoginUser = named(
@@ -62,10 +78,14 @@ const tokenFields = {
     }),
   ),
   expiresIn: Type.Integer({ description: 'Access token lifetime in seconds' }),
-  organizationId: Nullable(Type.String({ description: "The session's active organization (docs/api.md#active-organization), or null" })),
+  organizationId: Nullable(
+    Type.String({ description: "The session's active organization (docs/api.md#active-organization), or null" }),
+  ),
 };
 
-export const TokenPair = named('TokenPair', Type.Object(tokenFields), { examples: [{ accessToken: ACCESS, refreshToken: REFRESH, expiresIn: 900, organizationId: ORG_ID }] });
+export const TokenPair = named('TokenPair', Type.Object(tokenFields), {
+  examples: [{ accessToken: ACCESS, refreshToken: REFRESH, expiresIn: 900, organizationId: ORG_ID }],
+});
 
 export const LoginResponse = named('LoginResponse', Type.Object({ ...tokenFields, user: ref(LoginUser) }), {
   description: 'What every sign-in method answers (docs/api.md#sign-in-with-email-and-password)',
@@ -75,14 +95,21 @@ export const LoginResponse = named('LoginResponse', Type.Object({ ...tokenFields
       refreshToken: REFRESH,
       expiresIn: 900,
       organizationId: null,
-      user: { id: USER_ID, email: ADA, fullName: 'Ada Lovelace', emailVerified: '2026-03-01T12:00:00.000Z', twoFactorEnabled: false },
+      user: {
+        id: USER_ID,
+        email: ADA,
+        fullName: 'Ada Lovelace',
+        emailVerified: '2026-03-01T12:00:00.000Z',
+        twoFactorEnabled: false,
+      },
     },
   ],
 });
 
 const refreshTokenField = Type.Optional({
   ...Token,
-  description: 'Left out in cookie mode (`X-Session-Mode: cookie`): the `tenantry_refresh` cookie is used instead (docs/api.md#cookie-mode)',
+  description:
+    'Left out in cookie mode (`X-Session-Mode: cookie`): the `tenantry_refresh` cookie is used instead (docs/api.md#cookie-mode)',
 });
 export const RefreshBody = named(
   'RefreshRequest',
@@ -100,29 +127,50 @@ export const LogoutBody = named('LogoutRequest', Body({ refreshToken: refreshTok
   description: 'Needed only without an access token: the refresh token of the session to end, or none in cookie mode',
   examples: [{}, { refreshToken: REFRESH }],
 });
-export const TokenBody = named('TokenRequest', Body({ token: { ...Token, description: 'The token of the mailed link' } }), {
-  description: 'A single-use token from a mailed link (docs/api.md#mailed-links)',
-});
+export const TokenBody = named(
+  'TokenRequest',
+  Body({ token: { ...Token, description: 'The token of the mailed link' } }),
+  {
+    description: 'A single-use token from a mailed link (docs/api.md#mailed-links)',
+  },
+);
 export const EmailBody = named('EmailRequest', Body({ email: Email }), { examples: [{ email: ADA }] });
 export const ResetBody = named('PasswordResetRequest', Body({ token: Token, newPassword: Password }));
 
-export const TwoFactorCode = Type.String({ minLength: 6, maxLength: 32, description: 'A 6-digit TOTP code or a backup code (8 hexadecimal characters, any case)' });
+export const TwoFactorCode = Type.String({
+  minLength: 6,
+  maxLength: 32,
+  description: 'A 6-digit TOTP code or a backup code (8 hexadecimal characters, any case)',
+});
 export const TwoFactorSetupBody = named(
   'TwoFactorSetupRequest',
   Body({
     password: Password,
-    code: Type.Optional({ ...TwoFactorCode, description: 'A current TOTP or backup code: required while two-factor is enabled' }),
+    code: Type.Optional({
+      ...TwoFactorCode,
+      description: 'A current TOTP or backup code: required while two-factor is enabled',
+    }),
   }),
   { examples: [{ password: PASSWORD }] },
 );
-const OTPAUTH = 'otpauth://totp/Tenantry:ada%40example.com?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=Tenantry&algorithm=SHA1&digits=6&period=30';
+const OTPAUTH =
+  'otpauth://totp/Tenantry:ada%40example.com?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=Tenantry&algorithm=SHA1&digits=6&period=30';
 export const TwoFactorSetupResponse = named(
   'TwoFactorSetupResponse',
   Type.Object({
     secret: Type.String({ description: 'Base32 TOTP secret' }),
     otpauthUrl: Type.String({ description: 'otpauth:// URI to render as a QR code (issuer Tenantry)' }),
-    qrCode: Type.String({ description: 'The same otpauth:// URI as otpauthUrl, under its former name: use otpauthUrl', deprecated: true }),
-    backupCodes: Type.Array(Type.String({ description: '8 lowercase hexadecimal characters, accepted in any case; shown once, each works once', pattern: '^[0-9a-f]{8}$' }), { minItems: 10, maxItems: 10 }),
+    qrCode: Type.String({
+      description: 'The same otpauth:// URI as otpauthUrl, under its former name: use otpauthUrl',
+      deprecated: true,
+    }),
+    backupCodes: Type.Array(
+      Type.String({
+        description: '8 lowercase hexadecimal characters, accepted in any case; shown once, each works once',
+        pattern: '^[0-9a-f]{8}$',
+      }),
+      { minItems: 10, maxItems: 10 },
+    ),
   }),
   {
     examples: [
@@ -130,22 +178,47 @@ export const TwoFactorSetupResponse = named(
         secret: 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP',
         otpauthUrl: OTPAUTH,
         qrCode: OTPAUTH,
-        backupCodes: ['3f9a0c1e', 'b72d4e95', '0c8e61fa', 'e4a19b3d', '5d06c2b8', '9a3ef710', '71bc58d2', 'c6e2049f', '28fd3a6b', 'f0471e5c'],
+        backupCodes: [
+          '3f9a0c1e',
+          'b72d4e95',
+          '0c8e61fa',
+          'e4a19b3d',
+          '5d06c2b8',
+          '9a3ef710',
+          '71bc58d2',
+          'c6e2049f',
+          '28fd3a6b',
+          'f0471e5c',
+        ],
       },
     ],
   },
 );
-export const CodeBody = named('TwoFactorVerifyRequest', Body({ code: Type.String({ minLength: 6, maxLength: 6, pattern: '^[0-9]{6}$' }) }), { examples: [{ code: '492039' }] });
-export const DisableTwoFactorBody = named('TwoFactorDisableRequest', Body({ password: Password, code: TwoFactorCode }), { examples: [{ password: PASSWORD, code: '492039' }] });
-export const TwoFactorState = named('TwoFactorState', Type.Object({ twoFactorEnabled: Type.Boolean() }), { examples: [{ twoFactorEnabled: true }] });
+export const CodeBody = named(
+  'TwoFactorVerifyRequest',
+  Body({ code: Type.String({ minLength: 6, maxLength: 6, pattern: '^[0-9]{6}$' }) }),
+  { examples: [{ code: '492039' }] },
+);
+export const DisableTwoFactorBody = named(
+  'TwoFactorDisableRequest',
+  Body({ password: Password, code: TwoFactorCode }),
+  { examples: [{ password: PASSWORD, code: '492039' }] },
+);
+export const TwoFactorState = named('TwoFactorState', Type.Object({ twoFactorEnabled: Type.Boolean() }), {
+  examples: [{ twoFactorEnabled: true }],
+});
 export const TwoFactorLoginBody = named('TwoFactorLoginRequest', Body({ twoFactorToken: Token, code: TwoFactorCode }));
-export const MagicLinkVerifyBody = named('MagicLinkVerifyRequest', Body({ token: Token, twoFactorCode: Type.Optional(TwoFactorCode) }));
+export const MagicLinkVerifyBody = named(
+  'MagicLinkVerifyRequest',
+  Body({ token: Token, twoFactorCode: Type.Optional(TwoFactorCode) }),
+);
 export const StartSocialQuery = Type.Object({
   redirectTo: Type.Optional(
     Type.String({
       minLength: 1,
       maxLength: 2048,
-      description: 'A page of the web app (its origin exactly APP_ORIGIN) that the callback hands the sign-in to, with #code=… or #error=…',
+      description:
+        'A page of the web app (its origin exactly APP_ORIGIN) that the callback hands the sign-in to, with #code=… or #error=…',
       examples: ['https://app.example.com/sign-in/callback'],
     }),
   ),
@@ -173,7 +246,14 @@ export const HandoffExchangeBody = named(
       }),
     ),
   }),
-  { examples: [{ code: 'pX7vQ2mN9kR4tY8wB3cF6hJ1sL5dG0aZeU7iO2yT4qW', codeVerifier: 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk' }] },
+  {
+    examples: [
+      {
+        code: 'pX7vQ2mN9kR4tY8wB3cF6hJ1sL5dG0aZeU7iO2yT4qW',
+        codeVerifier: 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk',
+      },
+    ],
+  },
 );
 export const CallbackQuery = Type.Object({
   code: Type.Optional(Type.String({ maxLength: 2048 })),
@@ -197,10 +277,14 @@ export const SessionNow = named(
   Type.Object({
     userId: Type.String(),
     sessionId: Type.String(),
-    organizationId: Nullable(Type.String({ description: 'The active organization, or null (none, or the membership has ended)' })),
+    organizationId: Nullable(
+      Type.String({ description: 'The active organization, or null (none, or the membership has ended)' }),
+    ),
     role: Nullable(Type.String({ description: "The caller's role key in the active organization" })),
     permissions: Type.Array(Type.String(), { description: 'What that role grants: built-in and product permissions' }),
-    amr: Type.Array(AuthMethod, { description: 'How the session signed in: its first factor, then `otp` when a second factor was used' }),
+    amr: Type.Array(AuthMethod, {
+      description: 'How the session signed in: its first factor, then `otp` when a second factor was used',
+    }),
     impersonatorId: Nullable(Type.String({ description: 'The platform administrator acting as the user, or null' })),
     expiresAt: Type.String({ format: 'date-time', description: 'When the session ends unless refreshed' }),
   }),

@@ -47,7 +47,11 @@ export function openSecret(deps: Infra, enc: string): string {
   } catch (err) {
     if (!(err instanceof DecryptError)) throw err;
     deps.logger.error({ err: { message: err.message } }, 'a two-factor secret cannot be decrypted');
-    throw new AppError('INTERNAL_ERROR', 'The two-factor secret cannot be read', 'It was encrypted with a key that ENCRYPTION_KEY no longer lists');
+    throw new AppError(
+      'INTERNAL_ERROR',
+      'The two-factor secret cannot be read',
+      'It was encrypted with a key that ENCRYPTION_KEY no longer lists',
+    );
   }
 }
 
@@ -61,7 +65,14 @@ export async function replaceBackupCodes(deps: Infra, tx: Tx, userId: string): P
   await tx.delete(backupCodes).where(eq(backupCodes.userId, userId));
   await tx
     .insert(backupCodes)
-    .values(codes.map((code) => ({ id: newId('tok', now.getTime()), userId, codeHash: backupCodeHash(key, userId, code), createdAt: now })));
+    .values(
+      codes.map((code) => ({
+        id: newId('tok', now.getTime()),
+        userId,
+        codeHash: backupCodeHash(key, userId, code),
+        createdAt: now,
+      })),
+    );
   return codes;
 }
 
@@ -90,12 +101,28 @@ export async function consumeSecondFactor(deps: Infra, userId: string, code: str
   const [accepted] = await deps.db
     .update(twoFactor)
     .set({ lastUsedStep: step })
-    .where(and(eq(twoFactor.userId, userId), sql`(${twoFactor.lastUsedStep} is null or ${twoFactor.lastUsedStep} < ${step})`))
+    .where(
+      and(
+        eq(twoFactor.userId, userId),
+        sql`(${twoFactor.lastUsedStep} is null or ${twoFactor.lastUsedStep} < ${step})`,
+      ),
+    )
     .returning({ userId: twoFactor.userId });
   return Boolean(accepted);
 }
 
 export const twoFactorRequired = () =>
-  new AppError('AUTHENTICATION_ERROR', 'Two-factor code required', 'Send twoFactorCode: a code from the authenticator app or a backup code', {}, { requiresTwoFactor: true });
+  new AppError(
+    'AUTHENTICATION_ERROR',
+    'Two-factor code required',
+    'Send twoFactorCode: a code from the authenticator app or a backup code',
+    {},
+    { requiresTwoFactor: true },
+  );
 
-export const invalidSecondFactor = () => new AppError('AUTHENTICATION_ERROR', 'Invalid two-factor code', 'The code does not match the authenticator or an unused backup code');
+export const invalidSecondFactor = () =>
+  new AppError(
+    'AUTHENTICATION_ERROR',
+    'Invalid two-factor code',
+    'The code does not match the authenticator or an unused backup code',
+  );

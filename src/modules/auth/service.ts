@@ -17,13 +17,16 @@ import { sessions } from '../../db/tables/auth.js';
 import { transaction } from '../../db/transaction.js';
 import { notAMember, organizationClaims } from './active-organization.js';
 
-
-
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 
 export async function findUserByEmail(deps: Infra, email: string): Promise<UserRow | undefined> {
   const byEmail = prepared(deps.db, 'user_by_email', (db) =>
-    db.select().from(users).where(sql`lower(${users.email}) = ${sql.placeholder('email')}`).limit(1).prepare('user_by_email'),
+    db
+      .select()
+      .from(users)
+      .where(sql`lower(${users.email}) = ${sql.placeholder('email')}`)
+      .limit(1)
+      .prepare('user_by_email'),
   );
   const [row] = await byEmail.execute({ email: normalizeEmail(email) });
   return row;
@@ -50,19 +53,25 @@ export async function register(deps: Infra, input: { email: string; password: st
       return issueEmailToken(deps, tx, userId, email, 'verify_email', passwordBinding(passwordHash));
     });
   } catch (err) {
-    if (isUniqueViolation(err)) throw conflict('An account with this email already exists', 'email: is already registered');
+    if (isUniqueViolation(err))
+      throw conflict('An account with this email already exists', 'email: is already registered');
     throw err;
   }
   sendCapped(deps, 'verification', verifyEmailMail(email, link));
   return { userId };
 }
 
-export const invalidToken = () => validationError('Invalid or expired token', 'token: is unknown, already used or expired');
+export const invalidToken = () =>
+  validationError('Invalid or expired token', 'token: is unknown, already used or expired');
 
 export async function verifyEmail(deps: Infra, token: string) {
   await transaction(deps.db, async (tx, afterCommit) => {
     const { userId, email, binding } = await consumeEmailToken(deps, tx, token, 'verify_email');
-    const [user] = await tx.select({ passwordHash: users.passwordHash }).from(users).where(eq(users.id, userId)).for('update');
+    const [user] = await tx
+      .select({ passwordHash: users.passwordHash })
+      .from(users)
+      .where(eq(users.id, userId))
+      .for('update');
     // The link verifies the registration that asked for it: once that password changed, the account
     // may be someone else's (a claim by reset), and the link proves nothing about it. Links issued
     // before bindings existed carry none.
@@ -98,7 +107,13 @@ export async function refresh(deps: Infra, refreshToken: string, organizationId?
   // The organization is decided for a token that is the session's current one; any other goes on to
   // the guarded swap, which refuses it (and detects a reuse) as before.
   const [current] = await deps.db
-    .select({ hash: sessions.refreshTokenHash, revokedAt: sessions.revokedAt, expiresAt: sessions.expiresAt, org: sessions.activeOrganizationId, amr: sessions.amr })
+    .select({
+      hash: sessions.refreshTokenHash,
+      revokedAt: sessions.revokedAt,
+      expiresAt: sessions.expiresAt,
+      org: sessions.activeOrganizationId,
+      amr: sessions.amr,
+    })
     .from(sessions)
     .where(and(eq(sessions.id, claims.sessionId), eq(sessions.userId, claims.userId)));
   let organization = null;
@@ -110,7 +125,9 @@ export async function refresh(deps: Infra, refreshToken: string, organizationId?
   const [user] = await deps.db.select().from(users).where(eq(users.id, claims.userId));
   const next = deps.tokens.signRefresh(claims.userId, claims.sessionId);
   // Signed before the swap: a key that cannot be read fails the refresh with the token unspent.
-  const accessToken = user?.isActive ? await deps.tokens.signAccess({ user, sessionId: claims.sessionId, amr: current?.amr ?? [], organization }) : null;
+  const accessToken = user?.isActive
+    ? await deps.tokens.signAccess({ user, sessionId: claims.sessionId, amr: current?.amr ?? [], organization })
+    : null;
   // The swap is one guarded UPDATE: of concurrent refreshes with one token exactly one matches.
   const swap = deps.db
     .update(sessions)
@@ -159,11 +176,15 @@ export async function refresh(deps: Infra, refreshToken: string, organizationId?
  * whole session is revoked (reuse detection, docs/api.md#tokens-and-refresh).
  */
 async function handleStaleRefresh(deps: Infra, sessionId: string, userId: string, tokenHash: string) {
-  const [s] = await deps.db.select().from(sessions).where(and(eq(sessions.id, sessionId), eq(sessions.userId, userId)));
+  const [s] = await deps.db
+    .select()
+    .from(sessions)
+    .where(and(eq(sessions.id, sessionId), eq(sessions.userId, userId)));
   if (!s || s.revokedAt) return;
   if (s.refreshTokenHash === tokenHash) return; // the session expired
   const graceMs = deps.config.auth.refreshReuseGraceS * 1000;
-  const withinGrace = s.previousTokenHash === tokenHash && s.rotatedAt && deps.clock.now().getTime() - s.rotatedAt.getTime() <= graceMs;
+  const withinGrace =
+    s.previousTokenHash === tokenHash && s.rotatedAt && deps.clock.now().getTime() - s.rotatedAt.getTime() <= graceMs;
   if (withinGrace) return;
   await deps.sessions.revoke(deps.db, [sessionId], 'reuse_detected');
   deps.logger.warn({ sessionId, userId }, 'refresh token reuse detected; session revoked');
@@ -205,7 +226,10 @@ export async function resetPassword(deps: Infra, input: { token: string; newPass
     const { userId, email } = await consumeEmailToken(deps, tx, input.token, 'reset_password');
     afterCommit(() => deps.users.changed(userId));
     if (await claimUnverifiedAccount(deps, tx, userId, email, passwordHash)) return;
-    await tx.update(users).set({ passwordHash, failedLoginAttempts: 0, lockedUntil: null, updatedAt: deps.clock.now() }).where(eq(users.id, userId));
+    await tx
+      .update(users)
+      .set({ passwordHash, failedLoginAttempts: 0, lockedUntil: null, updatedAt: deps.clock.now() })
+      .where(eq(users.id, userId));
     await deps.sessions.revokeAllOfUser(tx, userId, 'password_reset');
     await voidSignInTickets(tx, userId);
     // A reset is how an owner takes back an account: a passkey someone added with a stolen token

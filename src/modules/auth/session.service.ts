@@ -21,12 +21,27 @@ export async function sessionNow(deps: Infra, actor: UserActor) {
       custom: organizationRoles.permissions,
     })
     .from(sessions)
-    .leftJoin(memberships, and(eq(memberships.organizationId, sessions.activeOrganizationId), eq(memberships.userId, sessions.userId)))
-    .leftJoin(organizationRoles, and(eq(organizationRoles.organizationId, memberships.organizationId), eq(organizationRoles.key, memberships.role)))
+    .leftJoin(
+      memberships,
+      and(eq(memberships.organizationId, sessions.activeOrganizationId), eq(memberships.userId, sessions.userId)),
+    )
+    .leftJoin(
+      organizationRoles,
+      and(
+        eq(organizationRoles.organizationId, memberships.organizationId),
+        eq(organizationRoles.key, memberships.role),
+      ),
+    )
     .where(and(eq(sessions.id, actor.sessionId), eq(sessions.userId, actor.userId), isNull(sessions.revokedAt)));
   // Revoked since the guard let the request in.
   if (!row || row.expiresAt <= deps.clock.now()) throw authenticationError('Session is no longer active');
-  const org = row.organizationId && row.role ? claimsOf(deps.permissions, row.organizationId, { role: row.role, permissions: deps.permissions.grants(row.role, row.custom) }) : null;
+  const org =
+    row.organizationId && row.role
+      ? claimsOf(deps.permissions, row.organizationId, {
+          role: row.role,
+          permissions: deps.permissions.grants(row.role, row.custom),
+        })
+      : null;
   return {
     userId: row.userId,
     sessionId: row.id,

@@ -16,7 +16,8 @@ export function authSignInPort(deps: Infra): SignInPort {
       assertCanSignIn(deps, user);
       // A first factor that is not also a second one leaves the sign-in to the two-factor ticket
       // (POST /auth/two-factor/login), as a social sign-in does.
-      if (!secondFactorProven && needsSecondFactor(deps, user)) throw await startTwoFactorChallenge(deps, user, 'webauthn');
+      if (!secondFactorProven && needsSecondFactor(deps, user))
+        throw await startTwoFactorChallenge(deps, user, 'webauthn');
       return startSession(deps, user, client, null, { amr: ['webauthn'] });
     },
     requireRecentAuthentication: (actor, proof) => requireRecentAuthentication(deps, actor, proof),

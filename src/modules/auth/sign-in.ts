@@ -42,7 +42,6 @@ export interface ClientMeta {
   ipAddress: string | null;
 }
 
-
 export const MAX_FAILED_CHECKS = 5;
 export const LOCK_MS = 15 * 60 * 1000;
 const CHECK_STALE_MS = 60 * 1000;
@@ -61,16 +60,27 @@ type Row = Record<string, unknown>;
 const rowsOf = (result: unknown) => (result as { rows: Row[] }).rows;
 
 export function lockedError(retryAfterS: number) {
-  return new AppError('ACCOUNT_LOCKED', 'Account is temporarily locked after too many failed sign-in attempts', `Try again in ${retryAfterS} seconds`, {
-    'Retry-After': String(retryAfterS),
-  });
+  return new AppError(
+    'ACCOUNT_LOCKED',
+    'Account is temporarily locked after too many failed sign-in attempts',
+    `Try again in ${retryAfterS} seconds`,
+    {
+      'Retry-After': String(retryAfterS),
+    },
+  );
 }
 
 /** 423 with the seconds left of a lock. */
-export const lockedUntilError = (lockedUntil: Date, now: Date) => lockedError(Math.max(1, Math.ceil((lockedUntil.getTime() - now.getTime()) / 1000)));
+export const lockedUntilError = (lockedUntil: Date, now: Date) =>
+  lockedError(Math.max(1, Math.ceil((lockedUntil.getTime() - now.getTime()) / 1000)));
 
 const checksBusy = () =>
-  new AppError('SERVICE_UNAVAILABLE', 'Too many sign-in attempts in progress for this account', 'Try again in a moment', { 'Retry-After': '1' });
+  new AppError(
+    'SERVICE_UNAVAILABLE',
+    'Too many sign-in attempts in progress for this account',
+    'Try again in a moment',
+    { 'Retry-After': '1' },
+  );
 
 const staleBefore = (now: Date) => new Date(now.getTime() - CHECK_STALE_MS).toISOString();
 
@@ -196,7 +206,11 @@ export async function passCheck(deps: Infra, userId: string, reservation: Reserv
  * session with, or to release); false when it failed (counted). An error thrown by the check
  * releases the reservation: nothing was decided.
  */
-export async function reservedCheck(deps: Infra, userId: string, check: () => Promise<boolean>): Promise<Reservation | false> {
+export async function reservedCheck(
+  deps: Infra,
+  userId: string,
+  check: () => Promise<boolean>,
+): Promise<Reservation | false> {
   const reservation = await reserveCheck(deps, userId);
   let ok: boolean;
   try {
@@ -220,7 +234,11 @@ export function assertNotLocked(deps: Infra, user: UserRow) {
 
 export function assertCanSignIn(deps: Infra, user: UserRow) {
   if (deps.config.auth.requireEmailVerification && !user.emailVerifiedAt) {
-    throw new AppError('EMAIL_NOT_VERIFIED', 'Email address not verified', 'Follow the link in the verification email, or ask for a new one');
+    throw new AppError(
+      'EMAIL_NOT_VERIFIED',
+      'Email address not verified',
+      'Follow the link in the verification email, or ask for a new one',
+    );
   }
 }
 
@@ -243,7 +261,13 @@ export interface SessionStart {
  * nothing starts, the reserved check is released), failures cleared (and the sign-in's reserved
  * check ended, if it had one), a new session (under the cap), a token pair.
  */
-export async function startSession(deps: Infra, user: UserRow, meta: ClientMeta, reservation: Reservation | null, start: SessionStart) {
+export async function startSession(
+  deps: Infra,
+  user: UserRow,
+  meta: ClientMeta,
+  reservation: Reservation | null,
+  start: SessionStart,
+) {
   const organization = start.organizationId ? await organizationClaims(deps, start.organizationId, user.id) : null;
   if (start.organizationId && !organization) {
     if (reservation) await releaseCheck(deps, reservation);
@@ -261,7 +285,15 @@ export async function startSession(deps: Infra, user: UserRow, meta: ClientMeta,
   }
   await passCheck(deps, user.id, reservation);
   try {
-    await deps.sessions.start(sessionId, user.id, meta, refresh.jti, refresh.expiresAt, start.amr, organization?.id ?? null);
+    await deps.sessions.start(
+      sessionId,
+      user.id,
+      meta,
+      refresh.jti,
+      refresh.expiresAt,
+      start.amr,
+      organization?.id ?? null,
+    );
   } catch (err) {
     // The organization was deleted since it was checked.
     if (isForeignKeyViolation(err)) throw notAMember();
@@ -276,7 +308,11 @@ export async function startSession(deps: Infra, user: UserRow, meta: ClientMeta,
   };
 }
 
-export async function login(deps: Infra, input: { email: string; password: string; twoFactorCode?: string; organizationId?: string | null }, meta: ClientMeta) {
+export async function login(
+  deps: Infra,
+  input: { email: string; password: string; twoFactorCode?: string; organizationId?: string | null },
+  meta: ClientMeta,
+) {
   const user = await findUserByEmail(deps, input.email);
   if (!user || !user.passwordHash || !user.isActive) {
     await deps.passwords.verifyDummy(input.password);
@@ -299,18 +335,29 @@ export async function login(deps: Infra, input: { email: string; password: strin
     assertCanSignIn(deps, user);
     throw twoFactorRequired();
   }
-  return startSession(deps, user, meta, reservation, { amr: code ? ['pwd', 'otp'] : ['pwd'], organizationId: input.organizationId ?? null });
+  return startSession(deps, user, meta, reservation, {
+    amr: code ? ['pwd', 'otp'] : ['pwd'],
+    organizationId: input.organizationId ?? null,
+  });
 }
 
-export const needsSecondFactor = (deps: Infra, user: UserRow) => user.twoFactorEnabled && deps.config.auth.methods.twoFactor;
-const canSignIn = (deps: Infra, user: UserRow) => !deps.config.auth.requireEmailVerification || Boolean(user.emailVerifiedAt);
+export const needsSecondFactor = (deps: Infra, user: UserRow) =>
+  user.twoFactorEnabled && deps.config.auth.methods.twoFactor;
+const canSignIn = (deps: Infra, user: UserRow) =>
+  !deps.config.auth.requireEmailVerification || Boolean(user.emailVerifiedAt);
 
 /**
  * The two-factor step of a sign-in whose first factor was a mailed token (magic link, two-factor
  * ticket): one code check reserved on the token and on the account, so neither takes more than 5
  * wrong codes. Answers the account's reservation, for the session start.
  */
-export async function checkSecondFactorOnToken(deps: Infra, user: UserRow, token: string, purpose: 'magic_link' | 'two_factor_login', code: string) {
+export async function checkSecondFactorOnToken(
+  deps: Infra,
+  user: UserRow,
+  token: string,
+  purpose: 'magic_link' | 'two_factor_login',
+  code: string,
+) {
   if (!(await reserveTokenCheck(deps, token, purpose))) throw invalidToken();
   const reservation = await reservedCheck(deps, user.id, () => consumeSecondFactor(deps, user.id, code));
   if (!reservation) throw invalidSecondFactor();

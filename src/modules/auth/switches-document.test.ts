@@ -55,7 +55,11 @@ function referenced(doc: Doc): Set<string> {
 
 /** The document of an instance on the base app's database with `env` (GOOGLE unless told otherwise). */
 async function documentWith(env: Record<string, string>, google = true): Promise<Doc> {
-  const app = await createTestApp({ env: google ? { ...GOOGLE, ...env } : env, database: base.database, clock: base.clock });
+  const app = await createTestApp({
+    env: google ? { ...GOOGLE, ...env } : env,
+    database: base.database,
+    clock: base.clock,
+  });
   try {
     return await documentOf(app);
   } finally {
@@ -75,7 +79,13 @@ describe('the document names only the schemas its routes use', () => {
   it('everything on: the social sign-in exchange and every sign-in request are documented', async () => {
     const doc = await documentOf(base);
     expect(doc.paths).toHaveProperty(['/api/v1/auth/oauth/exchange']);
-    for (const name of ['SocialSignInExchangeRequest', 'LoginRequest', 'TwoFactorLoginRequest', 'MagicLinkVerifyRequest']) expect(doc.components.schemas).toHaveProperty(name);
+    for (const name of [
+      'SocialSignInExchangeRequest',
+      'LoginRequest',
+      'TwoFactorLoginRequest',
+      'MagicLinkVerifyRequest',
+    ])
+      expect(doc.components.schemas).toHaveProperty(name);
     expectEveryComponentUsed(doc);
   });
 
@@ -88,17 +98,35 @@ describe('the document names only the schemas its routes use', () => {
 
   it('AUTH_PASSWORD_ENABLED=false: the password requests go; the sign-in answer other methods give stays', async () => {
     const doc = await documentWith({ AUTH_PASSWORD_ENABLED: 'false' });
-    for (const name of ['RegisterRequest', 'RegisterResponse', 'LoginRequest', 'PasswordResetRequest', 'ChangePasswordRequest']) expect(doc.components.schemas).not.toHaveProperty(name);
+    for (const name of [
+      'RegisterRequest',
+      'RegisterResponse',
+      'LoginRequest',
+      'PasswordResetRequest',
+      'ChangePasswordRequest',
+    ])
+      expect(doc.components.schemas).not.toHaveProperty(name);
     expect(doc.components.schemas).toHaveProperty('LoginResponse');
     expectEveryComponentUsed(doc);
   });
 
-  it.each(['AUTH_TWO_FACTOR_ENABLED', 'AUTH_MAGIC_LINK_ENABLED', 'AUTH_SESSION_MANAGEMENT_ENABLED'])('%s=false', async (name) => {
-    expectEveryComponentUsed(await documentWith({ [name]: 'false' }));
-  });
+  it.each(['AUTH_TWO_FACTOR_ENABLED', 'AUTH_MAGIC_LINK_ENABLED', 'AUTH_SESSION_MANAGEMENT_ENABLED'])(
+    '%s=false',
+    async (name) => {
+      expectEveryComponentUsed(await documentWith({ [name]: 'false' }));
+    },
+  );
 
   it('every switch off at once, and no provider', async () => {
-    const doc = await documentWith({ AUTH_PASSWORD_ENABLED: 'false', AUTH_TWO_FACTOR_ENABLED: 'false', AUTH_MAGIC_LINK_ENABLED: 'false', AUTH_SESSION_MANAGEMENT_ENABLED: 'false' }, false);
+    const doc = await documentWith(
+      {
+        AUTH_PASSWORD_ENABLED: 'false',
+        AUTH_TWO_FACTOR_ENABLED: 'false',
+        AUTH_MAGIC_LINK_ENABLED: 'false',
+        AUTH_SESSION_MANAGEMENT_ENABLED: 'false',
+      },
+      false,
+    );
     expect(doc.components.schemas).not.toHaveProperty('TwoFactorLoginRequest');
     expectEveryComponentUsed(doc);
   });

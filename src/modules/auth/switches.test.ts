@@ -32,7 +32,8 @@ interface Call {
 }
 
 /** A second instance on the base app's database, with some switches off. */
-const switched = (env: Record<string, string>) => createTestApp({ env: { ...GOOGLE, ...env }, database: base.database, clock: base.clock });
+const switched = (env: Record<string, string>) =>
+  createTestApp({ env: { ...GOOGLE, ...env }, database: base.database, clock: base.clock });
 
 async function docPaths(app: TestApp): Promise<string[]> {
   const res = await app.request({ method: 'GET', url: '/docs/json' });
@@ -43,12 +44,22 @@ async function docPaths(app: TestApp): Promise<string[]> {
 /** Which of `calls` answer 404 NOT_FOUND on `app`; the rest must not. */
 async function expectRoutes(app: TestApp, accessToken: string, off: Call[], on: Call[]) {
   for (const c of off) {
-    const res = await app.request({ method: c.method, url: `/api/v1${c.url}`, payload: c.payload, headers: c.auth ? bearer(accessToken) : {} });
+    const res = await app.request({
+      method: c.method,
+      url: `/api/v1${c.url}`,
+      payload: c.payload,
+      headers: c.auth ? bearer(accessToken) : {},
+    });
     expect(res.statusCode, `${c.method} ${c.url}: ${res.body}`).toBe(404);
     expect(json(res).error.code).toBe('NOT_FOUND');
   }
   for (const c of on) {
-    const res = await app.request({ method: c.method, url: `/api/v1${c.url}`, payload: c.payload, headers: c.auth ? bearer(accessToken) : {} });
+    const res = await app.request({
+      method: c.method,
+      url: `/api/v1${c.url}`,
+      payload: c.payload,
+      headers: c.auth ? bearer(accessToken) : {},
+    });
     expect(res.statusCode, `${c.method} ${c.url}: ${res.body}`).not.toBe(404);
   }
   const paths = await docPaths(app);
@@ -63,7 +74,12 @@ const PASSWORD_ROUTES: Call[] = [
   { method: 'POST', url: '/auth/register', payload: { email: 'a@example.com', password: PASSWORD } },
   { method: 'POST', url: '/auth/password/forgot', payload: { email: 'a@example.com' } },
   { method: 'POST', url: '/auth/password/reset', payload: { token: 'x', newPassword: PASSWORD } },
-  { method: 'PUT', url: '/users/me/password', payload: { currentPassword: 'Not-The-Password-1', newPassword: 'Another-Pass-2' }, auth: true },
+  {
+    method: 'PUT',
+    url: '/users/me/password',
+    payload: { currentPassword: 'Not-The-Password-1', newPassword: 'Another-Pass-2' },
+    auth: true,
+  },
 ];
 const MAGIC_ROUTES: Call[] = [
   { method: 'POST', url: '/auth/magic-link', payload: { email: 'a@example.com' } },
@@ -89,7 +105,12 @@ const ALWAYS: Call[] = [
 describe('all methods on (the default)', () => {
   it('routes every sign-in method and documents it', async () => {
     const user = await signedInUser(base, 'sw-all');
-    await expectRoutes(base, user.accessToken, [], [...PASSWORD_ROUTES, ...MAGIC_ROUTES, ...TWO_FACTOR_ROUTES, ...SESSION_ROUTES, ...GOOGLE_ROUTES, ...ALWAYS]);
+    await expectRoutes(
+      base,
+      user.accessToken,
+      [],
+      [...PASSWORD_ROUTES, ...MAGIC_ROUTES, ...TWO_FACTOR_ROUTES, ...SESSION_ROUTES, ...GOOGLE_ROUTES, ...ALWAYS],
+    );
   });
 });
 
@@ -98,7 +119,13 @@ describe('switches', () => {
     const user = await signedInUser(base, 'sw-password');
     const app = await switched({ AUTH_PASSWORD_ENABLED: 'false' });
     try {
-      await expectRoutes(app, user.accessToken, PASSWORD_ROUTES, [...MAGIC_ROUTES, ...TWO_FACTOR_ROUTES, ...SESSION_ROUTES, ...GOOGLE_ROUTES, ...ALWAYS]);
+      await expectRoutes(app, user.accessToken, PASSWORD_ROUTES, [
+        ...MAGIC_ROUTES,
+        ...TWO_FACTOR_ROUTES,
+        ...SESSION_ROUTES,
+        ...GOOGLE_ROUTES,
+        ...ALWAYS,
+      ]);
     } finally {
       await app.close();
     }
@@ -108,7 +135,13 @@ describe('switches', () => {
     const user = await signedInUser(base, 'sw-magic');
     const app = await switched({ AUTH_MAGIC_LINK_ENABLED: 'false' });
     try {
-      await expectRoutes(app, user.accessToken, MAGIC_ROUTES, [...PASSWORD_ROUTES, ...TWO_FACTOR_ROUTES, ...SESSION_ROUTES, ...GOOGLE_ROUTES, ...ALWAYS]);
+      await expectRoutes(app, user.accessToken, MAGIC_ROUTES, [
+        ...PASSWORD_ROUTES,
+        ...TWO_FACTOR_ROUTES,
+        ...SESSION_ROUTES,
+        ...GOOGLE_ROUTES,
+        ...ALWAYS,
+      ]);
     } finally {
       await app.close();
     }
@@ -118,7 +151,13 @@ describe('switches', () => {
     const user = await signedInUser(base, 'sw-2fa');
     const app = await switched({ AUTH_TWO_FACTOR_ENABLED: 'false' });
     try {
-      await expectRoutes(app, user.accessToken, TWO_FACTOR_ROUTES, [...PASSWORD_ROUTES, ...MAGIC_ROUTES, ...SESSION_ROUTES, ...GOOGLE_ROUTES, ...ALWAYS]);
+      await expectRoutes(app, user.accessToken, TWO_FACTOR_ROUTES, [
+        ...PASSWORD_ROUTES,
+        ...MAGIC_ROUTES,
+        ...SESSION_ROUTES,
+        ...GOOGLE_ROUTES,
+        ...ALWAYS,
+      ]);
     } finally {
       await app.close();
     }
@@ -126,9 +165,25 @@ describe('switches', () => {
 
   it('AUTH_TWO_FACTOR_ENABLED=false stops asking for codes; switching it back on restores them', async () => {
     const user = await signedInUser(base, 'sw-2fa-login');
-    const setup = json(await base.request({ method: 'POST', url: '/api/v1/auth/two-factor/setup', payload: { password: PASSWORD }, headers: user.auth }));
+    const setup = json(
+      await base.request({
+        method: 'POST',
+        url: '/api/v1/auth/two-factor/setup',
+        payload: { password: PASSWORD },
+        headers: user.auth,
+      }),
+    );
     const code = totpCode(setup.secret, base.clock.now());
-    expect((await base.request({ method: 'POST', url: '/api/v1/auth/two-factor/verify', payload: { code }, headers: user.auth })).statusCode).toBe(200);
+    expect(
+      (
+        await base.request({
+          method: 'POST',
+          url: '/api/v1/auth/two-factor/verify',
+          payload: { code },
+          headers: user.auth,
+        })
+      ).statusCode,
+    ).toBe(200);
     expect(json(await loginRaw(base, user.email, PASSWORD)).requiresTwoFactor).toBe(true);
     const app = await switched({ AUTH_TWO_FACTOR_ENABLED: 'false' });
     try {
@@ -147,10 +202,17 @@ describe('switches', () => {
         { method: 'DELETE', url: '/users/me/sessions', auth: true },
         { method: 'DELETE', url: '/users/sessions', auth: true },
       ];
-      await expectRoutes(app, user.accessToken, [...SESSION_ROUTES, ...more], [...PASSWORD_ROUTES, ...MAGIC_ROUTES, ...TWO_FACTOR_ROUTES, ...GOOGLE_ROUTES, ...ALWAYS]);
+      await expectRoutes(
+        app,
+        user.accessToken,
+        [...SESSION_ROUTES, ...more],
+        [...PASSWORD_ROUTES, ...MAGIC_ROUTES, ...TWO_FACTOR_ROUTES, ...GOOGLE_ROUTES, ...ALWAYS],
+      );
       expect((await docPaths(app)).some((p) => p.includes('sessions'))).toBe(false);
       // Nothing was revoked by those calls.
-      expect((await app.request({ method: 'GET', url: '/api/v1/users/me', headers: bearer(user.accessToken) })).statusCode).toBe(200);
+      expect(
+        (await app.request({ method: 'GET', url: '/api/v1/users/me', headers: bearer(user.accessToken) })).statusCode,
+      ).toBe(200);
     } finally {
       await app.close();
     }
@@ -160,8 +222,23 @@ describe('switches', () => {
     const user = await signedInUser(base, 'sw-google');
     const app = await switched({ AUTH_GOOGLE_ENABLED: 'false' });
     try {
-      await expectRoutes(app, user.accessToken, GOOGLE_ROUTES, [...PASSWORD_ROUTES, ...MAGIC_ROUTES, ...TWO_FACTOR_ROUTES, ...SESSION_ROUTES, ...ALWAYS]);
-      expectError(await app.request({ method: 'GET', url: '/api/v1/auth/oauth/google/callback', query: { code: 'c', state: 's' }, headers: { cookie: 'tenantry_oauth_state=s' } }), 404, 'NOT_FOUND');
+      await expectRoutes(app, user.accessToken, GOOGLE_ROUTES, [
+        ...PASSWORD_ROUTES,
+        ...MAGIC_ROUTES,
+        ...TWO_FACTOR_ROUTES,
+        ...SESSION_ROUTES,
+        ...ALWAYS,
+      ]);
+      expectError(
+        await app.request({
+          method: 'GET',
+          url: '/api/v1/auth/oauth/google/callback',
+          query: { code: 'c', state: 's' },
+          headers: { cookie: 'tenantry_oauth_state=s' },
+        }),
+        404,
+        'NOT_FOUND',
+      );
     } finally {
       await app.close();
     }

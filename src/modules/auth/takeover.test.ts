@@ -43,7 +43,11 @@ async function magicLinkSignIn(app: TestApp, email: string, twoFactorCode?: stri
 async function resetPassword(app: TestApp, email: string, newPassword: string) {
   const before = app.mail.mails.length;
   expect((await post(app, '/auth/password/forgot', { email })).statusCode).toBe(200);
-  await waitUntil('the mail arrives', () => app.mail.mails.slice(before).some((m) => m.to.includes(email) && /reset/i.test(m.subject)), 5000);
+  await waitUntil(
+    'the mail arrives',
+    () => app.mail.mails.slice(before).some((m) => m.to.includes(email) && /reset/i.test(m.subject)),
+    5000,
+  );
   const token = await app.mail.tokenFrom(email, /reset/i, '/reset-password');
   return post(app, '/auth/password/reset', { token, newPassword });
 }
@@ -53,11 +57,24 @@ async function squatWithTwoFactor(app: TestApp, email: string) {
   const { userId } = await registerUser(app, email, SQUATTER_PASSWORD);
   const session = json(await loginRaw(app, email, SQUATTER_PASSWORD));
   expect(session.accessToken, JSON.stringify(session)).toEqual(expect.any(String));
-  const setup = json(await post(app, '/auth/two-factor/setup', { password: SQUATTER_PASSWORD }, bearer(session.accessToken)));
-  const on = await post(app, '/auth/two-factor/verify', { code: totpCode(setup.secret, app.clock.now()) }, bearer(session.accessToken));
+  const setup = json(
+    await post(app, '/auth/two-factor/setup', { password: SQUATTER_PASSWORD }, bearer(session.accessToken)),
+  );
+  const on = await post(
+    app,
+    '/auth/two-factor/verify',
+    { code: totpCode(setup.secret, app.clock.now()) },
+    bearer(session.accessToken),
+  );
   expect(on.statusCode, on.body).toBe(200);
   app.clock.advance(30_000);
-  return { userId, accessToken: session.accessToken as string, refreshToken: session.refreshToken as string, secret: setup.secret as string, backupCodes: setup.backupCodes as string[] };
+  return {
+    userId,
+    accessToken: session.accessToken as string,
+    refreshToken: session.refreshToken as string,
+    secret: setup.secret as string,
+    backupCodes: setup.backupCodes as string[],
+  };
 }
 
 describe('pre-account takeover: the first proof of an address claims the account fresh', () => {
@@ -111,7 +128,9 @@ describe('pre-account takeover: the first proof of an address claims the account
     expect(json(owner).user).toMatchObject({ twoFactorEnabled: false, emailVerified: expect.any(String) });
     expectError(await getMe(lax, squatter.accessToken), 401, 'AUTHENTICATION_ERROR');
     // The squatter's backup codes are gone with the two-factor they belonged to.
-    expect(await queryRows(lax, sql`select count(*)::int as n from backup_codes where user_id = ${squatter.userId}`)).toEqual([{ n: 0 }]);
+    expect(
+      await queryRows(lax, sql`select count(*)::int as n from backup_codes where user_id = ${squatter.userId}`),
+    ).toEqual([{ n: 0 }]);
   });
 
   it('a password reset on the default deployment verifies the address, so the owner signs in at once', async () => {
@@ -127,7 +146,16 @@ describe('pre-account takeover: the first proof of an address claims the account
     // provider email, which only the owner has), so the link is planted as an old version would have.
     const email = uniqueEmail('squat-link');
     const { userId } = await registerUser(lax, email, SQUATTER_PASSWORD);
-    await lax.deps.db.insert(oauthAccounts).values({ id: `tok_planted_${userId}`, userId, provider: 'github', providerAccountId: '424242', email, createdAt: lax.clock.now() });
+    await lax.deps.db
+      .insert(oauthAccounts)
+      .values({
+        id: `tok_planted_${userId}`,
+        userId,
+        provider: 'github',
+        providerAccountId: '424242',
+        email,
+        createdAt: lax.clock.now(),
+      });
     expect((await magicLinkSignIn(lax, email)).statusCode).toBe(200);
     expect(await lax.deps.db.select().from(oauthAccounts).where(eq(oauthAccounts.userId, userId))).toEqual([]);
   });
@@ -159,19 +187,41 @@ describe('pre-account takeover: the first proof of an address claims the account
 
 describe('social sign-in with an unverified or look-alike provider email', () => {
   let sub = 5000;
-  const who = (email: string | null, emailVerified: boolean, extra: Partial<Identity> = {}): Identity => ({ sub: String(++sub), email, emailVerified, name: 'Someone', ...extra });
+  const who = (email: string | null, emailVerified: boolean, extra: Partial<Identity> = {}): Identity => ({
+    sub: String(++sub),
+    email,
+    emailVerified,
+    name: 'Someone',
+    ...extra,
+  });
 
-  async function signIn(app: TestApp, identity: Identity, provider: 'google' | 'github'): Promise<LightMyRequestResponse> {
+  async function signIn(
+    app: TestApp,
+    identity: Identity,
+    provider: 'google' | 'github',
+  ): Promise<LightMyRequestResponse> {
     const start = await app.request({ method: 'GET', url: `/api/v1/auth/oauth/${provider}` });
     expect(start.statusCode, start.body).toBe(302);
     const cookie = /^tenantry_oauth_state=([^;]+)/.exec(String(start.headers['set-cookie']))![1]!;
     const back = await o.authorize(String(start.headers.location), identity);
-    return app.request({ method: 'GET', url: `/api/v1/auth/oauth/${provider}/callback`, query: { code: back.code, state: back.state }, headers: { cookie: `tenantry_oauth_state=${cookie}` } });
+    return app.request({
+      method: 'GET',
+      url: `/api/v1/auth/oauth/${provider}/callback`,
+      query: { code: back.code, state: back.state },
+      headers: { cookie: `tenantry_oauth_state=${cookie}` },
+    });
   }
 
-  const usersWith = async (app: TestApp, email: string) => app.deps.db.select().from(users).where(sql`lower(${users.email}) = ${email.toLowerCase()}`);
+  const usersWith = async (app: TestApp, email: string) =>
+    app.deps.db
+      .select()
+      .from(users)
+      .where(sql`lower(${users.email}) = ${email.toLowerCase()}`);
   const linksOf = async (app: TestApp, provider: string, providerAccountId: string) =>
-    app.deps.db.select().from(oauthAccounts).where(and(eq(oauthAccounts.provider, provider), eq(oauthAccounts.providerAccountId, providerAccountId)));
+    app.deps.db
+      .select()
+      .from(oauthAccounts)
+      .where(and(eq(oauthAccounts.provider, provider), eq(oauthAccounts.providerAccountId, providerAccountId)));
 
   it('a GitHub account whose unverified primary email is the victim’s creates nothing (403), and never reaches the victim’s account later', async () => {
     const email = uniqueEmail('gh-squat');
@@ -181,7 +231,11 @@ describe('social sign-in with an unverified or look-alike provider email', () =>
     expect(await linksOf(t, 'github', attacker.sub)).toEqual([]);
     // The victim registers normally (the address was not taken) and verifies it.
     const { userId } = await registerUser(t, email);
-    await t.request({ method: 'POST', url: '/api/v1/auth/verify-email', payload: { token: await t.mail.tokenFrom(email, /Verify your email/, '/verify-email') } });
+    await t.request({
+      method: 'POST',
+      url: '/api/v1/auth/verify-email',
+      payload: { token: await t.mail.tokenFrom(email, /Verify your email/, '/verify-email') },
+    });
     const again = await signIn(t, attacker, 'github');
     expectError(again, 403, 'EMAIL_NOT_VERIFIED');
     expect(await linksOf(t, 'github', attacker.sub)).toEqual([]);
@@ -191,7 +245,12 @@ describe('social sign-in with an unverified or look-alike provider email', () =>
 
   it('GitHub: no fallback to an unverified primary when no email is verified (403)', async () => {
     const email = uniqueEmail('gh-primary');
-    const identity = who(email, false, { githubEmails: [{ email, primary: true, verified: false }, { email: uniqueEmail('gh-other'), primary: false, verified: false }] });
+    const identity = who(email, false, {
+      githubEmails: [
+        { email, primary: true, verified: false },
+        { email: uniqueEmail('gh-other'), primary: false, verified: false },
+      ],
+    });
     expectError(await signIn(t, identity, 'github'), 403, 'EMAIL_NOT_VERIFIED');
     expect(await usersWith(t, email)).toEqual([]);
   });
@@ -199,7 +258,12 @@ describe('social sign-in with an unverified or look-alike provider email', () =>
   it('GitHub: a verified secondary email is used when the primary is unverified', async () => {
     const primary = uniqueEmail('gh-unverified-primary');
     const secondary = uniqueEmail('gh-verified-secondary');
-    const identity = who(primary, false, { githubEmails: [{ email: primary, primary: true, verified: false }, { email: secondary, primary: false, verified: true }] });
+    const identity = who(primary, false, {
+      githubEmails: [
+        { email: primary, primary: true, verified: false },
+        { email: secondary, primary: false, verified: true },
+      ],
+    });
     const res = await signIn(t, identity, 'github');
     expect(res.statusCode, res.body).toBe(200);
     expect(json(res).user.email).toBe(secondary);
@@ -250,7 +314,11 @@ describe('sign-in tickets die with a password reset or change', () => {
       payload: { currentPassword: PASSWORD, newPassword: OWNER_PASSWORD },
     });
     expect(change.statusCode, change.body).toBe(200);
-    expectError(await post(t, '/auth/password/reset', { token: stale, newPassword: 'Attackers-Choice-1' }), 400, 'VALIDATION_ERROR');
+    expectError(
+      await post(t, '/auth/password/reset', { token: stale, newPassword: 'Attackers-Choice-1' }),
+      400,
+      'VALIDATION_ERROR',
+    );
     expect((await loginRaw(t, email, OWNER_PASSWORD)).statusCode).toBe(200);
   });
 
@@ -272,15 +340,37 @@ describe('sign-in tickets die with a password reset or change', () => {
     const { email } = await verifiedUser(t, 'void-ticket');
     const session = json(await loginRaw(t, email, PASSWORD));
     const setup = json(await post(t, '/auth/two-factor/setup', { password: PASSWORD }, bearer(session.accessToken)));
-    expect((await post(t, '/auth/two-factor/verify', { code: totpCode(setup.secret, t.clock.now()) }, bearer(session.accessToken))).statusCode).toBe(200);
+    expect(
+      (
+        await post(
+          t,
+          '/auth/two-factor/verify',
+          { code: totpCode(setup.secret, t.clock.now()) },
+          bearer(session.accessToken),
+        )
+      ).statusCode,
+    ).toBe(200);
     t.clock.advance(30_000);
     const start = await t.request({ method: 'GET', url: '/api/v1/auth/oauth/google' });
     const cookie = /^tenantry_oauth_state=([^;]+)/.exec(String(start.headers['set-cookie']))![1]!;
-    const back = await o.authorize(String(start.headers.location), { sub: `void-${Date.now()}`, email, emailVerified: true });
-    const cb = await t.request({ method: 'GET', url: '/api/v1/auth/oauth/google/callback', query: { code: back.code, state: back.state }, headers: { cookie: `tenantry_oauth_state=${cookie}` } });
+    const back = await o.authorize(String(start.headers.location), {
+      sub: `void-${Date.now()}`,
+      email,
+      emailVerified: true,
+    });
+    const cb = await t.request({
+      method: 'GET',
+      url: '/api/v1/auth/oauth/google/callback',
+      query: { code: back.code, state: back.state },
+      headers: { cookie: `tenantry_oauth_state=${cookie}` },
+    });
     const ticket = json(cb).twoFactorToken as string;
     expect(ticket).toEqual(expect.any(String));
     expect((await resetPassword(t, email, OWNER_PASSWORD)).statusCode).toBe(200);
-    expectError(await post(t, '/auth/two-factor/login', { twoFactorToken: ticket, code: totpCode(setup.secret, t.clock.now()) }), 400, 'VALIDATION_ERROR');
+    expectError(
+      await post(t, '/auth/two-factor/login', { twoFactorToken: ticket, code: totpCode(setup.secret, t.clock.now()) }),
+      400,
+      'VALIDATION_ERROR',
+    );
   });
 });

@@ -5,7 +5,19 @@ import { json } from '../../../test/harness.js';
 import { PASSWORD } from '../../../test/factories.js';
 import { getMe } from '../../../test/fixtures/auth.js';
 import { base32Decode, totpCode, wrongCode } from '../../../test/totp.js';
-import { account, loginWith, nextStep, now, post, rowsOf, setup, sha256, t, useTwoFactorApp, WRONG_PASSWORD } from '../../../test/fixtures/two-factor.js';
+import {
+  account,
+  loginWith,
+  nextStep,
+  now,
+  post,
+  rowsOf,
+  setup,
+  sha256,
+  t,
+  useTwoFactorApp,
+  WRONG_PASSWORD,
+} from '../../../test/fixtures/two-factor.js';
 import { expectError } from '../../../test/expect.js';
 
 useTwoFactorApp();
@@ -13,9 +25,13 @@ useTwoFactorApp();
 describe('two-factor setup', () => {
   it('needs a signed-in user and the right password (401 otherwise)', async () => {
     const user = await account('setup-pw');
-    expect(expectError(await post('/auth/two-factor/setup', { password: WRONG_PASSWORD }, user.accessToken), 401, 'AUTHENTICATION_ERROR').message).not.toBe(
-      'Two-factor code required',
-    );
+    expect(
+      expectError(
+        await post('/auth/two-factor/setup', { password: WRONG_PASSWORD }, user.accessToken),
+        401,
+        'AUTHENTICATION_ERROR',
+      ).message,
+    ).not.toBe('Two-factor code required');
     expectError(await post('/auth/two-factor/setup', { password: PASSWORD }), 401, 'AUTHENTICATION_ERROR');
     expect(await rowsOf(user.userId)).toEqual({ twoFactor: [], backupCodes: [] });
   });
@@ -36,7 +52,13 @@ describe('two-factor setup', () => {
     expect(uri.protocol).toBe('otpauth:');
     expect(uri.host).toBe('totp');
     expect(decodeURIComponent(uri.pathname)).toContain(user.email);
-    expect(Object.fromEntries(uri.searchParams)).toEqual({ secret: body.secret, issuer: 'Tenantry', algorithm: 'SHA1', digits: '6', period: '30' });
+    expect(Object.fromEntries(uri.searchParams)).toEqual({
+      secret: body.secret,
+      issuer: 'Tenantry',
+      algorithm: 'SHA1',
+      digits: '6',
+      period: '30',
+    });
 
     expect(body.backupCodes).toHaveLength(10);
     for (const code of body.backupCodes) expect(code).toMatch(/^[0-9a-f]{8}$/);
@@ -51,14 +73,26 @@ describe('two-factor setup', () => {
     expect(rows.twoFactor).toHaveLength(1);
     const stored = JSON.stringify(rows.twoFactor);
     expect(rows.twoFactor[0]!.pendingSecretEnc).toEqual(expect.any(String));
-    for (const form of [s.secret, s.secret.toLowerCase(), base32Decode(s.secret).toString('hex'), base32Decode(s.secret).toString('base64')]) {
+    for (const form of [
+      s.secret,
+      s.secret.toLowerCase(),
+      base32Decode(s.secret).toString('hex'),
+      base32Decode(s.secret).toString('base64'),
+    ]) {
       expect(stored).not.toContain(form);
     }
 
     expect(rows.backupCodes).toHaveLength(10);
     const storedCodes = JSON.stringify(rows.backupCodes);
     for (const code of s.backupCodes) {
-      for (const form of [code, code.toUpperCase(), sha256(code), sha256(code.toUpperCase()), sha256(`${user.userId}:${code}`)]) expect(storedCodes).not.toContain(form);
+      for (const form of [
+        code,
+        code.toUpperCase(),
+        sha256(code),
+        sha256(code.toUpperCase()),
+        sha256(`${user.userId}:${code}`),
+      ])
+        expect(storedCodes).not.toContain(form);
     }
     expect(new Set(rows.backupCodes.map((r) => r.codeHash)).size).toBe(10);
     expect(rows.backupCodes.every((r) => r.usedAt === null)).toBe(true);
@@ -78,7 +112,11 @@ describe('two-factor verify', () => {
   it('refuses a wrong code with 400 VALIDATION_ERROR and stays disabled', async () => {
     const user = await account('verify-wrong');
     const s = await setup(user.accessToken);
-    expectError(await post('/auth/two-factor/verify', { code: wrongCode(s.secret, now()) }, user.accessToken), 400, 'VALIDATION_ERROR');
+    expectError(
+      await post('/auth/two-factor/verify', { code: wrongCode(s.secret, now()) }, user.accessToken),
+      400,
+      'VALIDATION_ERROR',
+    );
     expectError(await post('/auth/two-factor/verify', { code: 'abcdef' }, user.accessToken), 400, 'VALIDATION_ERROR');
     expect(json(await getMe(t, user.accessToken)).twoFactorEnabled).toBe(false);
   });
@@ -105,8 +143,16 @@ describe('two-factor verify', () => {
   it('refuses codes two steps away (-2 and +2)', async () => {
     const user = await account('verify-far');
     const s = await setup(user.accessToken);
-    expectError(await post('/auth/two-factor/verify', { code: totpCode(s.secret, now(), -2) }, user.accessToken), 400, 'VALIDATION_ERROR');
-    expectError(await post('/auth/two-factor/verify', { code: totpCode(s.secret, now(), 2) }, user.accessToken), 400, 'VALIDATION_ERROR');
+    expectError(
+      await post('/auth/two-factor/verify', { code: totpCode(s.secret, now(), -2) }, user.accessToken),
+      400,
+      'VALIDATION_ERROR',
+    );
+    expectError(
+      await post('/auth/two-factor/verify', { code: totpCode(s.secret, now(), 2) }, user.accessToken),
+      400,
+      'VALIDATION_ERROR',
+    );
     expect(json(await getMe(t, user.accessToken)).twoFactorEnabled).toBe(false);
   });
 

@@ -16,22 +16,31 @@ import { transaction } from '../../db/transaction.js';
 
 /** The ticket of a sign-in whose first factor (`method`, recorded for the session's `amr`) is proven. */
 export async function startTwoFactorChallenge(deps: Infra, user: UserRow, method: FirstFactor) {
-  const token = await transaction(deps.db, (tx) => issueToken(deps, tx, user.id, user.email, 'two_factor_login', method));
+  const token = await transaction(deps.db, (tx) =>
+    issueToken(deps, tx, user.id, user.email, 'two_factor_login', method),
+  );
   const err = twoFactorRequired();
   err.extra.twoFactorToken = token;
   return err;
 }
 
-const invalidTicket = () => validationError('Invalid or expired token', 'twoFactorToken: is unknown, already used or expired');
+const invalidTicket = () =>
+  validationError('Invalid or expired token', 'twoFactorToken: is unknown, already used or expired');
 
-export async function completeTwoFactorLogin(deps: Infra, input: { twoFactorToken: string; code: string }, meta: ClientMeta) {
+export async function completeTwoFactorLogin(
+  deps: Infra,
+  input: { twoFactorToken: string; code: string },
+  meta: ClientMeta,
+) {
   const pending = await findLiveToken(deps, input.twoFactorToken, 'two_factor_login');
   if (!pending) throw invalidTicket();
   const [user] = await deps.db.select().from(users).where(eq(users.id, pending.userId));
   if (!user || !user.isActive) throw invalidTicket();
   assertNotLocked(deps, user);
   const reservation = await checkSecondFactorOnToken(deps, user, input.twoFactorToken, 'two_factor_login', input.code);
-  const { binding } = await transaction(deps.db, (tx) => consumeEmailToken(deps, tx, input.twoFactorToken, 'two_factor_login'));
+  const { binding } = await transaction(deps.db, (tx) =>
+    consumeEmailToken(deps, tx, input.twoFactorToken, 'two_factor_login'),
+  );
   // Tickets issued before the first factor was recorded came from a social sign-in.
   const first: FirstFactor = binding === 'webauthn' ? 'webauthn' : 'oauth';
   return startSession(deps, user, meta, reservation, { amr: [first, 'otp'] });

@@ -6,7 +6,21 @@ import { json } from '../../../test/harness.js';
 import { PASSWORD } from '../../../test/factories.js';
 import { getMe } from '../../../test/fixtures/auth.js';
 import { totpCode, wrongCode } from '../../../test/totp.js';
-import { account, enabledAccount, loginWith, MINUTE, nextStep, now, post, rowsOf, setup, sha256, t, useTwoFactorApp, WRONG_PASSWORD } from '../../../test/fixtures/two-factor.js';
+import {
+  account,
+  enabledAccount,
+  loginWith,
+  MINUTE,
+  nextStep,
+  now,
+  post,
+  rowsOf,
+  setup,
+  sha256,
+  t,
+  useTwoFactorApp,
+  WRONG_PASSWORD,
+} from '../../../test/fixtures/two-factor.js';
 import { backupCodes } from '../../db/tables/auth.js';
 import { expectError } from '../../../test/expect.js';
 
@@ -58,7 +72,9 @@ describe('login with two-factor enabled', () => {
     expect(totp.map((r) => r.statusCode).sort()).toEqual([200, 401, 401, 401]);
     // The three replays above count as failures; another account has its whole budget of checks.
     const other = await enabledAccount('login-race-backup');
-    const backup = await Promise.all(Array.from({ length: 4 }, () => loginWith(other.email, PASSWORD, other.backupCodes[0])));
+    const backup = await Promise.all(
+      Array.from({ length: 4 }, () => loginWith(other.email, PASSWORD, other.backupCodes[0])),
+    );
     expect(backup.map((r) => r.statusCode).sort()).toEqual([200, 401, 401, 401]);
   });
 
@@ -102,7 +118,8 @@ describe('login with two-factor enabled', () => {
   it('wrong passwords and wrong codes add up to the same lockout', async () => {
     const user = await enabledAccount('login-lock-mixed');
     for (let i = 0; i < 2; i++) expect((await loginWith(user.email, WRONG_PASSWORD)).statusCode).toBe(401);
-    for (let i = 0; i < 3; i++) expect((await loginWith(user.email, PASSWORD, wrongCode(user.secret, now()))).statusCode).toBe(401);
+    for (let i = 0; i < 3; i++)
+      expect((await loginWith(user.email, PASSWORD, wrongCode(user.secret, now()))).statusCode).toBe(401);
     expectError(await loginWith(user.email, PASSWORD, totpCode(user.secret, now())), 423, 'ACCOUNT_LOCKED');
   });
 
@@ -135,7 +152,12 @@ describe('login with two-factor enabled', () => {
     const legacyHex = 'c0ffee42';
     const at = now();
     await t.deps.db.insert(backupCodes).values([
-      { id: `tok_earlier_b32_${user.userId}`, userId: user.userId, codeHash: keyedHash(user.userId, base32.replace('-', '')), createdAt: at },
+      {
+        id: `tok_earlier_b32_${user.userId}`,
+        userId: user.userId,
+        codeHash: keyedHash(user.userId, base32.replace('-', '')),
+        createdAt: at,
+      },
       { id: `tok_earlier_hex_${user.userId}`, userId: user.userId, codeHash: sha256(legacyHex), createdAt: at },
     ]);
     // Typed in capitals, without the dash: read as before.
@@ -148,7 +170,12 @@ describe('login with two-factor enabled', () => {
     const other = '9h4kt-w2m8q';
     const otherHex = 'deadbe11';
     await t.deps.db.insert(backupCodes).values([
-      { id: `tok_earlier_b32b_${user.userId}`, userId: user.userId, codeHash: keyedHash(user.userId, other.replace('-', '')), createdAt: at },
+      {
+        id: `tok_earlier_b32b_${user.userId}`,
+        userId: user.userId,
+        codeHash: keyedHash(user.userId, other.replace('-', '')),
+        createdAt: at,
+      },
       { id: `tok_earlier_hexb_${user.userId}`, userId: user.userId, codeHash: sha256(otherHex), createdAt: at },
     ]);
     const fresh = await setup(user.accessToken, PASSWORD, user.backupCodes[0]);
@@ -199,7 +226,11 @@ describe('rerunning setup while enabled', () => {
   it('a wrong code for the new secret keeps the old one in force', async () => {
     const user = await enabledAccount('rerun-wrong');
     const fresh = await setup(user.accessToken, PASSWORD, user.backupCodes[0]);
-    expectError(await post('/auth/two-factor/verify', { code: totpCode(user.secret, now()) }, user.accessToken), 400, 'VALIDATION_ERROR');
+    expectError(
+      await post('/auth/two-factor/verify', { code: totpCode(user.secret, now()) }, user.accessToken),
+      400,
+      'VALIDATION_ERROR',
+    );
     expect((await loginWith(user.email, PASSWORD, totpCode(user.secret, now()))).statusCode).toBe(200);
     nextStep();
     expectError(await loginWith(user.email, PASSWORD, totpCode(fresh.secret, now())), 401, 'AUTHENTICATION_ERROR');
@@ -209,16 +240,40 @@ describe('rerunning setup while enabled', () => {
 describe('two-factor disable', () => {
   it('needs the right password (401) and a valid code (400)', async () => {
     const user = await enabledAccount('disable-checks');
-    expectError(await post('/auth/two-factor/disable', { password: WRONG_PASSWORD, code: totpCode(user.secret, now()) }, user.accessToken), 401, 'AUTHENTICATION_ERROR');
-    expectError(await post('/auth/two-factor/disable', { password: PASSWORD, code: wrongCode(user.secret, now()) }, user.accessToken), 400, 'VALIDATION_ERROR');
-    expectError(await post('/auth/two-factor/disable', { password: PASSWORD, code: totpCode(user.secret, now()) }), 401, 'AUTHENTICATION_ERROR');
+    expectError(
+      await post(
+        '/auth/two-factor/disable',
+        { password: WRONG_PASSWORD, code: totpCode(user.secret, now()) },
+        user.accessToken,
+      ),
+      401,
+      'AUTHENTICATION_ERROR',
+    );
+    expectError(
+      await post(
+        '/auth/two-factor/disable',
+        { password: PASSWORD, code: wrongCode(user.secret, now()) },
+        user.accessToken,
+      ),
+      400,
+      'VALIDATION_ERROR',
+    );
+    expectError(
+      await post('/auth/two-factor/disable', { password: PASSWORD, code: totpCode(user.secret, now()) }),
+      401,
+      'AUTHENTICATION_ERROR',
+    );
     expect(json(await getMe(t, user.accessToken)).twoFactorEnabled).toBe(true);
     expect((await rowsOf(user.userId)).backupCodes).toHaveLength(10);
   });
 
   it('turns two-factor off and removes the secret and backup codes', async () => {
     const user = await enabledAccount('disable-ok');
-    const res = await post('/auth/two-factor/disable', { password: PASSWORD, code: totpCode(user.secret, now()) }, user.accessToken);
+    const res = await post(
+      '/auth/two-factor/disable',
+      { password: PASSWORD, code: totpCode(user.secret, now()) },
+      user.accessToken,
+    );
     expect(res.statusCode, res.body).toBe(200);
     expect(json(res)).toEqual({ twoFactorEnabled: false });
     expect(json(await getMe(t, user.accessToken)).twoFactorEnabled).toBe(false);
@@ -233,7 +288,11 @@ describe('two-factor disable', () => {
 
   it('accepts an unused backup code instead of a TOTP code', async () => {
     const user = await enabledAccount('disable-backup');
-    const res = await post('/auth/two-factor/disable', { password: PASSWORD, code: user.backupCodes[3] }, user.accessToken);
+    const res = await post(
+      '/auth/two-factor/disable',
+      { password: PASSWORD, code: user.backupCodes[3] },
+      user.accessToken,
+    );
     expect(res.statusCode, res.body).toBe(200);
     expect((await loginWith(user.email, PASSWORD)).statusCode).toBe(200);
   });

@@ -12,7 +12,8 @@ import { releaseCheck, reservedCheck } from './sign-in.js';
 import { backupCodes, twoFactor } from '../../db/tables/auth.js';
 import { transaction } from '../../db/transaction.js';
 
-const invalidCode = () => validationError('Invalid two-factor code', 'code: does not match the authenticator or an unused backup code');
+const invalidCode = () =>
+  validationError('Invalid two-factor code', 'code: does not match the authenticator or an unused backup code');
 
 async function loadActiveUser(deps: Infra, userId: string): Promise<UserRow> {
   const [user] = await deps.db.select().from(users).where(eq(users.id, userId));
@@ -45,7 +46,10 @@ async function confirmIdentity(deps: Infra, user: UserRow, password: string, cod
 export async function setupTwoFactor(deps: Infra, actor: UserActor, input: { password: string; code?: string }) {
   const user = await loadActiveUser(deps, actor.userId);
   if (user.twoFactorEnabled && !input.code) {
-    throw validationError('A current two-factor code is required', 'code: is required while two-factor authentication is enabled');
+    throw validationError(
+      'A current two-factor code is required',
+      'code: is required while two-factor authentication is enabled',
+    );
   }
   await confirmIdentity(deps, user, input.password, user.twoFactorEnabled ? input.code! : null);
   const secret = newTotpSecret();
@@ -54,7 +58,10 @@ export async function setupTwoFactor(deps: Infra, actor: UserActor, input: { pas
     await tx
       .insert(twoFactor)
       .values({ userId: user.id, pendingSecretEnc: pending, updatedAt: deps.clock.now() })
-      .onConflictDoUpdate({ target: twoFactor.userId, set: { pendingSecretEnc: pending, updatedAt: deps.clock.now() } });
+      .onConflictDoUpdate({
+        target: twoFactor.userId,
+        set: { pendingSecretEnc: pending, updatedAt: deps.clock.now() },
+      });
     return replaceBackupCodes(deps, tx, user.id);
   });
   return { secret, otpauthUrl: totpUri(secret, user.email), backupCodes: backup };
@@ -62,18 +69,27 @@ export async function setupTwoFactor(deps: Infra, actor: UserActor, input: { pas
 
 export async function verifyTwoFactorSetup(deps: Infra, actor: UserActor, code: string) {
   const [state] = await deps.db.select().from(twoFactor).where(eq(twoFactor.userId, actor.userId));
-  if (!state?.pendingSecretEnc) throw validationError('No two-factor setup is pending', 'Call POST /auth/two-factor/setup first');
+  if (!state?.pendingSecretEnc)
+    throw validationError('No two-factor setup is pending', 'Call POST /auth/two-factor/setup first');
   const step = matchTotp(openSecret(deps, state.pendingSecretEnc), code, deps.clock.now());
   if (step === null) throw invalidCode();
   await transaction(deps.db, async (tx, afterCommit) => {
     // Guarded on the same pending secret, so a concurrent second setup is not silently activated.
     const [done] = await tx
       .update(twoFactor)
-      .set({ secretEnc: state.pendingSecretEnc, pendingSecretEnc: null, lastUsedStep: step, updatedAt: deps.clock.now() })
+      .set({
+        secretEnc: state.pendingSecretEnc,
+        pendingSecretEnc: null,
+        lastUsedStep: step,
+        updatedAt: deps.clock.now(),
+      })
       .where(and(eq(twoFactor.userId, actor.userId), eq(twoFactor.pendingSecretEnc, state.pendingSecretEnc!)))
       .returning({ userId: twoFactor.userId });
     if (!done) throw invalidCode();
-    await tx.update(users).set({ twoFactorEnabled: true, updatedAt: deps.clock.now() }).where(eq(users.id, actor.userId));
+    await tx
+      .update(users)
+      .set({ twoFactorEnabled: true, updatedAt: deps.clock.now() })
+      .where(eq(users.id, actor.userId));
     afterCommit(() => deps.users.changed(actor.userId));
   });
   return { twoFactorEnabled: true };
@@ -91,4 +107,3 @@ export async function disableTwoFactor(deps: Infra, actor: UserActor, input: { p
   });
   return { twoFactorEnabled: false };
 }
-

@@ -17,9 +17,11 @@ afterAll(async () => {
 
 const HOUR = 60 * 60 * 1000;
 const verify = (token: string) => t.request({ method: 'POST', url: '/api/v1/auth/verify-email', payload: { token } });
-const resend = (email: string) => t.request({ method: 'POST', url: '/api/v1/auth/resend-verification', payload: { email } });
+const resend = (email: string) =>
+  t.request({ method: 'POST', url: '/api/v1/auth/resend-verification', payload: { email } });
 const verifyToken = (email: string) => t.mail.tokenFrom(email, /Verify your email/, '/verify-email');
-const verifyMails = (email: string) => t.mail.mails.filter((m) => m.to.includes(email) && /Verify your email/.test(m.subject));
+const verifyMails = (email: string) =>
+  t.mail.mails.filter((m) => m.to.includes(email) && /Verify your email/.test(m.subject));
 
 describe('POST /auth/verify-email', () => {
   it('verifies once; the same token a second time is 400', async () => {
@@ -93,10 +95,14 @@ describe('POST /auth/resend-verification', () => {
     expect((await resend(email)).statusCode).toBe(200);
     // A marker asked for after the resend and mailed the same way (token issued, then mailed, after
     // the answer): once it arrived and no mail is on its way, a verification mail would be here.
-    expect((await t.request({ method: 'POST', url: '/api/v1/auth/password/forgot', payload: { email } })).statusCode).toBe(200);
+    expect(
+      (await t.request({ method: 'POST', url: '/api/v1/auth/password/forgot', payload: { email } })).statusCode,
+    ).toBe(200);
     await t.mail.waitFor(email, /Reset your password/);
     await t.mail.settled();
-    expect(await queryRows(t, sql`select id from email_tokens where user_id = ${userId} and purpose = 'verify_email'`)).toHaveLength(1);
+    expect(
+      await queryRows(t, sql`select id from email_tokens where user_id = ${userId} and purpose = 'verify_email'`),
+    ).toHaveLength(1);
     expect(verifyMails(email)).toHaveLength(1);
   });
 

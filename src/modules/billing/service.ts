@@ -7,7 +7,13 @@ import type { Tx } from '../../db/client.js';
 import type { OrgAccess } from '../../platform/tenancy.js';
 import { AppError, conflict, validationError } from '../../lib/errors.js';
 import { type ProviderSubscription } from '../../providers/payments/provider.js';
-import { checkoutSubscriptionId, createStripeClient, parseStripeEvent, StripeShapeError, toProviderSubscription } from '../../providers/payments/stripe.js';
+import {
+  checkoutSubscriptionId,
+  createStripeClient,
+  parseStripeEvent,
+  StripeShapeError,
+  toProviderSubscription,
+} from '../../providers/payments/stripe.js';
 import { auditChange } from '../../platform/audit/record.js';
 import { organizations, type PlanName } from '../../db/tables/organizations.js';
 import { recordEvent } from '../../platform/outbox.js';
@@ -17,9 +23,6 @@ import { periodOf } from '../../platform/quota.js';
 import { apiRequestsInMonth } from '../../platform/audit/counters.js';
 import { billingEvents, subscriptions, type SubscriptionRow } from '../../db/tables/billing.js';
 import { transaction } from '../../db/transaction.js';
-
-
-
 
 function planOfPrice(deps: Infra, priceId: string | null): PlanName | null {
   if (priceId === deps.config.stripe.pricePro) return 'pro';
@@ -33,8 +36,14 @@ const presentLimits = (plan: PlanName) => {
 };
 
 export async function getBilling(deps: Infra, access: OrgAccess) {
-  const [org] = await deps.db.select({ plan: organizations.plan }).from(organizations).where(eq(organizations.id, access.organizationId));
-  const [sub] = await deps.db.select().from(subscriptions).where(eq(subscriptions.organizationId, access.organizationId));
+  const [org] = await deps.db
+    .select({ plan: organizations.plan })
+    .from(organizations)
+    .where(eq(organizations.id, access.organizationId));
+  const [sub] = await deps.db
+    .select()
+    .from(subscriptions)
+    .where(eq(subscriptions.organizationId, access.organizationId));
   const period = periodOf(deps.clock.now());
   const requests = await apiRequestsInMonth(deps.db, access.organizationId, period);
   const plan = org?.plan ?? 'free';
@@ -42,7 +51,11 @@ export async function getBilling(deps: Infra, access: OrgAccess) {
     plan: { name: PLANS[plan].name, limits: presentLimits(plan) },
     status: sub?.status ?? 'active',
     subscription: sub?.subscriptionId
-      ? { id: sub.subscriptionId, currentPeriodEnd: sub.currentPeriodEnd?.toISOString() ?? null, cancelAtPeriodEnd: sub.cancelAtPeriodEnd }
+      ? {
+          id: sub.subscriptionId,
+          currentPeriodEnd: sub.currentPeriodEnd?.toISOString() ?? null,
+          cancelAtPeriodEnd: sub.cancelAtPeriodEnd,
+        }
       : null,
     usage: { period, apiRequests: requests },
   };
@@ -56,7 +69,8 @@ function assertAppUrl(deps: Infra, field: string, value: string) {
   } catch {
     throw validationError('Invalid request', `${field}: must be an absolute URL`);
   }
-  if (url.origin !== deps.config.appOrigin) throw validationError('Invalid request', `${field}: must be on ${deps.config.appOrigin}`);
+  if (url.origin !== deps.config.appOrigin)
+    throw validationError('Invalid request', `${field}: must be on ${deps.config.appOrigin}`);
 }
 
 const PENDING = 'pending:';
@@ -92,16 +106,29 @@ async function ensureCustomer(deps: Infra, access: OrgAccess): Promise<Subscript
         .returning();
     }
     if (!claimed) {
-      if (Date.now() > deadline) throw new AppError('PAYMENT_PROVIDER_ERROR', 'The payment provider failed', 'The customer is still being created; try again');
+      if (Date.now() > deadline)
+        throw new AppError(
+          'PAYMENT_PROVIDER_ERROR',
+          'The payment provider failed',
+          'The customer is still being created; try again',
+        );
       await sleep(50);
       continue;
     }
     const [org] = await deps.db.select().from(organizations).where(eq(organizations.id, orgId));
     let customerId: string;
     try {
-      customerId = await callProvider(() => deps.payments.createCustomer({ organizationId: orgId, name: org!.name, email: org!.settings.billing?.email ?? null }));
+      customerId = await callProvider(() =>
+        deps.payments.createCustomer({
+          organizationId: orgId,
+          name: org!.name,
+          email: org!.settings.billing?.email ?? null,
+        }),
+      );
     } catch (err) {
-      await deps.db.delete(subscriptions).where(sql`${subscriptions.organizationId} = ${orgId} and ${subscriptions.customerId} = ${marker}`);
+      await deps.db
+        .delete(subscriptions)
+        .where(sql`${subscriptions.organizationId} = ${orgId} and ${subscriptions.customerId} = ${marker}`);
       throw err;
     }
     const [row] = await deps.db
@@ -114,9 +141,16 @@ async function ensureCustomer(deps: Infra, access: OrgAccess): Promise<Subscript
   }
 }
 
-export async function createCheckout(deps: Infra, access: OrgAccess, input: { priceId: string; successUrl: string; cancelUrl: string }) {
+export async function createCheckout(
+  deps: Infra,
+  access: OrgAccess,
+  input: { priceId: string; successUrl: string; cancelUrl: string },
+) {
   if (!planOfPrice(deps, input.priceId)) {
-    throw validationError('Unknown price', `priceId: must be one of ${deps.config.stripe.pricePro}, ${deps.config.stripe.priceEnterprise}`);
+    throw validationError(
+      'Unknown price',
+      `priceId: must be one of ${deps.config.stripe.pricePro}, ${deps.config.stripe.priceEnterprise}`,
+    );
   }
   assertAppUrl(deps, 'successUrl', input.successUrl);
   assertAppUrl(deps, 'cancelUrl', input.cancelUrl);
@@ -125,7 +159,9 @@ export async function createCheckout(deps: Infra, access: OrgAccess, input: { pr
   if (sub.subscriptionId && !ENDED_STATUSES.has(sub.status)) {
     throw conflict('The organization already has a subscription', 'Change or cancel it in the billing portal');
   }
-  const session = await callProvider(() => deps.payments.createCheckout({ customerId: sub.customerId, organizationId: access.organizationId, ...input }));
+  const session = await callProvider(() =>
+    deps.payments.createCheckout({ customerId: sub.customerId, organizationId: access.organizationId, ...input }),
+  );
   return session;
 }
 
@@ -137,7 +173,10 @@ export async function createPortal(deps: Infra, access: OrgAccess, returnUrl: st
 }
 
 export async function cancelSubscription(deps: Infra, access: OrgAccess) {
-  const [sub] = await deps.db.select().from(subscriptions).where(eq(subscriptions.organizationId, access.organizationId));
+  const [sub] = await deps.db
+    .select()
+    .from(subscriptions)
+    .where(eq(subscriptions.organizationId, access.organizationId));
   if (!sub?.subscriptionId || sub.plan === 'free' || !PAID_STATUSES.has(sub.status)) {
     throw conflict('There is no paid subscription to cancel', 'The organization is on the Free plan');
   }
@@ -158,7 +197,6 @@ export async function cancelSubscription(deps: Infra, access: OrgAccess) {
   return { cancelAt: cancelAt?.toISOString() ?? null };
 }
 
-
 /**
  * The one place subscription state changes, from a provider event or the test provider. A
  * subscription that ended is terminal: its end applies whatever the event's timestamp, and nothing
@@ -166,7 +204,13 @@ export async function cancelSubscription(deps: Infra, access: OrgAccess) {
  * back. Otherwise an event older than the last one applied is ignored, so out-of-order delivery never
  * moves state backwards.
  */
-export async function applySubscription(deps: Infra, tx: Tx, s: ProviderSubscription, eventAt: Date, deleted = false): Promise<void> {
+export async function applySubscription(
+  deps: Infra,
+  tx: Tx,
+  s: ProviderSubscription,
+  eventAt: Date,
+  deleted = false,
+): Promise<void> {
   const [row] = await tx.select().from(subscriptions).where(eq(subscriptions.customerId, s.customerId)).for('update');
   if (!row) {
     deps.logger.warn({ customerId: s.customerId }, 'billing event for an unknown customer ignored');
@@ -178,7 +222,10 @@ export async function applySubscription(deps: Infra, tx: Tx, s: ProviderSubscrip
   const endedIds = ended ? { endedSubscriptionIds: [...row.endedSubscriptionIds, s.id] } : {};
   if (ended && row.subscriptionId && row.subscriptionId !== s.id) {
     // The end of a subscription the organization no longer uses leaves the one it uses alone.
-    await tx.update(subscriptions).set({ ...endedIds, updatedAt: now }).where(eq(subscriptions.organizationId, row.organizationId));
+    await tx
+      .update(subscriptions)
+      .set({ ...endedIds, updatedAt: now })
+      .where(eq(subscriptions.organizationId, row.organizationId));
     return;
   }
   // An end is never stale: an update stamped after it but received first must not keep it alive.
@@ -203,7 +250,11 @@ export async function applySubscription(deps: Infra, tx: Tx, s: ProviderSubscrip
   await tx.update(organizations).set({ plan, updatedAt: now }).where(eq(organizations.id, row.organizationId));
   deps.quota.forget(row.organizationId);
   if (ended) {
-    await recordEvent(deps, tx, row.organizationId, 'billing.canceled', { organizationId: row.organizationId, subscriptionId: s.id, cancelAt: now.toISOString() });
+    await recordEvent(deps, tx, row.organizationId, 'billing.canceled', {
+      organizationId: row.organizationId,
+      subscriptionId: s.id,
+      cancelAt: now.toISOString(),
+    });
   } else {
     await recordEvent(deps, tx, row.organizationId, 'billing.updated', {
       organizationId: row.organizationId,
@@ -235,7 +286,8 @@ export async function handleStripeWebhook(deps: Infra, rawBody: string, signatur
   const secret = deps.config.stripe.webhookSecret;
   // Only the provider in use takes events: with BILLING_PROVIDER=test a Stripe key left in the
   // environment must not let Stripe's events change plans beside the test checkout.
-  if (!secret || deps.config.billingProvider !== 'stripe') throw new AppError('NOT_FOUND', 'Route not found', 'Stripe is not configured');
+  if (!secret || deps.config.billingProvider !== 'stripe')
+    throw new AppError('NOT_FOUND', 'Route not found', 'Stripe is not configured');
   let verified: unknown;
   try {
     verified = createStripeClient(deps.config).webhooks.constructEvent(rawBody, signature ?? '', secret);
@@ -252,7 +304,10 @@ export async function handleStripeWebhook(deps: Infra, rawBody: string, signatur
   }
   const deleted = event.type === 'customer.subscription.deleted';
 
-  const [seen] = await deps.db.select({ id: billingEvents.id }).from(billingEvents).where(eq(billingEvents.id, event.id));
+  const [seen] = await deps.db
+    .select({ id: billingEvents.id })
+    .from(billingEvents)
+    .where(eq(billingEvents.id, event.id));
   if (seen) return { received: true, duplicate: true };
   if (subscriptionId) sub = await callProvider(() => deps.payments.getSubscription(subscriptionId));
 

@@ -2,7 +2,22 @@
 import { describe, expect, it } from 'vitest';
 import { addMember, createOrg, eventsOf } from '../../../test/factories.js';
 import { json } from '../../../test/harness.js';
-import { billingData, cancel, checkout, deliverOk, fake, memberUser, nowS, outsider, owner, periodEndIso, subRow, subscribed, t, useStripeApp } from '../../../test/fixtures/stripe.js';
+import {
+  billingData,
+  cancel,
+  checkout,
+  deliverOk,
+  fake,
+  memberUser,
+  nowS,
+  outsider,
+  owner,
+  periodEndIso,
+  subRow,
+  subscribed,
+  t,
+  useStripeApp,
+} from '../../../test/fixtures/stripe.js';
 import { expectError } from '../../../test/expect.js';
 
 useStripeApp();
@@ -38,10 +53,18 @@ describe('POST /organizations/:orgId/billing/cancel', () => {
     expect(last.data).toMatchObject({ organizationId: org.id, subscriptionId: sub.id, cancelAt: periodEndIso(sub) });
 
     // Stripe's own update event for the cancellation agrees with what is stored.
-    await deliverOk(fake.event('customer.subscription.updated', fake.subscriptions.get(sub.id)!, { created: nowS() + 1 }));
+    await deliverOk(
+      fake.event('customer.subscription.updated', fake.subscriptions.get(sub.id)!, { created: nowS() + 1 }),
+    );
     expect((await billingData(org.id)).subscription.cancelAtPeriodEnd).toBe(true);
     // End of period.
-    await deliverOk(fake.event('customer.subscription.deleted', { ...fake.subscriptions.get(sub.id)!, status: 'canceled' }, { created: nowS() + 2 }));
+    await deliverOk(
+      fake.event(
+        'customer.subscription.deleted',
+        { ...fake.subscriptions.get(sub.id)!, status: 'canceled' },
+        { created: nowS() + 2 },
+      ),
+    );
     const ended = await billingData(org.id);
     expect(ended.plan.name).toBe('Free');
     expect(ended.subscription).toBeNull();
@@ -62,7 +85,8 @@ describe('POST /organizations/:orgId/billing/cancel', () => {
 });
 
 describe('DELETE /organizations/:orgId', () => {
-  const del = (orgId: string) => t.request({ method: 'DELETE', url: `/api/v1/organizations/${orgId}`, headers: owner.auth });
+  const del = (orgId: string) =>
+    t.request({ method: 'DELETE', url: `/api/v1/organizations/${orgId}`, headers: owner.auth });
 
   it('cancels the subscription at Stripe', async () => {
     const { org, sub } = await subscribed();
@@ -70,9 +94,13 @@ describe('DELETE /organizations/:orgId', () => {
     expect(res.statusCode, res.body).toBe(200);
     expect(fake.calls('DELETE', `/v1/subscriptions/${sub.id}`)).toHaveLength(1);
     expect(fake.subscriptions.get(sub.id)!.status).toBe('canceled');
-    expect((await t.request({ method: 'GET', url: `/api/v1/organizations/${org.id}`, headers: owner.auth })).statusCode).toBe(404);
+    expect(
+      (await t.request({ method: 'GET', url: `/api/v1/organizations/${org.id}`, headers: owner.auth })).statusCode,
+    ).toBe(404);
     // Stripe's deletion event for it arrives afterwards and is acknowledged.
-    await deliverOk(fake.event('customer.subscription.deleted', fake.subscriptions.get(sub.id)!, { created: nowS() + 1 }));
+    await deliverOk(
+      fake.event('customer.subscription.deleted', fake.subscriptions.get(sub.id)!, { created: nowS() + 1 }),
+    );
   });
 
   it('answers 502 when Stripe fails, and the organization still exists', async () => {
@@ -80,7 +108,9 @@ describe('DELETE /organizations/:orgId', () => {
     fake.failNext(500, { path: /^\/v1\/subscriptions\//, times: 5, retryable: true });
     expectError(await del(org.id), 502, 'PAYMENT_PROVIDER_ERROR');
     fake.recover();
-    expect((await t.request({ method: 'GET', url: `/api/v1/organizations/${org.id}`, headers: owner.auth })).statusCode).toBe(200);
+    expect(
+      (await t.request({ method: 'GET', url: `/api/v1/organizations/${org.id}`, headers: owner.auth })).statusCode,
+    ).toBe(200);
     expect((await billingData(org.id)).subscription.id).toBe(sub.id);
     expect(fake.subscriptions.get(sub.id)!.status).toBe('active');
   });
@@ -99,7 +129,9 @@ describe('DELETE /organizations/:orgId', () => {
     const { org } = await subscribed();
     fake.failNext(400, { path: /^\/v1\/subscriptions\//, message: 'Something else is wrong' });
     expectError(await del(org.id), 502, 'PAYMENT_PROVIDER_ERROR');
-    expect((await t.request({ method: 'GET', url: `/api/v1/organizations/${org.id}`, headers: owner.auth })).statusCode).toBe(200);
+    expect(
+      (await t.request({ method: 'GET', url: `/api/v1/organizations/${org.id}`, headers: owner.auth })).statusCode,
+    ).toBe(200);
   });
 
   it('calls nothing at Stripe for an organization without a subscription', async () => {

@@ -3,7 +3,25 @@
 import { describe, expect, it } from 'vitest';
 import { addMember, createOrg, setPlan } from '../../../test/factories.js';
 import { json } from '../../../test/harness.js';
-import { APP, billingData, billingOf, checkout, eventTypes, fake, memberUser, type Obj, outsider, owner, portal, subRow, subscribed, t, URLS, useStripeApp, viewerUser } from '../../../test/fixtures/stripe.js';
+import {
+  APP,
+  billingData,
+  billingOf,
+  checkout,
+  eventTypes,
+  fake,
+  memberUser,
+  type Obj,
+  outsider,
+  owner,
+  portal,
+  subRow,
+  subscribed,
+  t,
+  URLS,
+  useStripeApp,
+  viewerUser,
+} from '../../../test/fixtures/stripe.js';
 import { expectError } from '../../../test/expect.js';
 
 useStripeApp();
@@ -27,22 +45,37 @@ describe('GET /organizations/:orgId/billing', () => {
       });
     }
     expectError(await billingOf(org.id, outsider.auth), 403, 'AUTHORIZATION_ERROR');
-    expectError(await t.request({ method: 'GET', url: `/api/v1/organizations/${org.id}/billing` }), 401, 'AUTHENTICATION_ERROR');
+    expectError(
+      await t.request({ method: 'GET', url: `/api/v1/organizations/${org.id}/billing` }),
+      401,
+      'AUTHENTICATION_ERROR',
+    );
   });
 
   it('shows the limits of Pro and Enterprise (null: unlimited)', async () => {
     const org = await createOrg(t, owner);
     await setPlan(t, org.id, 'pro');
-    expect((await billingData(org.id)).plan).toEqual({ name: 'Pro', limits: { members: 25, apiRequests: 100000, storage: 10737418240 } });
+    expect((await billingData(org.id)).plan).toEqual({
+      name: 'Pro',
+      limits: { members: 25, apiRequests: 100000, storage: 10737418240 },
+    });
     await setPlan(t, org.id, 'enterprise');
-    expect((await billingData(org.id)).plan).toEqual({ name: 'Enterprise', limits: { members: null, apiRequests: null, storage: null } });
+    expect((await billingData(org.id)).plan).toEqual({
+      name: 'Enterprise',
+      limits: { members: null, apiRequests: null, storage: null },
+    });
   });
 
   it('is readable with an API key that has read:billing, not without it', async () => {
     const org = await createOrg(t, owner);
     await setPlan(t, org.id, 'enterprise');
     const key = async (scopes: string[]) => {
-      const res = await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/api-keys`, headers: owner.auth, payload: { name: 'b', scopes } });
+      const res = await t.request({
+        method: 'POST',
+        url: `/api/v1/organizations/${org.id}/api-keys`,
+        headers: owner.auth,
+        payload: { name: 'b', scopes },
+      });
       expect(res.statusCode, res.body).toBe(201);
       return json(res).plainKey as string;
     };
@@ -112,10 +145,14 @@ describe('POST /organizations/:orgId/billing/checkout', () => {
     expect(body).toEqual({ success: true, data: { sessionId: session.id, url: session.url } });
     expect(session.url).toMatch(/^https:\/\/checkout\.stripe\.test\//);
 
-    const [createdCustomer] = fake.calls('POST', '/v1/customers').filter((r) => (r.params.metadata as Obj)?.organizationId === org.id);
+    const [createdCustomer] = fake
+      .calls('POST', '/v1/customers')
+      .filter((r) => (r.params.metadata as Obj)?.organizationId === org.id);
     expect(createdCustomer!.params).toMatchObject({ name: 'Checkout Co', metadata: { organizationId: org.id } });
     expect(createdCustomer!.headers.authorization).toBe('Bearer sk_test_x');
-    const sessionCall = fake.calls('POST', '/v1/checkout/sessions').find((r) => (r.params.metadata as Obj)?.organizationId === org.id)!;
+    const sessionCall = fake
+      .calls('POST', '/v1/checkout/sessions')
+      .find((r) => (r.params.metadata as Obj)?.organizationId === org.id)!;
     expect(sessionCall.params).toMatchObject({
       mode: 'subscription',
       customer: session.customer,
@@ -140,7 +177,9 @@ describe('POST /organizations/:orgId/billing/checkout', () => {
     const org = await createOrg(t, owner);
     const results = await Promise.all(Array.from({ length: 4 }, () => checkout(org.id)));
     for (const r of results) expect(r.statusCode, r.body).toBe(200);
-    const customers = fake.calls('POST', '/v1/customers').filter((r) => (r.params.metadata as Obj)?.organizationId === org.id);
+    const customers = fake
+      .calls('POST', '/v1/customers')
+      .filter((r) => (r.params.metadata as Obj)?.organizationId === org.id);
     expect(customers).toHaveLength(1);
     const used = new Set(results.map((r) => fake.sessions.get(json(r).data.sessionId)!.customer));
     expect([...used]).toEqual([(await subRow(org.id))!.customer_id]);
@@ -188,7 +227,11 @@ describe('GET /organizations/:orgId/billing/portal', () => {
       const body = expectError(await portal(org.id, bad), 400, 'VALIDATION_ERROR');
       expect(body.details).toMatch(/return_url/);
     }
-    expectError(await t.request({ method: 'GET', url: `/api/v1/organizations/${org.id}/billing/portal`, headers: owner.auth }), 400, 'VALIDATION_ERROR');
+    expectError(
+      await t.request({ method: 'GET', url: `/api/v1/organizations/${org.id}/billing/portal`, headers: owner.auth }),
+      400,
+      'VALIDATION_ERROR',
+    );
     expect(fake.requests.length).toBe(before);
 
     const res = await portal(org.id, `${APP}/settings/billing`);

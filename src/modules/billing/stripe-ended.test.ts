@@ -5,7 +5,20 @@
 import { describe, expect, it } from 'vitest';
 import { eventsOf } from '../../../test/factories.js';
 import { json } from '../../../test/harness.js';
-import { billingData, billingTypes, checkout, deliver, deliverOk, expectEnded, fake, nowS, subscribed, t, useStripeOrderingApp, withPrice } from '../../../test/fixtures/stripe-ordering.js';
+import {
+  billingData,
+  billingTypes,
+  checkout,
+  deliver,
+  deliverOk,
+  expectEnded,
+  fake,
+  nowS,
+  subscribed,
+  t,
+  useStripeOrderingApp,
+  withPrice,
+} from '../../../test/fixtures/stripe-ordering.js';
 
 useStripeOrderingApp();
 
@@ -13,7 +26,9 @@ describe('a subscription that ended is terminal', () => {
   it('an update (active) stamped the same second as the deletion, or later, does not bring the paid plan back', async () => {
     const { org, sub, session } = await subscribed('price_enterprise');
     const at = nowS() + 1;
-    await deliverOk(fake.event('customer.subscription.deleted', { ...sub, status: 'canceled', ended_at: at }, { created: at }));
+    await deliverOk(
+      fake.event('customer.subscription.deleted', { ...sub, status: 'canceled', ended_at: at }, { created: at }),
+    );
     await expectEnded(org.id);
     const events = await billingTypes(org.id);
     expect(events).toEqual(['billing.updated', 'billing.canceled']);
@@ -51,7 +66,13 @@ describe('a subscription that ended is terminal', () => {
       const results = await Promise.all([
         deliver(fake.event('customer.subscription.deleted', { ...sub, status: 'canceled' }, { created: at })),
         deliver(fake.event('customer.subscription.updated', { ...sub, status: 'active' }, { created: at })),
-        deliver(fake.event('customer.subscription.updated', { ...withPrice(structuredClone(sub), 'price_enterprise'), status: 'active' }, { created: at })),
+        deliver(
+          fake.event(
+            'customer.subscription.updated',
+            { ...withPrice(structuredClone(sub), 'price_enterprise'), status: 'active' },
+            { created: at },
+          ),
+        ),
       ]);
       for (const r of results) expect(r.statusCode, r.body).toBe(200);
       await expectEnded(org.id);
@@ -99,7 +120,10 @@ describe('a subscription that ended is terminal', () => {
     expect(data.plan.name).toBe('Pro');
     expect(data.status).toBe('active');
     expect(data.subscription.id).toBe(next.id);
-    expect((await eventsOf(t, org.id)).at(-1)).toMatchObject({ type: 'billing.updated', data: { plan: 'pro', subscriptionId: next.id } });
+    expect((await eventsOf(t, org.id)).at(-1)).toMatchObject({
+      type: 'billing.updated',
+      data: { plan: 'pro', subscriptionId: next.id },
+    });
 
     // The old one still changes nothing; the new one's own end returns to Free.
     await deliverOk(fake.event('customer.subscription.updated', { ...sub, status: 'active' }, { created: at + 5 }));

@@ -5,7 +5,21 @@ import { describe, expect, it } from 'vitest';
 import { eventsOf } from '../../../test/factories.js';
 import { createTestApp, json } from '../../../test/harness.js';
 import { WEBHOOK_SECRET } from '../../../test/stripe-server.js';
-import { billingData, billingEventIds, deliver, deliverOk, fake, nowS, type Obj, orgPlan, post, subRow, subscribed, t, useStripeOrderingApp } from '../../../test/fixtures/stripe-ordering.js';
+import {
+  billingData,
+  billingEventIds,
+  deliver,
+  deliverOk,
+  fake,
+  nowS,
+  type Obj,
+  orgPlan,
+  post,
+  subRow,
+  subscribed,
+  t,
+  useStripeOrderingApp,
+} from '../../../test/fixtures/stripe-ordering.js';
 import { expectError } from '../../../test/expect.js';
 
 useStripeOrderingApp();
@@ -14,13 +28,25 @@ describe('signed events of an unexpected shape', () => {
   it('answer 400 VALIDATION_ERROR and change nothing (plan, subscription row, events, processed ids)', async () => {
     const { org, sub, customer } = await subscribed('price_pro');
     // Each would move the organization to Enterprise (or end it) if it were applied.
-    const upgrade = () => fake.event('customer.subscription.updated', { ...structuredClone(sub), items: { ...structuredClone(sub.items) } }, { created: nowS() + 5 });
+    const upgrade = () =>
+      fake.event(
+        'customer.subscription.updated',
+        { ...structuredClone(sub), items: { ...structuredClone(sub.items) } },
+        { created: nowS() + 5 },
+      );
     const shaped = (fn: (e: Obj, o: Obj) => void, event: Obj = upgrade()) => {
       if (event.data?.object?.items?.data?.[0]?.price) event.data.object.items.data[0].price.id = 'price_enterprise';
       fn(event, event.data?.object);
       return event;
     };
-    const otherSession = { id: 'cs_test_other', object: 'checkout.session', mode: 'subscription', customer, subscription: sub.id, status: 'complete' };
+    const otherSession = {
+      id: 'cs_test_other',
+      object: 'checkout.session',
+      mode: 'subscription',
+      customer,
+      subscription: sub.id,
+      status: 'complete',
+    };
     const cases: [string, Obj | string][] = [
       ['no data', shaped((e) => delete e.data)],
       ['data a string', shaped((e) => (e.data = 'object'))],
@@ -47,11 +73,32 @@ describe('signed events of an unexpected shape', () => {
       ['cancel_at a string', shaped((_e, o) => (o.cancel_at = 'tomorrow'))],
       ['current_period_end a string', shaped((_e, o) => (o.current_period_end = '2030-01-01'))],
       ['metadata a string', shaped((_e, o) => (o.metadata = 'org'))],
-      ['a deletion without subscription id', shaped((_e, o) => delete o.id, fake.event('customer.subscription.deleted', { ...sub, status: 'canceled' }, { created: nowS() + 5 }))],
-      ['a deletion without data.object', shaped((e) => (e.data = {}), fake.event('customer.subscription.deleted', { ...sub, status: 'canceled' }, { created: nowS() + 5 }))],
-      ['a checkout session whose subscription is a number', fake.event('checkout.session.completed', { ...otherSession, subscription: 42 })],
-      ['a checkout session whose subscription is an object', fake.event('checkout.session.completed', { ...otherSession, subscription: { status: 'active' } })],
-      ['a checkout session without data.object', shaped((e) => (e.data = {}), fake.event('checkout.session.completed', otherSession))],
+      [
+        'a deletion without subscription id',
+        shaped(
+          (_e, o) => delete o.id,
+          fake.event('customer.subscription.deleted', { ...sub, status: 'canceled' }, { created: nowS() + 5 }),
+        ),
+      ],
+      [
+        'a deletion without data.object',
+        shaped(
+          (e) => (e.data = {}),
+          fake.event('customer.subscription.deleted', { ...sub, status: 'canceled' }, { created: nowS() + 5 }),
+        ),
+      ],
+      [
+        'a checkout session whose subscription is a number',
+        fake.event('checkout.session.completed', { ...otherSession, subscription: 42 }),
+      ],
+      [
+        'a checkout session whose subscription is an object',
+        fake.event('checkout.session.completed', { ...otherSession, subscription: { status: 'active' } }),
+      ],
+      [
+        'a checkout session without data.object',
+        shaped((e) => (e.data = {}), fake.event('checkout.session.completed', otherSession)),
+      ],
       ['event without id', shaped((e) => delete e.id)],
       ['event id a number', shaped((e) => (e.id = 12345))],
       ['event id empty', shaped((e) => (e.id = ''))],
@@ -65,7 +112,13 @@ describe('signed events of an unexpected shape', () => {
       ['body a number', '42'],
     ];
 
-    const before = { row: await subRow(org.id), plan: await orgPlan(org.id), events: await eventsOf(t, org.id), processed: await billingEventIds(), billing: await billingData(org.id) };
+    const before = {
+      row: await subRow(org.id),
+      plan: await orgPlan(org.id),
+      events: await eventsOf(t, org.id),
+      processed: await billingEventIds(),
+      billing: await billingData(org.id),
+    };
     expect(before.billing.plan.name).toBe('Pro');
     const gets = fake.requests.length;
     for (const [label, body] of cases) {
@@ -74,7 +127,9 @@ describe('signed events of an unexpected shape', () => {
       const res = await post(payload, headers);
       expect(res.statusCode, `${label}: ${res.body}`).toBe(400);
       // The details name the field, as for a request body.
-      expect(expectError(res, 400, 'VALIDATION_ERROR').details, label).toMatch(/^(\(root\)|[a-z_]+(\.[a-z_0-9]+)*): (is required|must )/);
+      expect(expectError(res, 400, 'VALIDATION_ERROR').details, label).toMatch(
+        /^(\(root\)|[a-z_]+(\.[a-z_0-9]+)*): (is required|must )/,
+      );
     }
     expect(fake.requests.length, 'nothing is asked of Stripe for a malformed event').toBe(gets);
     expect(await subRow(org.id)).toEqual(before.row);
@@ -99,7 +154,14 @@ describe('signed events of an unexpected shape', () => {
     ];
     for (const event of unhandled) await deliverOk(event);
     // A checkout without a subscription (a one-off payment) changes nothing either.
-    await deliverOk(fake.event('checkout.session.completed', { id: 'cs_test_pay', object: 'checkout.session', mode: 'payment', subscription: null }));
+    await deliverOk(
+      fake.event('checkout.session.completed', {
+        id: 'cs_test_pay',
+        object: 'checkout.session',
+        mode: 'payment',
+        subscription: null,
+      }),
+    );
     for (const event of unhandled) {
       const again = await deliver(event);
       expect(again.statusCode, again.body).toBe(200);
@@ -114,10 +176,21 @@ describe('signed events of an unexpected shape', () => {
 describe('the provider in use', () => {
   it('with BILLING_PROVIDER=test, a Stripe key left in the environment does not open the Stripe webhook (404)', async () => {
     const testProvider = await createTestApp({
-      env: { STRIPE_SECRET_KEY: 'sk_test_x', STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET, STRIPE_API_BASE: fake.url, BILLING_PROVIDER: 'test', WEBHOOK_WORKER: 'off' },
+      env: {
+        STRIPE_SECRET_KEY: 'sk_test_x',
+        STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
+        STRIPE_API_BASE: fake.url,
+        BILLING_PROVIDER: 'test',
+        WEBHOOK_WORKER: 'off',
+      },
     });
     try {
-      const { payload, headers } = fake.signed({ id: 'evt_leftover', type: 'customer.subscription.updated', created: nowS(), data: { object: {} } });
+      const { payload, headers } = fake.signed({
+        id: 'evt_leftover',
+        type: 'customer.subscription.updated',
+        created: nowS(),
+        data: { object: {} },
+      });
       const res = await testProvider.request({ method: 'POST', url: '/api/v1/billing/webhook', headers, payload });
       expectError(res, 404, 'NOT_FOUND');
     } finally {

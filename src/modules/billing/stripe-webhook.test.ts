@@ -7,13 +7,29 @@ import { describe, expect, it } from 'vitest';
 import { createOrg, eventsOf, uniqueEmail } from '../../../test/factories.js';
 import { json, queryRows } from '../../../test/harness.js';
 import { WEBHOOK_SECRET } from '../../../test/stripe-server.js';
-import { billingData, cancel, checkout, deliver, deliverOk, fake, nowS, owner, periodEndIso, subRow, subscribed, t, useStripeApp, withPrice } from '../../../test/fixtures/stripe.js';
+import {
+  billingData,
+  cancel,
+  checkout,
+  deliver,
+  deliverOk,
+  fake,
+  nowS,
+  owner,
+  periodEndIso,
+  subRow,
+  subscribed,
+  t,
+  useStripeApp,
+  withPrice,
+} from '../../../test/fixtures/stripe.js';
 import { expectError } from '../../../test/expect.js';
 
 useStripeApp();
 
 describe('POST /billing/webhook', () => {
-  const post = (payload: string, headers: Record<string, string>) => t.request({ method: 'POST', url: '/api/v1/billing/webhook', headers, payload });
+  const post = (payload: string, headers: Record<string, string>) =>
+    t.request({ method: 'POST', url: '/api/v1/billing/webhook', headers, payload });
 
   it('refuses a missing, wrong, stale or tampered signature with 400 VALIDATION_ERROR and applies nothing', async () => {
     const org = await createOrg(t, owner);
@@ -27,7 +43,11 @@ describe('POST /billing/webhook', () => {
     expectError(await post(payload, { ...headers, 'stripe-signature': 't=1,v1=deadbeef' }), 400, 'VALIDATION_ERROR');
     expectError(await post(payload, fake.signed(event, 'whsec_another_secret').headers), 400, 'VALIDATION_ERROR');
     expectError(await post(payload.replace('price_pro', 'price_enterprise'), headers), 400, 'VALIDATION_ERROR');
-    const stale = new Stripe('sk_test_x').webhooks.generateTestHeaderString({ payload, secret: WEBHOOK_SECRET, timestamp: nowS() - 3600 });
+    const stale = new Stripe('sk_test_x').webhooks.generateTestHeaderString({
+      payload,
+      secret: WEBHOOK_SECRET,
+      timestamp: nowS() - 3600,
+    });
     expectError(await post(payload, { ...headers, 'stripe-signature': stale }), 400, 'VALIDATION_ERROR');
 
     expect(await queryRows(t, sql`select id from billing_events where id = ${event.id}`)).toEqual([]);
@@ -80,7 +100,9 @@ describe('POST /billing/webhook', () => {
 
   it('customer.subscription.updated with the Enterprise price moves the plan to Enterprise', async () => {
     const { org, sub } = await subscribed();
-    await deliverOk(fake.event('customer.subscription.updated', withPrice(sub, 'price_enterprise'), { created: nowS() + 1 }));
+    await deliverOk(
+      fake.event('customer.subscription.updated', withPrice(sub, 'price_enterprise'), { created: nowS() + 1 }),
+    );
     const data = await billingData(org.id);
     expect(data.plan).toEqual({ name: 'Enterprise', limits: { members: null, apiRequests: null, storage: null } });
     expect(data.subscription).toEqual({ id: sub.id, currentPeriodEnd: periodEndIso(sub), cancelAtPeriodEnd: false });
@@ -91,7 +113,9 @@ describe('POST /billing/webhook', () => {
 
   it('mirrors the provider status: past_due keeps the plan, unpaid returns to Free', async () => {
     const { org, sub } = await subscribed();
-    await deliverOk(fake.event('customer.subscription.updated', { ...sub, status: 'past_due' }, { created: nowS() + 1 }));
+    await deliverOk(
+      fake.event('customer.subscription.updated', { ...sub, status: 'past_due' }, { created: nowS() + 1 }),
+    );
     let data = await billingData(org.id);
     expect(data.status).toBe('past_due');
     expect(data.plan.name).toBe('Pro');
@@ -103,7 +127,9 @@ describe('POST /billing/webhook', () => {
 
   it('processes a duplicate event id once', async () => {
     const { org, sub } = await subscribed();
-    const event = fake.event('customer.subscription.updated', withPrice(sub, 'price_enterprise'), { created: nowS() + 1 });
+    const event = fake.event('customer.subscription.updated', withPrice(sub, 'price_enterprise'), {
+      created: nowS() + 1,
+    });
     const before = (await eventsOf(t, org.id)).length;
     await deliverOk(event);
     await deliverOk(event, true);
@@ -114,7 +140,9 @@ describe('POST /billing/webhook', () => {
 
   it('processes concurrent duplicates once', async () => {
     const { org, sub } = await subscribed();
-    const event = fake.event('customer.subscription.updated', withPrice(sub, 'price_enterprise'), { created: nowS() + 1 });
+    const event = fake.event('customer.subscription.updated', withPrice(sub, 'price_enterprise'), {
+      created: nowS() + 1,
+    });
     const before = (await eventsOf(t, org.id)).length;
     const results = await Promise.all(Array.from({ length: 5 }, () => deliver(event)));
     for (const r of results) expect(r.statusCode, r.body).toBe(200);
@@ -126,8 +154,14 @@ describe('POST /billing/webhook', () => {
   it('does not move a subscription backwards when an older event arrives after a newer one', async () => {
     const { org, sub } = await subscribed();
     const base = nowS();
-    const newer = fake.event('customer.subscription.updated', { ...withPrice(structuredClone(sub), 'price_enterprise'), cancel_at_period_end: true }, { created: base + 20 });
-    const older = fake.event('customer.subscription.updated', withPrice(structuredClone(sub), 'price_pro'), { created: base + 10 });
+    const newer = fake.event(
+      'customer.subscription.updated',
+      { ...withPrice(structuredClone(sub), 'price_enterprise'), cancel_at_period_end: true },
+      { created: base + 20 },
+    );
+    const older = fake.event('customer.subscription.updated', withPrice(structuredClone(sub), 'price_pro'), {
+      created: base + 10,
+    });
     await deliverOk(newer);
     const eventsBefore = (await eventsOf(t, org.id)).length;
     await deliverOk(older);
@@ -137,13 +171,21 @@ describe('POST /billing/webhook', () => {
     expect((await eventsOf(t, org.id)).length).toBe(eventsBefore);
     // A deletion is not an older state but the end: it applies whatever its timestamp
     // (stripe-ordering.test.ts covers ended subscriptions).
-    await deliverOk(fake.event('customer.subscription.deleted', { ...sub, status: 'canceled' }, { created: base + 15 }));
+    await deliverOk(
+      fake.event('customer.subscription.deleted', { ...sub, status: 'canceled' }, { created: base + 15 }),
+    );
     expect((await billingData(org.id)).plan.name).toBe('Free');
   });
 
   it('customer.subscription.deleted returns the organization to Free and records billing.canceled', async () => {
     const { org, sub } = await subscribed();
-    await deliverOk(fake.event('customer.subscription.deleted', { ...sub, status: 'canceled', ended_at: nowS() }, { created: nowS() + 1 }));
+    await deliverOk(
+      fake.event(
+        'customer.subscription.deleted',
+        { ...sub, status: 'canceled', ended_at: nowS() },
+        { created: nowS() + 1 },
+      ),
+    );
     const data = await billingData(org.id);
     expect(data.plan).toEqual({ name: 'Free', limits: { members: 3, apiRequests: 10000, storage: 1073741824 } });
     expect(data.subscription).toBeNull();
@@ -164,12 +206,16 @@ describe('POST /billing/webhook', () => {
     await deliverOk(fake.event('customer.subscription.created', second, { created: nowS() + 1 }));
     expect((await billingData(org.id)).subscription.id).toBe(second.id);
     // ...and the first one ending afterwards leaves the organization on the second.
-    await deliverOk(fake.event('customer.subscription.deleted', { ...sub, status: 'canceled' }, { created: nowS() + 2 }));
+    await deliverOk(
+      fake.event('customer.subscription.deleted', { ...sub, status: 'canceled' }, { created: nowS() + 2 }),
+    );
     const data = await billingData(org.id);
     expect(data.plan.name).toBe('Enterprise');
     expect(data.subscription.id).toBe(second.id);
     // The second one ending does.
-    await deliverOk(fake.event('customer.subscription.deleted', { ...second, status: 'canceled' }, { created: nowS() + 3 }));
+    await deliverOk(
+      fake.event('customer.subscription.deleted', { ...second, status: 'canceled' }, { created: nowS() + 3 }),
+    );
     expect((await billingData(org.id)).plan.name).toBe('Free');
   });
 
@@ -185,10 +231,27 @@ describe('POST /billing/webhook', () => {
 
   it('switches the limits with the plan: members, API keys, webhook endpoints', async () => {
     const org = await createOrg(t, owner);
-    const inviteRes = (email: string) => t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/invitations`, headers: owner.auth, payload: { email, role: 'member' } });
-    const keyRes = (n: number) => t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/api-keys`, headers: owner.auth, payload: { name: `k${n}`, scopes: ['read:projects'] } });
+    const inviteRes = (email: string) =>
+      t.request({
+        method: 'POST',
+        url: `/api/v1/organizations/${org.id}/invitations`,
+        headers: owner.auth,
+        payload: { email, role: 'member' },
+      });
+    const keyRes = (n: number) =>
+      t.request({
+        method: 'POST',
+        url: `/api/v1/organizations/${org.id}/api-keys`,
+        headers: owner.auth,
+        payload: { name: `k${n}`, scopes: ['read:projects'] },
+      });
     const hookRes = (n: number) =>
-      t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/webhooks`, headers: owner.auth, payload: { url: `https://example.com/hook/${n}`, events: ['member.added'] } });
+      t.request({
+        method: 'POST',
+        url: `/api/v1/organizations/${org.id}/webhooks`,
+        headers: owner.auth,
+        payload: { url: `https://example.com/hook/${n}`, events: ['member.added'] },
+      });
 
     // Free: 3 seats (the owner and two invitations), 1 API key, 1 webhook endpoint.
     expect((await inviteRes(uniqueEmail('seat'))).statusCode).toBe(201);
@@ -211,11 +274,15 @@ describe('POST /billing/webhook', () => {
     expectError(await hookRes(11), 402, 'PLAN_LIMIT_EXCEEDED');
 
     // Enterprise: unlimited webhook endpoints.
-    await deliverOk(fake.event('customer.subscription.updated', withPrice(sub, 'price_enterprise'), { created: nowS() + 1 }));
+    await deliverOk(
+      fake.event('customer.subscription.updated', withPrice(sub, 'price_enterprise'), { created: nowS() + 1 }),
+    );
     expect((await hookRes(11)).statusCode).toBe(201);
 
     // The subscription ends: back to Free, nothing new beyond Free's limits.
-    await deliverOk(fake.event('customer.subscription.deleted', { ...sub, status: 'canceled' }, { created: nowS() + 2 }));
+    await deliverOk(
+      fake.event('customer.subscription.deleted', { ...sub, status: 'canceled' }, { created: nowS() + 2 }),
+    );
     expectError(await inviteRes(uniqueEmail('seat')), 402, 'PLAN_LIMIT_EXCEEDED');
     expectError(await keyRes(12), 402, 'PLAN_LIMIT_EXCEEDED');
     expectError(await hookRes(12), 402, 'PLAN_LIMIT_EXCEEDED');

@@ -28,7 +28,12 @@ const billing = async (orgId: string) => {
   return json(res).data;
 };
 async function startCheckout(orgId: string, priceId = 'price_pro') {
-  const res = await t.request({ method: 'POST', url: `/api/v1/organizations/${orgId}/billing/checkout`, headers: owner.auth, payload: { priceId, ...URLS } });
+  const res = await t.request({
+    method: 'POST',
+    url: `/api/v1/organizations/${orgId}/billing/checkout`,
+    headers: owner.auth,
+    payload: { priceId, ...URLS },
+  });
   expect(res.statusCode, res.body).toBe(200);
   const { sessionId, url } = json(res).data as { sessionId: string; url: string };
   return { sessionId, url, path: new URL(url).pathname };
@@ -48,7 +53,11 @@ describe('the test provider', () => {
     expect(page.body).toContain(`action="${path}/cancel"`);
     expect(page.body).toContain(org.id);
     // No sign-in needed (the person is on a payment page); an unknown session is 404.
-    expectError(await t.request({ method: 'GET', url: '/api/v1/billing/test-checkout/cs_test_nope' }), 404, 'NOT_FOUND');
+    expectError(
+      await t.request({ method: 'GET', url: '/api/v1/billing/test-checkout/cs_test_nope' }),
+      404,
+      'NOT_FOUND',
+    );
     expectError(await submit('/api/v1/billing/test-checkout/cs_test_nope/complete'), 404, 'NOT_FOUND');
   });
 
@@ -62,7 +71,11 @@ describe('the test provider', () => {
     const data = await billing(org.id);
     expect(data.plan).toEqual({ name: 'Pro', limits: { members: 25, apiRequests: 100000, storage: 10737418240 } });
     expect(data.status).toBe('active');
-    expect(data.subscription).toEqual({ id: expect.stringMatching(/^sub_/), currentPeriodEnd: expect.any(String), cancelAtPeriodEnd: false });
+    expect(data.subscription).toEqual({
+      id: expect.stringMatching(/^sub_/),
+      currentPeriodEnd: expect.any(String),
+      cancelAtPeriodEnd: false,
+    });
     expect(Date.parse(data.subscription.currentPeriodEnd)).toBeGreaterThan(t.clock.now().getTime());
     const [org_] = await queryRows<{ plan: string }>(t, sql`select plan from organizations where id = ${org.id}`);
     expect(org_!.plan).toBe('pro');
@@ -123,14 +136,27 @@ describe('the test provider', () => {
     const { subscription } = await billing(org.id);
 
     // A second checkout while subscribed: 409 (it would be a second subscription).
-    const second = await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/billing/checkout`, headers: owner.auth, payload: { priceId: 'price_enterprise', ...URLS } });
+    const second = await t.request({
+      method: 'POST',
+      url: `/api/v1/organizations/${org.id}/billing/checkout`,
+      headers: owner.auth,
+      payload: { priceId: 'price_enterprise', ...URLS },
+    });
     expectError(second, 409, 'CONFLICT');
 
-    const portal = await t.request({ method: 'GET', url: `/api/v1/organizations/${org.id}/billing/portal?return_url=${encodeURIComponent(`${APP}/settings`)}`, headers: owner.auth });
+    const portal = await t.request({
+      method: 'GET',
+      url: `/api/v1/organizations/${org.id}/billing/portal?return_url=${encodeURIComponent(`${APP}/settings`)}`,
+      headers: owner.auth,
+    });
     expect(portal.statusCode, portal.body).toBe(200);
     expect(json(portal)).toEqual({ success: true, data: { url: `${APP}/settings` } });
 
-    const cancel = await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/billing/cancel`, headers: owner.auth });
+    const cancel = await t.request({
+      method: 'POST',
+      url: `/api/v1/organizations/${org.id}/billing/cancel`,
+      headers: owner.auth,
+    });
     expect(cancel.statusCode, cancel.body).toBe(200);
     expect(json(cancel)).toEqual({ success: true, data: { success: true, cancelAt: subscription.currentPeriodEnd } });
     const after = await billing(org.id);
@@ -144,7 +170,12 @@ describe('the test provider', () => {
   });
 
   it('has no Stripe webhook without Stripe (404)', async () => {
-    const res = await t.request({ method: 'POST', url: '/api/v1/billing/webhook', headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=00' }, payload: '{}' });
+    const res = await t.request({
+      method: 'POST',
+      url: '/api/v1/billing/webhook',
+      headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=00' },
+      payload: '{}',
+    });
     expectError(res, 404, 'NOT_FOUND');
   });
 });

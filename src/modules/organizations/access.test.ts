@@ -6,7 +6,18 @@
 // these refusals changes anything. The lowest role allowed is the control.
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiKey, createOrg, createWebhook, invite, organizationRows, setPlan, signedInUser, uniqueEmail, type OrgRole, type SignedInUser } from '../../../test/factories.js';
+import {
+  createApiKey,
+  createOrg,
+  createWebhook,
+  invite,
+  organizationRows,
+  setPlan,
+  signedInUser,
+  uniqueEmail,
+  type OrgRole,
+  type SignedInUser,
+} from '../../../test/factories.js';
 import { createTestApp, json } from '../../../test/harness.js';
 import { newId } from '../../lib/ids.js';
 import {
@@ -46,7 +57,8 @@ const users = {} as Record<OrgRole | 'target' | 'outsider', SignedInUser>;
 /** Another organization (owned by the outsider), whose ids must never work through the fixture's routes. */
 let foreign: Ids;
 beforeAll(async () => {
-  for (const role of ['owner', 'admin', 'member', 'viewer', 'target', 'outsider'] as const) users[role] = await signedInUser(t, role);
+  for (const role of ['owner', 'admin', 'member', 'viewer', 'target', 'outsider'] as const)
+    users[role] = await signedInUser(t, role);
   foreign = await fixture(users.outsider, users.viewer);
 });
 
@@ -75,15 +87,29 @@ async function fixture(owner: SignedInUser, extra: SignedInUser): Promise<Ids> {
   }
   const member = await join(org.id, extra, 'member');
   const { invitation } = await invite(t, org.id, owner, uniqueEmail('pending'), 'member');
-  const project = await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/projects`, headers: owner.auth, payload: { name: 'Fixture' } });
+  const project = await t.request({
+    method: 'POST',
+    url: `/api/v1/organizations/${org.id}/projects`,
+    headers: owner.auth,
+    payload: { name: 'Fixture' },
+  });
   expect(project.statusCode, project.body).toBe(201);
   const key = await createApiKey(t, org.id, owner, []);
   const hook = await createWebhook(t, org.id, owner, { url: HOOK_URL });
-  const test = await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}/test`, headers: owner.auth });
+  const test = await t.request({
+    method: 'POST',
+    url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}/test`,
+    headers: owner.auth,
+  });
   expect(test.statusCode, test.body).toBe(200);
   // A custom role of its own key, so another organization's key names nothing here.
   const roleKey = `fixture-${++fixtures}`;
-  const role = await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/roles`, headers: owner.auth, payload: { key: roleKey, name: 'Fixture', permissions: ['org:read'] } });
+  const role = await t.request({
+    method: 'POST',
+    url: `/api/v1/organizations/${org.id}/roles`,
+    headers: owner.auth,
+    payload: { key: roleKey, name: 'Fixture', permissions: ['org:read'] },
+  });
   expect(role.statusCode, role.body).toBe(201);
   return {
     org: org.id,
@@ -99,10 +125,15 @@ async function fixture(owner: SignedInUser, extra: SignedInUser): Promise<Ids> {
 
 let forReads: Promise<Ids> | undefined;
 /** A row's fixture: its own, but the reads share one (a read's control changes nothing another row relies on). */
-const fixtureFor = (op: Operation) => (op.method === 'GET' ? (forReads ??= fixture(users.owner, users.target)) : fixture(users.owner, users.target));
+const fixtureFor = (op: Operation) =>
+  op.method === 'GET' ? (forReads ??= fixture(users.owner, users.target)) : fixture(users.owner, users.target);
 
 /** Everything a refused request could have touched, in both organizations. */
-const state = (ids: Ids[]) => organizationRows(t, ids.map((i) => i.org));
+const state = (ids: Ids[]) =>
+  organizationRows(
+    t,
+    ids.map((i) => i.org),
+  );
 
 function call(op: Operation, caller: SignedInUser, ids: Ids) {
   return t.request({ method: op.method, url: pathOf(op, ids), headers: caller.auth, ...inputOf(op, ids) });
@@ -110,17 +141,31 @@ function call(op: Operation, caller: SignedInUser, ids: Ids) {
 
 describe('the table itself', () => {
   it('has a row for every organization route the app serves, each with what it needs', () => {
-    const doc = t.app.swagger() as unknown as { paths: Record<string, Record<string, { operationId: string } | undefined>> };
+    const doc = t.app.swagger() as unknown as {
+      paths: Record<string, Record<string, { operationId: string } | undefined>>;
+    };
     // Every documented operation under an organization's path is an organization route of the table
     // (a route there declared with another guard would have no row).
     const documented = Object.entries(doc.paths)
       .filter(([p]) => /^\/api\/v1\/organizations\/\{orgId\}/.test(p))
-      .flatMap(([, item]) => (['get', 'post', 'put', 'patch', 'delete'] as const).map((m) => item[m]?.operationId).filter((id) => id !== undefined));
+      .flatMap(([, item]) =>
+        (['get', 'post', 'put', 'patch', 'delete'] as const)
+          .map((m) => item[m]?.operationId)
+          .filter((id) => id !== undefined),
+      );
     const ours = new Set(ORG_ROUTES.map((op) => op.operationId));
     expect(documented.length).toBeGreaterThan(10);
     expect(documented.filter((id) => !ours.has(id))).toEqual([]);
-    expect(ORG_ROUTES.flatMap((op) => [...missingInput(op), ...unnamedParams(op).map((p) => `${op.operationId}: :${p} names no kind of id (PARAM_IDS)`)])).toEqual([]);
-    expect(ORG_ROUTES.filter((op) => rolesWith(op.org!.permission).length === 0).map((op) => op.operationId), 'permissions no role holds').toEqual([]);
+    expect(
+      ORG_ROUTES.flatMap((op) => [
+        ...missingInput(op),
+        ...unnamedParams(op).map((p) => `${op.operationId}: :${p} names no kind of id (PARAM_IDS)`),
+      ]),
+    ).toEqual([]);
+    expect(
+      ORG_ROUTES.filter((op) => rolesWith(op.org!.permission).length === 0).map((op) => op.operationId),
+      'permissions no role holds',
+    ).toEqual([]);
     expect(strayEntries(CONTROL_STATUS, ORG_ROUTES)).toEqual([]);
   });
 });
@@ -147,22 +192,29 @@ for (const op of ORG_ROUTES) {
 
     if (refused.length) {
       it(`${refused.join(', ')}: 403`, async () => {
-        for (const role of refused) expectError(await call(op, users[role], ids), 403, 'AUTHORIZATION_ERROR', { what: role });
+        for (const role of refused)
+          expectError(await call(op, users[role], ids), 403, 'AUTHORIZATION_ERROR', { what: role });
       });
     }
 
     it('an unknown organization is 404, for anyone', async () => {
       for (const who of [users.owner, users.outsider]) {
-        expectError(await call(op, who, { ...ids, [kind]: UNKNOWN[kind] }), 404, 'NOT_FOUND', { what: `unknown ${kind}` });
+        expectError(await call(op, who, { ...ids, [kind]: UNKNOWN[kind] }), 404, 'NOT_FOUND', {
+          what: `unknown ${kind}`,
+        });
       }
       // Another organization is not this one: its owner is a non-member here.
-      expectError(await call(op, users.owner, { ...ids, [kind]: foreign[kind] }), 403, 'AUTHORIZATION_ERROR', { what: `another organization's ${kind}` });
+      expectError(await call(op, users.owner, { ...ids, [kind]: foreign[kind] }), 403, 'AUTHORIZATION_ERROR', {
+        what: `another organization's ${kind}`,
+      });
     });
 
     for (const sub of subs) {
       it(`another organization's ${sub} through this organization's route is 404`, async () => {
         for (const role of allowed) {
-          expectError(await call(op, users[role], { ...ids, [sub]: foreign[sub] }), 404, 'NOT_FOUND', { what: `${role} with a foreign ${sub}` });
+          expectError(await call(op, users[role], { ...ids, [sub]: foreign[sub] }), 404, 'NOT_FOUND', {
+            what: `${role} with a foreign ${sub}`,
+          });
         }
       });
     }

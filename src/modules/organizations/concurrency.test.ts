@@ -2,7 +2,18 @@
 // serialized, so these matter on PostgreSQL (TEST_DATABASE_URL); they must hold on both.
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMember, createOrg, eventsOf, invite, rowsOf, setPlan, signedInUser, uniqueEmail, uniqueSlug, type SignedInUser } from '../../../test/factories.js';
+import {
+  addMember,
+  createOrg,
+  eventsOf,
+  invite,
+  rowsOf,
+  setPlan,
+  signedInUser,
+  uniqueEmail,
+  uniqueSlug,
+  type SignedInUser,
+} from '../../../test/factories.js';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 
 let t: TestApp;
@@ -28,8 +39,18 @@ afterAll(async () => {
 
 const ROUNDS = 3;
 
-function api(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, caller: { auth: Record<string, string> }, payload?: unknown) {
-  return t.request({ method, url: `/api/v1${url}`, headers: caller.auth, ...(payload !== undefined ? { payload: payload as object } : {}) });
+function api(
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+  url: string,
+  caller: { auth: Record<string, string> },
+  payload?: unknown,
+) {
+  return t.request({
+    method,
+    url: `/api/v1${url}`,
+    headers: caller.auth,
+    ...(payload !== undefined ? { payload: payload as object } : {}),
+  });
 }
 
 const statuses = (results: Array<{ statusCode: number }>) => results.map((r) => r.statusCode).sort((a, b) => a - b);
@@ -38,7 +59,8 @@ async function count(query: ReturnType<typeof sql>) {
   return Number(rowsOf(await t.deps.db.execute(query))[0]!.n);
 }
 
-const owners = (orgId: string) => count(sql`select count(*) as n from memberships where organization_id = ${orgId} and role = 'owner'`);
+const owners = (orgId: string) =>
+  count(sql`select count(*) as n from memberships where organization_id = ${orgId} and role = 'owner'`);
 
 describe('races', () => {
   it('parallel creation with one slug: one 201, the others 409', async () => {
@@ -55,11 +77,18 @@ describe('races', () => {
     for (let round = 0; round < ROUNDS; round++) {
       const org = await createOrg(t, owner);
       const results = await Promise.all(
-        Array.from({ length: 5 }, (_, i) => api('POST', `/organizations/${org.id}/invitations`, owner, { email: uniqueEmail(`par${i}`), role: 'member' })),
+        Array.from({ length: 5 }, (_, i) =>
+          api('POST', `/organizations/${org.id}/invitations`, owner, { email: uniqueEmail(`par${i}`), role: 'member' }),
+        ),
       );
       expect(statuses(results), results.map((r) => r.body).join('\n')).toEqual([201, 201, 402, 402, 402]);
-      for (const r of results.filter((x) => x.statusCode === 402)) expect(json(r).error.code).toBe('PLAN_LIMIT_EXCEEDED');
-      expect(await count(sql`select count(*) as n from invitations where organization_id = ${org.id} and status = 'pending'`)).toBe(2);
+      for (const r of results.filter((x) => x.statusCode === 402))
+        expect(json(r).error.code).toBe('PLAN_LIMIT_EXCEEDED');
+      expect(
+        await count(
+          sql`select count(*) as n from invitations where organization_id = ${org.id} and status = 'pending'`,
+        ),
+      ).toBe(2);
     }
   });
 
@@ -68,7 +97,14 @@ describe('races', () => {
       const org = await createOrg(t, owner);
       await setPlan(t, org.id, 'pro');
       const email = uniqueEmail('same');
-      const results = await Promise.all(Array.from({ length: 4 }, (_, i) => api('POST', `/organizations/${org.id}/invitations`, owner, { email: i % 2 ? email.toUpperCase() : email, role: 'viewer' })));
+      const results = await Promise.all(
+        Array.from({ length: 4 }, (_, i) =>
+          api('POST', `/organizations/${org.id}/invitations`, owner, {
+            email: i % 2 ? email.toUpperCase() : email,
+            role: 'viewer',
+          }),
+        ),
+      );
       expect(statuses(results), results.map((r) => r.body).join('\n')).toEqual([201, 409, 409, 409]);
       expect(await count(sql`select count(*) as n from invitations where organization_id = ${org.id}`)).toBe(1);
     }
@@ -83,7 +119,11 @@ describe('races', () => {
       expect(codes[0], results.map((r) => r.body).join('\n')).toBe(200);
       for (const c of codes.slice(1)) expect(c).toBeGreaterThanOrEqual(400);
       for (const c of codes.slice(1)) expect(c).toBeLessThan(500);
-      expect(await count(sql`select count(*) as n from memberships where organization_id = ${org.id} and user_id = ${target.userId}`)).toBe(1);
+      expect(
+        await count(
+          sql`select count(*) as n from memberships where organization_id = ${org.id} and user_id = ${target.userId}`,
+        ),
+      ).toBe(1);
       expect((await eventsOf(t, org.id)).filter((e) => e.type === 'member.added')).toHaveLength(1);
     }
   });
@@ -96,9 +136,18 @@ describe('races', () => {
         api('POST', '/invitations/accept', target, { token }),
         api('DELETE', `/organizations/${org.id}/invitations/${invitation.id}`, owner),
       ]);
-      expect([accepted.statusCode, revoked.statusCode].filter((s) => s === 200), `${accepted.body}\n${revoked.body}`).toHaveLength(1);
-      const [row] = rowsOf(await t.deps.db.execute(sql`select status from invitations where organization_id = ${org.id} and id = ${invitation.id}`));
-      const joined = await count(sql`select count(*) as n from memberships where organization_id = ${org.id} and user_id = ${target.userId}`);
+      expect(
+        [accepted.statusCode, revoked.statusCode].filter((s) => s === 200),
+        `${accepted.body}\n${revoked.body}`,
+      ).toHaveLength(1);
+      const [row] = rowsOf(
+        await t.deps.db.execute(
+          sql`select status from invitations where organization_id = ${org.id} and id = ${invitation.id}`,
+        ),
+      );
+      const joined = await count(
+        sql`select count(*) as n from memberships where organization_id = ${org.id} and user_id = ${target.userId}`,
+      );
       expect(row!.status).toBe(joined ? 'accepted' : 'revoked');
     }
   });
@@ -117,7 +166,10 @@ describe('races', () => {
         api('POST', `/organizations/${org.id}/leave`, target),
       ]);
       const codes = statuses(results);
-      expect(codes.filter((c) => c === 200), results.map((r) => r.body).join('\n')).toHaveLength(1);
+      expect(
+        codes.filter((c) => c === 200),
+        results.map((r) => r.body).join('\n'),
+      ).toHaveLength(1);
       for (const c of codes.filter((x) => x !== 200)) expect([403, 404]).toContain(c);
       expect((await eventsOf(t, org.id)).filter((e) => e.type === 'member.removed')).toHaveLength(1);
     }
@@ -139,10 +191,17 @@ describe('races', () => {
       ]);
       for (const r of results) expect(r.statusCode, r.body).toBeLessThan(500);
       // At most one transfer wins (both may lose when their targets left or were removed first).
-      expect(statuses(results.slice(0, 2)).filter((s) => s === 200).length, results.map((r) => r.body).join('\n')).toBeLessThanOrEqual(1);
+      expect(
+        statuses(results.slice(0, 2)).filter((s) => s === 200).length,
+        results.map((r) => r.body).join('\n'),
+      ).toBeLessThanOrEqual(1);
       expect(await owners(org.id)).toBe(1);
       // The owner is a member still holding the organization: someone can delete it.
-      const [row] = rowsOf(await t.deps.db.execute(sql`select user_id from memberships where organization_id = ${org.id} and role = 'owner'`));
+      const [row] = rowsOf(
+        await t.deps.db.execute(
+          sql`select user_id from memberships where organization_id = ${org.id} and role = 'owner'`,
+        ),
+      );
       expect([owner.userId, target.userId, other.userId]).toContain(row!.user_id);
     }
   });
@@ -159,7 +218,9 @@ describe('races', () => {
       { billing: { email: 'billing@example.com' } },
       { billing: { taxId: 'DE123' } },
     ];
-    const results = await Promise.all(patches.map((settings, i) => api('PATCH', `/organizations/${org.id}`, i % 2 ? admin : owner, { settings })));
+    const results = await Promise.all(
+      patches.map((settings, i) => api('PATCH', `/organizations/${org.id}`, i % 2 ? admin : owner, { settings })),
+    );
     for (const r of results) expect(r.statusCode, r.body).toBe(200);
     const final = json(await api('GET', `/organizations/${org.id}`, owner));
     expect(final.settings).toEqual({

@@ -20,14 +20,23 @@ useStripeApp();
 const ROUNDS = 8;
 const CANCEL = /^\/v1\/subscriptions\//;
 
-const del = (orgId: string, by: { auth: Record<string, string> } = owner) => t.request({ method: 'DELETE', url: `/api/v1/organizations/${orgId}`, headers: by.auth });
-const accept = (user: SignedInUser, token: string) => t.request({ method: 'POST', url: '/api/v1/invitations/accept', headers: user.auth, payload: { token } });
+const del = (orgId: string, by: { auth: Record<string, string> } = owner) =>
+  t.request({ method: 'DELETE', url: `/api/v1/organizations/${orgId}`, headers: by.auth });
+const accept = (user: SignedInUser, token: string) =>
+  t.request({ method: 'POST', url: '/api/v1/invitations/accept', headers: user.auth, payload: { token } });
 const transfer = (orgId: string, memberId: string) =>
-  t.request({ method: 'POST', url: `/api/v1/organizations/${orgId}/transfer-ownership`, headers: owner.auth, payload: { memberId } });
+  t.request({
+    method: 'POST',
+    url: `/api/v1/organizations/${orgId}/transfer-ownership`,
+    headers: owner.auth,
+    payload: { memberId },
+  });
 
 const n = async (query: ReturnType<typeof sql>) => Number((await queryRows<{ n: number }>(t, query))[0]!.n);
-const orgExists = async (orgId: string) => (await n(sql`select count(*)::int as n from organizations where id = ${orgId}`)) === 1;
-const membersOf = (orgId: string) => n(sql`select count(*)::int as n from memberships where organization_id = ${orgId}`);
+const orgExists = async (orgId: string) =>
+  (await n(sql`select count(*)::int as n from organizations where id = ${orgId}`)) === 1;
+const membersOf = (orgId: string) =>
+  n(sql`select count(*)::int as n from memberships where organization_id = ${orgId}`);
 const cancels = (subId: string) => fake.calls('DELETE', `/v1/subscriptions/${subId}`).length;
 const subStatus = (subId: string) => fake.subscriptions.get(subId)!.status as string;
 
@@ -43,7 +52,11 @@ async function answeredOrWaiting(request: Promise<LightMyRequestResponse>) {
   void request.finally(() => (answered = true));
   await waitUntil(
     'the request answered or waits on a lock',
-    async () => answered || (await n(sql`select count(*)::int as n from pg_locks l join pg_stat_activity a on a.pid = l.pid where not l.granted and a.datname = current_database()`)) > 0,
+    async () =>
+      answered ||
+      (await n(
+        sql`select count(*)::int as n from pg_locks l join pg_stat_activity a on a.pid = l.pid where not l.granted and a.datname = current_database()`,
+      )) > 0,
     30_000,
   );
 }
@@ -87,7 +100,10 @@ describe('DELETE /organizations/:orgId racing', () => {
         expect(await orgExists(org.id)).toBe(true);
         expect(subStatus(sub.id)).toBe('active');
         expect(cancels(sub.id)).toBe(0);
-        const [heirRole] = await queryRows<{ role: string }>(t, sql`select role from memberships where id = ${member.id}`);
+        const [heirRole] = await queryRows<{ role: string }>(
+          t,
+          sql`select role from memberships where id = ${member.id}`,
+        );
         expect(heirRole?.role).toBe('owner');
       }
     }

@@ -1,9 +1,29 @@
 // Invitations over HTTP (docs/decisions.md, organizations): revoke, resend, accept, decline and
 // expiry.
 import { describe, expect, it } from 'vitest';
-import { auditOf, createOrg, eventsOf, invite, login, registerUser, signedInUser, uniqueEmail } from '../../../test/factories.js';
+import {
+  auditOf,
+  createOrg,
+  eventsOf,
+  invite,
+  login,
+  registerUser,
+  signedInUser,
+  uniqueEmail,
+} from '../../../test/factories.js';
 import { createTestApp, json } from '../../../test/harness.js';
-import { accept, admin, api, DAY, listStatus, member, owner, t, travel, useInvitationsApp } from '../../../test/fixtures/invitations.js';
+import {
+  accept,
+  admin,
+  api,
+  DAY,
+  listStatus,
+  member,
+  owner,
+  t,
+  travel,
+  useInvitationsApp,
+} from '../../../test/fixtures/invitations.js';
 import { expectError } from '../../../test/expect.js';
 
 useInvitationsApp();
@@ -13,7 +33,11 @@ describe('revoke and resend', () => {
     const org = await createOrg(t, owner);
     const invitee = await signedInUser(t, 'revokee');
     const { invitation, token } = await invite(t, org.id, owner, invitee.email, 'member');
-    expectError(await api('DELETE', `/organizations/${org.id}/invitations/${invitation.id}`, invitee), 403, 'AUTHORIZATION_ERROR');
+    expectError(
+      await api('DELETE', `/organizations/${org.id}/invitations/${invitation.id}`, invitee),
+      403,
+      'AUTHORIZATION_ERROR',
+    );
     const res = await api('DELETE', `/organizations/${org.id}/invitations/${invitation.id}`, owner);
     expect(res.statusCode, res.body).toBe(200);
     expect(json(res)).toEqual({ ...invitation, status: 'revoked' });
@@ -28,12 +52,23 @@ describe('revoke and resend', () => {
     expectError(await api('POST', '/invitations/decline', null, { token }), 400, 'VALIDATION_ERROR');
     expect(json(await api('GET', `/organizations/${org.id}/members`, owner)).total).toBe(1);
     expectError(await api('DELETE', `/organizations/${org.id}/invitations/${invitation.id}`, owner), 409, 'CONFLICT');
-    expectError(await api('POST', `/organizations/${org.id}/invitations/${invitation.id}/resend`, owner), 409, 'CONFLICT');
-    expectError(await api('DELETE', `/organizations/${org.id}/invitations/inv_00000000000000000000000000`, owner), 404, 'NOT_FOUND');
+    expectError(
+      await api('POST', `/organizations/${org.id}/invitations/${invitation.id}/resend`, owner),
+      409,
+      'CONFLICT',
+    );
+    expectError(
+      await api('DELETE', `/organizations/${org.id}/invitations/inv_00000000000000000000000000`, owner),
+      404,
+      'NOT_FOUND',
+    );
     // The refusals left no audit entry.
     expect(await auditOf(t, org.id)).toHaveLength(auditCount);
     // The email may be invited again.
-    expect((await api('POST', `/organizations/${org.id}/invitations`, owner, { email: invitee.email, role: 'viewer' })).statusCode).toBe(201);
+    expect(
+      (await api('POST', `/organizations/${org.id}/invitations`, owner, { email: invitee.email, role: 'viewer' }))
+        .statusCode,
+    ).toBe(201);
   });
 
   it('resend: a new token and a new 7 days; the old link stops working, the new one works', async () => {
@@ -48,10 +83,20 @@ describe('revoke and resend', () => {
     const body = json(again);
     const newToken = new URL(body.inviteUrl).searchParams.get('token')!;
     expect(newToken).not.toBe(first.token);
-    expect((await auditOf(t, org.id)).at(-1)).toMatchObject({ actorId: owner.userId, action: 'POST /api/v1/organizations/:orgId/invitations/:invitationId/resend', statusCode: 200 });
-    expect(body.invitation).toMatchObject({ id: first.invitation.id, status: 'pending', expiresAt: new Date(t.clock.now().getTime() + 7 * DAY).toISOString() });
+    expect((await auditOf(t, org.id)).at(-1)).toMatchObject({
+      actorId: owner.userId,
+      action: 'POST /api/v1/organizations/:orgId/invitations/:invitationId/resend',
+      statusCode: 200,
+    });
+    expect(body.invitation).toMatchObject({
+      id: first.invitation.id,
+      status: 'pending',
+      expiresAt: new Date(t.clock.now().getTime() + 7 * DAY).toISOString(),
+    });
     // A second mail carries the new link.
-    await expect.poll(() => t.mail.mails.filter((m) => m.to.includes(invitee.email) && /Resenders/.test(m.subject)).length).toBe(2);
+    await expect
+      .poll(() => t.mail.mails.filter((m) => m.to.includes(invitee.email) && /Resenders/.test(m.subject)).length)
+      .toBe(2);
     expect(await t.mail.tokenFrom(invitee.email, /invited to join Resenders/, '/invitations/accept')).toBe(newToken);
 
     expectError(await accept(invitee, first.token), 400, 'VALIDATION_ERROR');
@@ -79,7 +124,11 @@ describe('revoke and resend', () => {
     const old = await invite(t, org.id, owner, email, 'member');
     await travel(7 * DAY + 1000);
     await invite(t, org.id, owner, email, 'viewer');
-    expectError(await api('POST', `/organizations/${org.id}/invitations/${old.invitation.id}/resend`, owner), 409, 'CONFLICT');
+    expectError(
+      await api('POST', `/organizations/${org.id}/invitations/${old.invitation.id}/resend`, owner),
+      409,
+      'CONFLICT',
+    );
     expect((await listStatus(org.id, 'pending')).total).toBe(1);
   });
 });
@@ -103,7 +152,13 @@ describe('POST /invitations/accept', () => {
     });
     const events = await eventsOf(t, org.id);
     expect(events.map((e) => e.type)).toEqual(['member.added']);
-    expect(events[0]!.data).toEqual({ memberId: m.id, organizationId: org.id, userId: invitee.userId, email: invitee.email, role: 'admin' });
+    expect(events[0]!.data).toEqual({
+      memberId: m.id,
+      organizationId: org.id,
+      userId: invitee.userId,
+      email: invitee.email,
+      role: 'admin',
+    });
     expect((await auditOf(t, org.id)).at(-1)).toMatchObject({
       actorType: 'user',
       actorId: invitee.userId,
@@ -113,7 +168,9 @@ describe('POST /invitations/accept', () => {
     });
     expect((await listStatus(org.id, 'accepted')).total).toBe(1);
     // The new member holds the role's powers.
-    expect((await api('PATCH', `/organizations/${org.id}`, invitee, { description: 'Admin was here' })).statusCode).toBe(200);
+    expect(
+      (await api('PATCH', `/organizations/${org.id}`, invitee, { description: 'Admin was here' })).statusCode,
+    ).toBe(200);
     // A used token does not work again, for anyone.
     expectError(await accept(invitee, token), 400, 'VALIDATION_ERROR');
     expectError(await api('POST', '/invitations/decline', null, { token }), 400, 'VALIDATION_ERROR');
@@ -134,7 +191,11 @@ describe('POST /invitations/accept', () => {
 
   it('answers 403 EMAIL_NOT_VERIFIED to the right email on an unverified account', async () => {
     // A second instance on the same database lets unverified accounts sign in.
-    const lax = await createTestApp({ database: t.database, clock: t.clock, env: { AUTH_REQUIRE_EMAIL_VERIFICATION: 'false' } });
+    const lax = await createTestApp({
+      database: t.database,
+      clock: t.clock,
+      env: { AUTH_REQUIRE_EMAIL_VERIFICATION: 'false' },
+    });
     try {
       const { email } = await registerUser(lax, uniqueEmail('unverified'));
       const session = await login(lax, email);
@@ -160,7 +221,9 @@ describe('POST /invitations/accept', () => {
     expectError(await accept(invitee, token), 400, 'VALIDATION_ERROR');
     expectError(await api('POST', '/invitations/decline', null, { token }), 400, 'VALIDATION_ERROR');
     const expired = await listStatus(org.id, 'expired');
-    expect(expired.data.map((i: { id: string; status: string }) => [i.id, i.status])).toEqual([[invitation.id, 'expired']]);
+    expect(expired.data.map((i: { id: string; status: string }) => [i.id, i.status])).toEqual([
+      [invitation.id, 'expired'],
+    ]);
     expect((await listStatus(org.id, 'pending')).total).toBe(0);
     expect(json(await api('GET', `/organizations/${org.id}/members`, owner)).total).toBe(1);
   });

@@ -17,7 +17,13 @@ import { assertWithinLimit, lockPlanLimits, type PlanLimits } from '../../platfo
 import { users } from '../../db/tables/users.js';
 import { recordEvent } from '../../platform/outbox.js';
 import { memberEventData, presentMember } from './service.js';
-import { invitations, memberships, organizations, type InvitationRow, type InvitationStatus } from '../../db/tables/organizations.js';
+import {
+  invitations,
+  memberships,
+  organizations,
+  type InvitationRow,
+  type InvitationStatus,
+} from '../../db/tables/organizations.js';
 import { assertWithinCeiling, assignableRole, roleGrants } from '../../platform/roles.js';
 import { assertNotOwnerRole } from './members.service.js';
 import { transaction } from '../../db/transaction.js';
@@ -42,7 +48,8 @@ const present = (inv: InvitationRow, by: Inviter, now: Date) => ({
 });
 
 const inviterColumns = { id: users.id, email: users.email, fullName: users.fullName };
-const inviteUrl = (deps: Infra, token: string) => `${deps.config.appOrigin}/invitations/accept?token=${encodeURIComponent(token)}`;
+const inviteUrl = (deps: Infra, token: string) =>
+  `${deps.config.appOrigin}/invitations/accept?token=${encodeURIComponent(token)}`;
 
 /**
  * Members plus live pending invitations must stay under the plan's limit. Call after
@@ -53,7 +60,13 @@ async function assertSeatAvailable(tx: Tx, organizationId: string, now: Date, li
   const [i] = await tx
     .select({ n: count() })
     .from(invitations)
-    .where(and(eq(invitations.organizationId, organizationId), eq(invitations.status, 'pending'), gt(invitations.expiresAt, now)));
+    .where(
+      and(
+        eq(invitations.organizationId, organizationId),
+        eq(invitations.status, 'pending'),
+        gt(invitations.expiresAt, now),
+      ),
+    );
   assertWithinLimit(limits.members, (m?.n ?? 0) + (i?.n ?? 0), 'members (members plus pending invitations)');
 }
 
@@ -81,8 +94,17 @@ async function assertInvitable(tx: Tx, organizationId: string, email: string, no
 }
 
 async function mailInvitation(deps: Infra, tx: Tx, inv: InvitationRow, inviter: Inviter, token: string) {
-  const [org] = await tx.select({ name: organizations.name }).from(organizations).where(eq(organizations.id, inv.organizationId));
-  return invitationMail(inv.email, org?.name ?? 'an organization', inviter.fullName ?? inviter.email, inv.role, inviteUrl(deps, token));
+  const [org] = await tx
+    .select({ name: organizations.name })
+    .from(organizations)
+    .where(eq(organizations.id, inv.organizationId));
+  return invitationMail(
+    inv.email,
+    org?.name ?? 'an organization',
+    inviter.fullName ?? inviter.email,
+    inv.role,
+    inviteUrl(deps, token),
+  );
 }
 
 export async function createInvitation(deps: Infra, access: OrgAccess, input: { email: string; role: string }) {
@@ -122,7 +144,11 @@ export async function createInvitation(deps: Infra, access: OrgAccess, input: { 
   return { invitation: present(result.inv, result.inviter, now), inviteUrl: inviteUrl(deps, token) };
 }
 
-export async function listInvitations(deps: Infra, access: OrgAccess, query: { page: number; pageSize: number; status?: InvitationStatus }) {
+export async function listInvitations(
+  deps: Infra,
+  access: OrgAccess,
+  query: { page: number; pageSize: number; status?: InvitationStatus },
+) {
   const now = deps.clock.now();
   const filters: SQL[] = [eq(invitations.organizationId, access.organizationId)];
   if (query.status === 'pending') filters.push(eq(invitations.status, 'pending'), gt(invitations.expiresAt, now));
@@ -153,7 +179,8 @@ async function loadInvitation(tx: Tx, organizationId: string, invitationId: stri
   return row;
 }
 
-const notPending = (status: InvitationStatus) => conflict(`The invitation is ${status}`, 'Only a pending invitation can be changed this way');
+const notPending = (status: InvitationStatus) =>
+  conflict(`The invitation is ${status}`, 'Only a pending invitation can be changed this way');
 
 export async function revokeInvitation(deps: Infra, access: OrgAccess, invitationId: string) {
   const now = deps.clock.now();
@@ -200,10 +227,14 @@ export async function resendInvitation(deps: Infra, access: OrgAccess, invitatio
   return { invitation: present(result.inv, result.by, now), inviteUrl: inviteUrl(deps, token) };
 }
 
-const invalidToken = () => validationError('Invalid or expired invitation', 'token: is unknown, expired, revoked or already used');
+const invalidToken = () =>
+  validationError('Invalid or expired invitation', 'token: is unknown, expired, revoked or already used');
 
 async function findByToken(deps: Infra, token: string) {
-  const [inv] = await deps.db.select().from(invitations).where(eq(invitations.tokenHash, sha256(token)));
+  const [inv] = await deps.db
+    .select()
+    .from(invitations)
+    .where(eq(invitations.tokenHash, sha256(token)));
   if (!inv || statusOf(inv, deps.clock.now()) !== 'pending') throw invalidToken();
   return inv;
 }
@@ -216,15 +247,30 @@ export async function acceptInvitation(deps: Infra, actor: UserActor, token: str
   const inv = await findByToken(deps, token);
   const [user] = await deps.db.select().from(users).where(eq(users.id, actor.userId));
   if (!user || user.email.toLowerCase() !== inv.email) {
-    throw authorizationError('This invitation was sent to another email address', 'Sign in with the invited email address to accept it');
+    throw authorizationError(
+      'This invitation was sent to another email address',
+      'Sign in with the invited email address to accept it',
+    );
   }
-  if (!user.emailVerifiedAt) throw new AppError('EMAIL_NOT_VERIFIED', 'Email address not verified', 'Verify your email address before accepting the invitation');
+  if (!user.emailVerifiedAt)
+    throw new AppError(
+      'EMAIL_NOT_VERIFIED',
+      'Email address not verified',
+      'Verify your email address before accepting the invitation',
+    );
   const now = deps.clock.now();
   return transaction(deps.db, async (tx) => {
     const [claimed] = await tx
       .update(invitations)
       .set({ status: 'accepted', updatedAt: now })
-      .where(and(eq(invitations.organizationId, inv.organizationId), eq(invitations.id, inv.id), eq(invitations.status, 'pending'), gt(invitations.expiresAt, now)))
+      .where(
+        and(
+          eq(invitations.organizationId, inv.organizationId),
+          eq(invitations.id, inv.id),
+          eq(invitations.status, 'pending'),
+          gt(invitations.expiresAt, now),
+        ),
+      )
       .returning({ id: invitations.id });
     if (!claimed) throw invalidToken();
     const [existing] = await tx
@@ -234,7 +280,14 @@ export async function acceptInvitation(deps: Infra, actor: UserActor, token: str
     if (existing) throw conflict('You are already a member of this organization');
     const [member] = await tx
       .insert(memberships)
-      .values({ organizationId: inv.organizationId, id: newId('mbr', now.getTime()), userId: user.id, role: inv.role, joinedAt: now, updatedAt: now })
+      .values({
+        organizationId: inv.organizationId,
+        id: newId('mbr', now.getTime()),
+        userId: user.id,
+        role: inv.role,
+        joinedAt: now,
+        updatedAt: now,
+      })
       .returning();
     await recordEvent(deps, tx, inv.organizationId, 'member.added', memberEventData(member!, user.email));
     await auditChange(deps, tx, { organizationId: inv.organizationId, actor: { type: 'user', id: user.id }, request });
@@ -247,7 +300,13 @@ export async function declineInvitation(deps: Infra, token: string) {
   const [done] = await deps.db
     .update(invitations)
     .set({ status: 'declined', updatedAt: deps.clock.now() })
-    .where(and(eq(invitations.organizationId, inv.organizationId), eq(invitations.id, inv.id), eq(invitations.status, 'pending')))
+    .where(
+      and(
+        eq(invitations.organizationId, inv.organizationId),
+        eq(invitations.id, inv.id),
+        eq(invitations.status, 'pending'),
+      ),
+    )
     .returning({ id: invitations.id });
   if (!done) throw invalidToken();
 }

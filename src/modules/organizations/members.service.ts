@@ -2,7 +2,13 @@
 import { and, asc, count, eq, inArray, ne } from 'drizzle-orm';
 import type { Infra } from '../../infra.js';
 import type { Tx } from '../../db/client.js';
-import { assertKeyMayGrant, assertKeyMayManage, KEY_MANAGED_ROLES, keyManageRefusal, type OrgAccess } from '../../platform/tenancy.js';
+import {
+  assertKeyMayGrant,
+  assertKeyMayManage,
+  KEY_MANAGED_ROLES,
+  keyManageRefusal,
+  type OrgAccess,
+} from '../../platform/tenancy.js';
 import { authorizationError, notFound, validationError } from '../../lib/errors.js';
 import { pageInfo } from '../../platform/pagination.js';
 import { revokeKeysOfCreator } from '../../platform/member-keys.js';
@@ -38,7 +44,8 @@ const changeable = (access: OrgAccess) =>
 
 /** 400 for the owner role, which only a transfer gives (checked before anything else, as the schema once did). */
 export function assertNotOwnerRole(role: string) {
-  if (role === 'owner') throw validationError('Invalid request body', 'role: owner is given only by transferring ownership');
+  if (role === 'owner')
+    throw validationError('Invalid request body', 'role: owner is given only by transferring ownership');
 }
 
 export async function listMembers(deps: Infra, access: OrgAccess, page: number, pageSize: number) {
@@ -69,8 +76,10 @@ export async function updateMemberRole(deps: Infra, access: OrgAccess, memberId:
   return transaction(deps.db, async (tx, afterCommit) => {
     const target = await loadMember(tx, access.organizationId, memberId);
     assertKeyMayManage(access, target.m.role);
-    if (target.m.role === 'owner') throw validationError("The owner's role cannot be changed", 'memberId: is the owner; transfer ownership instead');
-    if (target.m.userId === access.actor.id) throw validationError('You cannot change your own role', 'memberId: is your own membership');
+    if (target.m.role === 'owner')
+      throw validationError("The owner's role cannot be changed", 'memberId: is the owner; transfer ownership instead');
+    if (target.m.userId === access.actor.id)
+      throw validationError('You cannot change your own role', 'memberId: is your own membership');
     const next = await assignableRole(tx, deps.permissions, access.organizationId, role);
     assertWithinCeiling(access, await roleGrants(tx, deps.permissions, access.organizationId, target.m.role), 'manage');
     assertWithinCeiling(access, next, 'give');
@@ -79,11 +88,16 @@ export async function updateMemberRole(deps: Infra, access: OrgAccess, memberId:
     const [updated] = await tx
       .update(memberships)
       .set({ role, updatedAt: deps.clock.now() })
-      .where(and(eq(memberships.organizationId, access.organizationId), eq(memberships.id, memberId), changeable(access)))
+      .where(
+        and(eq(memberships.organizationId, access.organizationId), eq(memberships.id, memberId), changeable(access)),
+      )
       .returning();
     if (!updated) throw await memberGone(tx, access, memberId);
     if (target.m.role !== role) {
-      await recordEvent(deps, tx, access.organizationId, 'member.updated', { ...memberEventData(updated, target.u.email), previousRole: target.m.role });
+      await recordEvent(deps, tx, access.organizationId, 'member.updated', {
+        ...memberEventData(updated, target.u.email),
+        previousRole: target.m.role,
+      });
     }
     // Keys live as long as their maker may make them, and reach no further than the maker's role.
     const within = next.permissions.has('api-keys:create') ? next.permissions : undefined;
@@ -101,13 +115,16 @@ export async function removeMember(deps: Infra, access: OrgAccess, memberId: str
   await transaction(deps.db, async (tx, afterCommit) => {
     const target = await loadMember(tx, access.organizationId, memberId);
     assertKeyMayManage(access, target.m.role);
-    if (target.m.role === 'owner') throw validationError('The owner cannot be removed', 'memberId: is the owner; transfer ownership first');
+    if (target.m.role === 'owner')
+      throw validationError('The owner cannot be removed', 'memberId: is the owner; transfer ownership first');
     assertWithinCeiling(access, await roleGrants(tx, deps.permissions, access.organizationId, target.m.role), 'manage');
     // Guarded and counted: of concurrent removals (or a removal and a leave) one deletes and records
     // member.removed; and a member who became owner (or, for a key, admin) meanwhile stays.
     const [removed] = await tx
       .delete(memberships)
-      .where(and(eq(memberships.organizationId, access.organizationId), eq(memberships.id, memberId), changeable(access)))
+      .where(
+        and(eq(memberships.organizationId, access.organizationId), eq(memberships.id, memberId), changeable(access)),
+      )
       .returning();
     if (!removed) throw await memberGone(tx, access, memberId);
     await recordEvent(deps, tx, access.organizationId, 'member.removed', memberEventData(removed, target.u.email));
@@ -126,11 +143,21 @@ export async function leaveOrganization(deps: Infra, access: OrgAccess): Promise
       .where(and(eq(memberships.organizationId, access.organizationId), eq(memberships.userId, access.actor.id)));
     // Removed between the authorization and here (a concurrent removal): not a member any more.
     if (!mine) throw authorizationError('You are not a member of this organization');
-    if (mine.m.role === 'owner') throw validationError('The owner cannot leave the organization', 'Transfer ownership first, or delete the organization');
+    if (mine.m.role === 'owner')
+      throw validationError(
+        'The owner cannot leave the organization',
+        'Transfer ownership first, or delete the organization',
+      );
     // Guarded as in removeMember: a concurrent removal, or ownership handed over meanwhile.
     const [left] = await tx
       .delete(memberships)
-      .where(and(eq(memberships.organizationId, access.organizationId), eq(memberships.id, mine.m.id), ne(memberships.role, 'owner')))
+      .where(
+        and(
+          eq(memberships.organizationId, access.organizationId),
+          eq(memberships.id, mine.m.id),
+          ne(memberships.role, 'owner'),
+        ),
+      )
       .returning();
     if (!left) throw await memberGone(tx, access, mine.m.id);
     await recordEvent(deps, tx, access.organizationId, 'member.removed', memberEventData(left, mine.u.email));

@@ -1,6 +1,14 @@
 // Members over HTTP (docs/api.md#members): list, role change, removal, leaving.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMember, auditOf, createOrg, eventsOf, setPlan, signedInUser, type SignedInUser } from '../../../test/factories.js';
+import {
+  addMember,
+  auditOf,
+  createOrg,
+  eventsOf,
+  setPlan,
+  signedInUser,
+  type SignedInUser,
+} from '../../../test/factories.js';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { expectError } from '../../../test/expect.js';
 
@@ -29,7 +37,12 @@ afterAll(async () => {
 
 type Caller = { auth: Record<string, string> };
 function api(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, caller: Caller, payload?: unknown) {
-  return t.request({ method, url: `/api/v1${url}`, headers: caller.auth, ...(payload !== undefined ? { payload: payload as object } : {}) });
+  return t.request({
+    method,
+    url: `/api/v1${url}`,
+    headers: caller.auth,
+    ...(payload !== undefined ? { payload: payload as object } : {}),
+  });
 }
 
 /** owner, admin, member, viewer and a second member (`extra`), on the Pro plan. */
@@ -50,7 +63,11 @@ async function team() {
 
 /** State that a refused request must leave untouched. */
 async function snapshot(orgId: string) {
-  return { members: json(await api('GET', `/organizations/${orgId}/members`, owner)), events: await eventsOf(t, orgId), audit: await auditOf(t, orgId) };
+  return {
+    members: json(await api('GET', `/organizations/${orgId}/members`, owner)),
+    events: await eventsOf(t, orgId),
+    audit: await auditOf(t, orgId),
+  };
 }
 
 describe('GET /organizations/:orgId/members', () => {
@@ -101,7 +118,14 @@ describe('PATCH /organizations/:orgId/members/:memberId', () => {
     const events = await eventsOf(t, org.id);
     expect(events.at(-1)).toMatchObject({
       type: 'member.updated',
-      data: { memberId: m.member.id, organizationId: org.id, userId: member.userId, email: member.email, role: 'viewer', previousRole: 'member' },
+      data: {
+        memberId: m.member.id,
+        organizationId: org.id,
+        userId: member.userId,
+        email: member.email,
+        role: 'viewer',
+        previousRole: 'member',
+      },
     });
     expect((await auditOf(t, org.id)).at(-1)).toMatchObject({
       actorType: 'user',
@@ -111,24 +135,54 @@ describe('PATCH /organizations/:orgId/members/:memberId', () => {
       statusCode: 200,
     });
     // The new role is in force at once: a viewer cannot write projects.
-    expectError(await api('POST', `/organizations/${org.id}/projects`, member, { name: 'Nope' }), 403, 'AUTHORIZATION_ERROR');
+    expectError(
+      await api('POST', `/organizations/${org.id}/projects`, member, { name: 'Nope' }),
+      403,
+      'AUTHORIZATION_ERROR',
+    );
 
     // The owner promotes to admin; the new admin may then manage members.
     const promoted = await api('PATCH', `/organizations/${org.id}/members/${m.member.id}`, owner, { role: 'admin' });
     expect(json(promoted).role).toBe('admin');
-    const byNewAdmin = await api('PATCH', `/organizations/${org.id}/members/${m.viewer.id}`, member, { role: 'member' });
+    const byNewAdmin = await api('PATCH', `/organizations/${org.id}/members/${m.viewer.id}`, member, {
+      role: 'member',
+    });
     expect(byNewAdmin.statusCode, byNewAdmin.body).toBe(200);
   });
 
   it("refuses the owner's role, one's own role, the role owner and unknown roles with 400, changing nothing", async () => {
     const { org, m } = await team();
     const before = await snapshot(org.id);
-    expectError(await api('PATCH', `/organizations/${org.id}/members/${m.owner.id}`, admin, { role: 'member' }), 400, 'VALIDATION_ERROR');
-    expectError(await api('PATCH', `/organizations/${org.id}/members/${m.admin.id}`, admin, { role: 'viewer' }), 400, 'VALIDATION_ERROR');
-    expectError(await api('PATCH', `/organizations/${org.id}/members/${m.owner.id}`, owner, { role: 'admin' }), 400, 'VALIDATION_ERROR');
-    expectError(await api('PATCH', `/organizations/${org.id}/members/${m.member.id}`, owner, { role: 'owner' }), 400, 'VALIDATION_ERROR');
-    expectError(await api('PATCH', `/organizations/${org.id}/members/${m.member.id}`, owner, { role: 'superuser' }), 400, 'VALIDATION_ERROR');
-    expectError(await api('PATCH', `/organizations/${org.id}/members/${m.member.id}`, owner, {}), 400, 'VALIDATION_ERROR');
+    expectError(
+      await api('PATCH', `/organizations/${org.id}/members/${m.owner.id}`, admin, { role: 'member' }),
+      400,
+      'VALIDATION_ERROR',
+    );
+    expectError(
+      await api('PATCH', `/organizations/${org.id}/members/${m.admin.id}`, admin, { role: 'viewer' }),
+      400,
+      'VALIDATION_ERROR',
+    );
+    expectError(
+      await api('PATCH', `/organizations/${org.id}/members/${m.owner.id}`, owner, { role: 'admin' }),
+      400,
+      'VALIDATION_ERROR',
+    );
+    expectError(
+      await api('PATCH', `/organizations/${org.id}/members/${m.member.id}`, owner, { role: 'owner' }),
+      400,
+      'VALIDATION_ERROR',
+    );
+    expectError(
+      await api('PATCH', `/organizations/${org.id}/members/${m.member.id}`, owner, { role: 'superuser' }),
+      400,
+      'VALIDATION_ERROR',
+    );
+    expectError(
+      await api('PATCH', `/organizations/${org.id}/members/${m.member.id}`, owner, {}),
+      400,
+      'VALIDATION_ERROR',
+    );
     expect(await snapshot(org.id)).toEqual(before);
   });
 
@@ -137,11 +191,31 @@ describe('PATCH /organizations/:orgId/members/:memberId', () => {
     const other = await createOrg(t, outsider);
     const foreign = json(await api('GET', `/organizations/${other.id}/members`, outsider)).members[0].id as string;
     const before = await snapshot(org.id);
-    expectError(await api('PATCH', `/organizations/${org.id}/members/${m.extra.id}`, member, { role: 'viewer' }), 403, 'AUTHORIZATION_ERROR');
-    expectError(await api('PATCH', `/organizations/${org.id}/members/${m.extra.id}`, viewer, { role: 'admin' }), 403, 'AUTHORIZATION_ERROR');
-    expectError(await api('PATCH', `/organizations/${org.id}/members/${m.extra.id}`, outsider, { role: 'admin' }), 403, 'AUTHORIZATION_ERROR');
-    expectError(await api('PATCH', `/organizations/${org.id}/members/mbr_00000000000000000000000000`, owner, { role: 'admin' }), 404, 'NOT_FOUND');
-    expectError(await api('PATCH', `/organizations/${org.id}/members/${foreign}`, owner, { role: 'admin' }), 404, 'NOT_FOUND');
+    expectError(
+      await api('PATCH', `/organizations/${org.id}/members/${m.extra.id}`, member, { role: 'viewer' }),
+      403,
+      'AUTHORIZATION_ERROR',
+    );
+    expectError(
+      await api('PATCH', `/organizations/${org.id}/members/${m.extra.id}`, viewer, { role: 'admin' }),
+      403,
+      'AUTHORIZATION_ERROR',
+    );
+    expectError(
+      await api('PATCH', `/organizations/${org.id}/members/${m.extra.id}`, outsider, { role: 'admin' }),
+      403,
+      'AUTHORIZATION_ERROR',
+    );
+    expectError(
+      await api('PATCH', `/organizations/${org.id}/members/mbr_00000000000000000000000000`, owner, { role: 'admin' }),
+      404,
+      'NOT_FOUND',
+    );
+    expectError(
+      await api('PATCH', `/organizations/${org.id}/members/${foreign}`, owner, { role: 'admin' }),
+      404,
+      'NOT_FOUND',
+    );
     expect(await snapshot(org.id)).toEqual(before);
     expect(json(await api('GET', `/organizations/${other.id}/members`, outsider)).members[0].role).toBe('owner');
   });
@@ -153,9 +227,21 @@ describe('DELETE /organizations/:orgId/members/:memberId', () => {
     const before = await snapshot(org.id);
     expectError(await api('DELETE', `/organizations/${org.id}/members/${m.owner.id}`, admin), 400, 'VALIDATION_ERROR');
     expectError(await api('DELETE', `/organizations/${org.id}/members/${m.owner.id}`, owner), 400, 'VALIDATION_ERROR');
-    expectError(await api('DELETE', `/organizations/${org.id}/members/${m.extra.id}`, member), 403, 'AUTHORIZATION_ERROR');
-    expectError(await api('DELETE', `/organizations/${org.id}/members/${m.extra.id}`, viewer), 403, 'AUTHORIZATION_ERROR');
-    expectError(await api('DELETE', `/organizations/${org.id}/members/mbr_00000000000000000000000000`, owner), 404, 'NOT_FOUND');
+    expectError(
+      await api('DELETE', `/organizations/${org.id}/members/${m.extra.id}`, member),
+      403,
+      'AUTHORIZATION_ERROR',
+    );
+    expectError(
+      await api('DELETE', `/organizations/${org.id}/members/${m.extra.id}`, viewer),
+      403,
+      'AUTHORIZATION_ERROR',
+    );
+    expectError(
+      await api('DELETE', `/organizations/${org.id}/members/mbr_00000000000000000000000000`, owner),
+      404,
+      'NOT_FOUND',
+    );
     expect(await snapshot(org.id)).toEqual(before);
   });
 
@@ -171,7 +257,11 @@ describe('DELETE /organizations/:orgId/members/:memberId', () => {
       type: 'member.removed',
       data: { memberId: m.extra.id, organizationId: org.id, userId: extra.userId, email: extra.email, role: 'member' },
     });
-    expect((await auditOf(t, org.id)).at(-1)).toMatchObject({ actorId: admin.userId, action: 'DELETE /api/v1/organizations/:orgId/members/:memberId', statusCode: 200 });
+    expect((await auditOf(t, org.id)).at(-1)).toMatchObject({
+      actorId: admin.userId,
+      action: 'DELETE /api/v1/organizations/:orgId/members/:memberId',
+      statusCode: 200,
+    });
 
     expectError(await api('GET', `/organizations/${org.id}`, extra), 403, 'AUTHORIZATION_ERROR');
     expectError(await api('GET', `/organizations/${org.id}/members`, extra), 403, 'AUTHORIZATION_ERROR');
@@ -199,9 +289,19 @@ describe('POST /organizations/:orgId/leave', () => {
     expect(res.statusCode, res.body).toBe(200);
     expect((await eventsOf(t, org.id)).at(-1)).toMatchObject({
       type: 'member.removed',
-      data: { memberId: m.viewer.id, organizationId: org.id, userId: viewer.userId, email: viewer.email, role: 'viewer' },
+      data: {
+        memberId: m.viewer.id,
+        organizationId: org.id,
+        userId: viewer.userId,
+        email: viewer.email,
+        role: 'viewer',
+      },
     });
-    expect((await auditOf(t, org.id)).at(-1)).toMatchObject({ actorId: viewer.userId, action: 'POST /api/v1/organizations/:orgId/leave', statusCode: 200 });
+    expect((await auditOf(t, org.id)).at(-1)).toMatchObject({
+      actorId: viewer.userId,
+      action: 'POST /api/v1/organizations/:orgId/leave',
+      statusCode: 200,
+    });
     expectError(await api('GET', `/organizations/${org.id}`, viewer), 403, 'AUTHORIZATION_ERROR');
     expectError(await api('POST', `/organizations/${org.id}/leave`, viewer), 403, 'AUTHORIZATION_ERROR');
     expect(json(await api('GET', `/organizations/${org.id}/members`, owner)).total).toBe(4);
@@ -211,8 +311,19 @@ describe('POST /organizations/:orgId/leave', () => {
     const org = await createOrg(t, owner);
     await addMember(t, org.id, owner, member, 'member');
     await addMember(t, org.id, owner, viewer, 'viewer');
-    expectError(await api('POST', `/organizations/${org.id}/invitations`, owner, { email: 'fourth@example.com', role: 'member' }), 402, 'PLAN_LIMIT_EXCEEDED');
+    expectError(
+      await api('POST', `/organizations/${org.id}/invitations`, owner, { email: 'fourth@example.com', role: 'member' }),
+      402,
+      'PLAN_LIMIT_EXCEEDED',
+    );
     expect((await api('POST', `/organizations/${org.id}/leave`, member)).statusCode).toBe(200);
-    expect((await api('POST', `/organizations/${org.id}/invitations`, owner, { email: 'fourth@example.com', role: 'member' })).statusCode).toBe(201);
+    expect(
+      (
+        await api('POST', `/organizations/${org.id}/invitations`, owner, {
+          email: 'fourth@example.com',
+          role: 'member',
+        })
+      ).statusCode,
+    ).toBe(201);
   });
 });

@@ -3,7 +3,17 @@ import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { auditOf, createOrg, rowsOf, uniqueSlug } from '../../../test/factories.js';
 import { json } from '../../../test/harness.js';
-import { admin, api, member, orgWithRoles, outsider, owner, t, useOrganizationsApp, viewer } from '../../../test/fixtures/organizations.js';
+import {
+  admin,
+  api,
+  member,
+  orgWithRoles,
+  outsider,
+  owner,
+  t,
+  useOrganizationsApp,
+  viewer,
+} from '../../../test/fixtures/organizations.js';
 import { expectError } from '../../../test/expect.js';
 
 useOrganizationsApp();
@@ -11,7 +21,12 @@ useOrganizationsApp();
 describe('POST /organizations', () => {
   it('answers 201 with the organization resource (docs/api.md#organization-resource) and makes the creator its owner', async () => {
     const slug = uniqueSlug('acme');
-    const res = await api('POST', '/organizations', owner, { name: 'Acme', slug, description: 'Rockets', logoUrl: 'https://cdn.example.com/acme.png' });
+    const res = await api('POST', '/organizations', owner, {
+      name: 'Acme',
+      slug,
+      description: 'Rockets',
+      logoUrl: 'https://cdn.example.com/acme.png',
+    });
     expect(res.statusCode, res.body).toBe(201);
     const now = t.clock.now().toISOString();
     const org = json(res);
@@ -44,7 +59,9 @@ describe('POST /organizations', () => {
 
     // The owner membership is a real row: the members list shows it.
     const members = json(await api('GET', `/organizations/${org.id}/members`, owner));
-    expect(members.members).toEqual([expect.objectContaining({ id: entry.membershipId, userId: owner.userId, role: 'owner' })]);
+    expect(members.members).toEqual([
+      expect.objectContaining({ id: entry.membershipId, userId: owner.userId, role: 'owner' }),
+    ]);
   });
 
   it('description and logoUrl default to null', async () => {
@@ -94,7 +111,8 @@ describe('POST /organizations', () => {
   });
 
   it('bounds name (1-100), description (≤500) and requires logoUrl to be a URI', async () => {
-    const ok = (body: Record<string, unknown>) => api('POST', '/organizations', owner, { name: 'N', slug: uniqueSlug(), ...body });
+    const ok = (body: Record<string, unknown>) =>
+      api('POST', '/organizations', owner, { name: 'N', slug: uniqueSlug(), ...body });
     expectError(await ok({ name: '' }), 400, 'VALIDATION_ERROR', /name/);
     expectError(await ok({ name: 'n'.repeat(101) }), 400, 'VALIDATION_ERROR', /name/);
     expectError(await ok({ name: '   ' }), 400, 'VALIDATION_ERROR', /name/);
@@ -103,7 +121,12 @@ describe('POST /organizations', () => {
     expect((await ok({ description: 'd'.repeat(500) })).statusCode).toBe(201);
     expectError(await ok({ logoUrl: 'not a url' }), 400, 'VALIDATION_ERROR', /logoUrl/);
     expectError(await ok({ logoUrl: '/relative/logo.png' }), 400, 'VALIDATION_ERROR', /logoUrl/);
-    for (const logoUrl of ['javascript:alert(1)', 'data:image/png;base64,AAAA', 'http://', 'ftp://example.com/logo.png']) {
+    for (const logoUrl of [
+      'javascript:alert(1)',
+      'data:image/png;base64,AAAA',
+      'http://',
+      'ftp://example.com/logo.png',
+    ]) {
       expectError(await ok({ logoUrl }), 400, 'VALIDATION_ERROR', /logoUrl/);
     }
     expect((await ok({ logoUrl: 'http://cdn.example.com/logo.png?v=2' })).statusCode).toBe(201);
@@ -113,7 +136,12 @@ describe('POST /organizations', () => {
 
   it('answers 409 for a slug that exists', async () => {
     const org = await createOrg(t, owner);
-    expectError(await api('POST', '/organizations', outsider, { name: 'Copy', slug: org.slug }), 409, 'CONFLICT', /slug/);
+    expectError(
+      await api('POST', '/organizations', outsider, { name: 'Copy', slug: org.slug }),
+      409,
+      'CONFLICT',
+      /slug/,
+    );
     // The refused creator got no organization out of it.
     const mine = json(await api('GET', '/users/me/organizations', outsider));
     expect(mine.organizations.map((o: { slug: string }) => o.slug)).not.toContain(org.slug);
@@ -122,13 +150,17 @@ describe('POST /organizations', () => {
   it('settles parallel creation with one slug: exactly one 201, the others 409', async () => {
     const slug = uniqueSlug('race');
     const users = [owner, admin, member, viewer, outsider];
-    const results = await Promise.all(users.map((u, i) => api('POST', '/organizations', u, { name: `Racer ${i}`, slug })));
+    const results = await Promise.all(
+      users.map((u, i) => api('POST', '/organizations', u, { name: `Racer ${i}`, slug })),
+    );
     const statuses = results.map((r) => r.statusCode).sort();
     expect(statuses, results.map((r) => r.body).join('\n')).toEqual([201, 409, 409, 409, 409]);
     for (const r of results.filter((x) => x.statusCode === 409)) expect(json(r).error.code).toBe('CONFLICT');
     const rows = rowsOf(await t.deps.db.execute(sql`select id from organizations where slug = ${slug}`));
     expect(rows).toHaveLength(1);
-    const owners = rowsOf(await t.deps.db.execute(sql`select user_id from memberships where organization_id = ${rows[0]!.id as string}`));
+    const owners = rowsOf(
+      await t.deps.db.execute(sql`select user_id from memberships where organization_id = ${rows[0]!.id as string}`),
+    );
     expect(owners).toHaveLength(1);
   });
 });

@@ -3,7 +3,18 @@
 import { describe, expect, it } from 'vitest';
 import { addMember, auditOf, createOrg, eventsOf, signedInUser } from '../../../test/factories.js';
 import { json } from '../../../test/harness.js';
-import { admin, api, counts, member, orgWithRoles, outsider, owner, t, useOrganizationsApp, viewer } from '../../../test/fixtures/organizations.js';
+import {
+  admin,
+  api,
+  counts,
+  member,
+  orgWithRoles,
+  outsider,
+  owner,
+  t,
+  useOrganizationsApp,
+  viewer,
+} from '../../../test/fixtures/organizations.js';
 import { expectError } from '../../../test/expect.js';
 
 useOrganizationsApp();
@@ -23,9 +34,18 @@ describe('PATCH /organizations/:orgId', () => {
     const auditBefore = await auditOf(t, org.id);
     t.clock.advance(1000);
     for (const u of [member, viewer]) {
-      expectError(await api('PATCH', `/organizations/${org.id}`, u, { name: 'Hijacked' }), 403, 'AUTHORIZATION_ERROR', /org:update/);
+      expectError(
+        await api('PATCH', `/organizations/${org.id}`, u, { name: 'Hijacked' }),
+        403,
+        'AUTHORIZATION_ERROR',
+        /org:update/,
+      );
     }
-    expectError(await api('PATCH', `/organizations/${org.id}`, outsider, { name: 'Hijacked' }), 403, 'AUTHORIZATION_ERROR');
+    expectError(
+      await api('PATCH', `/organizations/${org.id}`, outsider, { name: 'Hijacked' }),
+      403,
+      'AUTHORIZATION_ERROR',
+    );
     expect(json(await api('GET', `/organizations/${org.id}`, owner))).toEqual(before);
     expect(await auditOf(t, org.id)).toEqual(auditBefore);
   });
@@ -38,7 +58,10 @@ describe('PATCH /organizations/:orgId', () => {
       return json(res).settings;
     };
     expect(await patch({ branding: { primaryColor: '#112233' } })).toEqual({ branding: { primaryColor: '#112233' } });
-    expect(await patch({ features: { webhooks: true } })).toEqual({ branding: { primaryColor: '#112233' }, features: { webhooks: true } });
+    expect(await patch({ features: { webhooks: true } })).toEqual({
+      branding: { primaryColor: '#112233' },
+      features: { webhooks: true },
+    });
     expect(await patch({ branding: { accentColor: '#445566' } })).toEqual({
       branding: { primaryColor: '#112233', accentColor: '#445566' },
       features: { webhooks: true },
@@ -60,14 +83,44 @@ describe('PATCH /organizations/:orgId', () => {
     const org = await createOrg(t, owner);
     await api('PATCH', `/organizations/${org.id}`, owner, { settings: { branding: { primaryColor: '#000' } } });
     const before = json(await api('GET', `/organizations/${org.id}`, owner));
-    expectError(await api('PATCH', `/organizations/${org.id}`, owner, { settings: { theme: 'dark' } }), 400, 'VALIDATION_ERROR', /theme/);
-    expectError(await api('PATCH', `/organizations/${org.id}`, owner, { settings: { branding: { font: 'x' } } }), 400, 'VALIDATION_ERROR', /font/);
-    expectError(await api('PATCH', `/organizations/${org.id}`, owner, { settings: { features: { webhooks: 'yes' } } }), 400, 'VALIDATION_ERROR', /webhooks/);
-    expectError(await api('PATCH', `/organizations/${org.id}`, owner, { slug: 'new-slug' }), 400, 'VALIDATION_ERROR', /slug/);
+    expectError(
+      await api('PATCH', `/organizations/${org.id}`, owner, { settings: { theme: 'dark' } }),
+      400,
+      'VALIDATION_ERROR',
+      /theme/,
+    );
+    expectError(
+      await api('PATCH', `/organizations/${org.id}`, owner, { settings: { branding: { font: 'x' } } }),
+      400,
+      'VALIDATION_ERROR',
+      /font/,
+    );
+    expectError(
+      await api('PATCH', `/organizations/${org.id}`, owner, { settings: { features: { webhooks: 'yes' } } }),
+      400,
+      'VALIDATION_ERROR',
+      /webhooks/,
+    );
+    expectError(
+      await api('PATCH', `/organizations/${org.id}`, owner, { slug: 'new-slug' }),
+      400,
+      'VALIDATION_ERROR',
+      /slug/,
+    );
     // A valid name beside an invalid field: the whole request is refused.
-    expectError(await api('PATCH', `/organizations/${org.id}`, owner, { name: 'Half', logoUrl: 'nope' }), 400, 'VALIDATION_ERROR', /logoUrl/);
+    expectError(
+      await api('PATCH', `/organizations/${org.id}`, owner, { name: 'Half', logoUrl: 'nope' }),
+      400,
+      'VALIDATION_ERROR',
+      /logoUrl/,
+    );
     expectError(await api('PATCH', `/organizations/${org.id}`, owner, { name: '  ' }), 400, 'VALIDATION_ERROR', /name/);
-    expectError(await api('PATCH', `/organizations/${org.id}`, owner, { name: 'Half', logoUrl: 'javascript:alert(1)' }), 400, 'VALIDATION_ERROR', /logoUrl/);
+    expectError(
+      await api('PATCH', `/organizations/${org.id}`, owner, { name: 'Half', logoUrl: 'javascript:alert(1)' }),
+      400,
+      'VALIDATION_ERROR',
+      /logoUrl/,
+    );
     expect(json(await api('GET', `/organizations/${org.id}`, owner))).toEqual(before);
   });
 
@@ -78,7 +131,10 @@ describe('PATCH /organizations/:orgId', () => {
     const cleared = await api('PATCH', `/organizations/${org.id}`, owner, { description: null, logoUrl: null });
     expect(cleared.statusCode, cleared.body).toBe(200);
     expect(json(cleared)).toMatchObject({ name: 'Only the name', description: null, logoUrl: null });
-    expect(json(await api('GET', `/organizations/${org.id}`, owner))).toMatchObject({ description: null, logoUrl: null });
+    expect(json(await api('GET', `/organizations/${org.id}`, owner))).toMatchObject({
+      description: null,
+      logoUrl: null,
+    });
   });
 
   it('writes one audit entry per successful update', async () => {
@@ -102,7 +158,10 @@ describe('PATCH /organizations/:orgId', () => {
 describe('DELETE /organizations/:orgId', () => {
   it('is for the owner only and removes the organization with its data', async () => {
     const { org } = await orgWithRoles();
-    await api('POST', `/organizations/${org.id}/invitations`, owner, { email: 'pending-delete@example.com', role: 'member' });
+    await api('POST', `/organizations/${org.id}/invitations`, owner, {
+      email: 'pending-delete@example.com',
+      role: 'member',
+    });
     const project = await api('POST', `/organizations/${org.id}/projects`, member, { name: 'Doomed' });
     expect(project.statusCode, project.body).toBe(201);
 
@@ -129,11 +188,21 @@ describe('POST /organizations/:orgId/transfer-ownership', () => {
   it('is for the owner only; the target becomes owner, the old owner admin, with two member.updated events', async () => {
     const { org, memberships } = await orgWithRoles();
     const eventsBefore = (await eventsOf(t, org.id)).length;
-    expectError(await api('POST', `/organizations/${org.id}/transfer-ownership`, admin, { memberId: memberships.member.id }), 403, 'AUTHORIZATION_ERROR');
-    expectError(await api('POST', `/organizations/${org.id}/transfer-ownership`, member, { memberId: memberships.member.id }), 403, 'AUTHORIZATION_ERROR');
+    expectError(
+      await api('POST', `/organizations/${org.id}/transfer-ownership`, admin, { memberId: memberships.member.id }),
+      403,
+      'AUTHORIZATION_ERROR',
+    );
+    expectError(
+      await api('POST', `/organizations/${org.id}/transfer-ownership`, member, { memberId: memberships.member.id }),
+      403,
+      'AUTHORIZATION_ERROR',
+    );
     expect(await eventsOf(t, org.id)).toHaveLength(eventsBefore);
 
-    const res = await api('POST', `/organizations/${org.id}/transfer-ownership`, owner, { memberId: memberships.member.id });
+    const res = await api('POST', `/organizations/${org.id}/transfer-ownership`, owner, {
+      memberId: memberships.member.id,
+    });
     expect(res.statusCode, res.body).toBe(200);
     const body = json(res);
     expect(body.owner).toMatchObject({ id: memberships.member.id, userId: member.userId, role: 'owner' });
@@ -149,16 +218,40 @@ describe('POST /organizations/:orgId/transfer-ownership', () => {
     expect(events.map((e) => e.type)).toEqual(['member.updated', 'member.updated']);
     expect(events.map((e) => e.data)).toEqual(
       expect.arrayContaining([
-        { memberId: body.previousOwner.id, organizationId: org.id, userId: owner.userId, email: owner.email, role: 'admin', previousRole: 'owner' },
-        { memberId: memberships.member.id, organizationId: org.id, userId: member.userId, email: member.email, role: 'owner', previousRole: 'member' },
+        {
+          memberId: body.previousOwner.id,
+          organizationId: org.id,
+          userId: owner.userId,
+          email: owner.email,
+          role: 'admin',
+          previousRole: 'owner',
+        },
+        {
+          memberId: memberships.member.id,
+          organizationId: org.id,
+          userId: member.userId,
+          email: member.email,
+          role: 'owner',
+          previousRole: 'member',
+        },
       ]),
     );
-    expect((await auditOf(t, org.id)).at(-1)).toMatchObject({ actorId: owner.userId, action: 'POST /api/v1/organizations/:orgId/transfer-ownership', statusCode: 200 });
+    expect((await auditOf(t, org.id)).at(-1)).toMatchObject({
+      actorId: owner.userId,
+      action: 'POST /api/v1/organizations/:orgId/transfer-ownership',
+      statusCode: 200,
+    });
 
     // The powers moved with the role.
     expectError(await api('DELETE', `/organizations/${org.id}`, owner), 403, 'AUTHORIZATION_ERROR');
-    expectError(await api('POST', `/organizations/${org.id}/transfer-ownership`, owner, { memberId: body.previousOwner.id }), 403, 'AUTHORIZATION_ERROR');
-    const back = await api('POST', `/organizations/${org.id}/transfer-ownership`, member, { memberId: body.previousOwner.id });
+    expectError(
+      await api('POST', `/organizations/${org.id}/transfer-ownership`, owner, { memberId: body.previousOwner.id }),
+      403,
+      'AUTHORIZATION_ERROR',
+    );
+    const back = await api('POST', `/organizations/${org.id}/transfer-ownership`, member, {
+      memberId: body.previousOwner.id,
+    });
     expect(back.statusCode, back.body).toBe(200);
   });
 
@@ -170,11 +263,30 @@ describe('POST /organizations/:orgId/transfer-ownership', () => {
     const before = json(await api('GET', `/organizations/${org.id}/members`, owner));
     const eventsBefore = await eventsOf(t, org.id);
 
-    expectError(await api('POST', `/organizations/${org.id}/transfer-ownership`, owner, { memberId: foreignId }), 404, 'NOT_FOUND');
-    expectError(await api('POST', `/organizations/${org.id}/transfer-ownership`, owner, { memberId: 'mbr_00000000000000000000000000' }), 404, 'NOT_FOUND');
+    expectError(
+      await api('POST', `/organizations/${org.id}/transfer-ownership`, owner, { memberId: foreignId }),
+      404,
+      'NOT_FOUND',
+    );
+    expectError(
+      await api('POST', `/organizations/${org.id}/transfer-ownership`, owner, {
+        memberId: 'mbr_00000000000000000000000000',
+      }),
+      404,
+      'NOT_FOUND',
+    );
     const ownMembershipId = before.members.find((m: { userId: string }) => m.userId === owner.userId).id;
-    expectError(await api('POST', `/organizations/${org.id}/transfer-ownership`, owner, { memberId: ownMembershipId }), 400, 'VALIDATION_ERROR');
-    expectError(await api('POST', `/organizations/${org.id}/transfer-ownership`, owner, {}), 400, 'VALIDATION_ERROR', /memberId/);
+    expectError(
+      await api('POST', `/organizations/${org.id}/transfer-ownership`, owner, { memberId: ownMembershipId }),
+      400,
+      'VALIDATION_ERROR',
+    );
+    expectError(
+      await api('POST', `/organizations/${org.id}/transfer-ownership`, owner, {}),
+      400,
+      'VALIDATION_ERROR',
+      /memberId/,
+    );
 
     expect(json(await api('GET', `/organizations/${org.id}/members`, owner))).toEqual(before);
     expect(json(await api('GET', `/organizations/${other.id}/members`, outsider))).toEqual(otherMembers);
@@ -196,8 +308,24 @@ describe('GET /users/me/organizations', () => {
     const res = json(await api('GET', '/users/me/organizations', user));
     expect(res.total).toBe(2);
     expect(res.organizations).toEqual([
-      { id: joined.id, name: 'Theirs', slug: joined.slug, logoUrl: 'https://example.com/x.png', role: 'viewer', membershipId: membership.id, joinedAt: t.clock.now().toISOString() },
-      { id: own.id, name: 'Mine', slug: own.slug, logoUrl: null, role: 'owner', membershipId: expect.stringMatching(/^mbr_/), joinedAt: own.createdAt },
+      {
+        id: joined.id,
+        name: 'Theirs',
+        slug: joined.slug,
+        logoUrl: 'https://example.com/x.png',
+        role: 'viewer',
+        membershipId: membership.id,
+        joinedAt: t.clock.now().toISOString(),
+      },
+      {
+        id: own.id,
+        name: 'Mine',
+        slug: own.slug,
+        logoUrl: null,
+        role: 'owner',
+        membershipId: expect.stringMatching(/^mbr_/),
+        joinedAt: own.createdAt,
+      },
     ]);
     const paged = json(await api('GET', '/users/me/organizations?pageSize=1', user));
     expect(paged).toMatchObject({ total: 2, page: 1, pageSize: 1, hasMore: true });

@@ -12,7 +12,14 @@ import { apiKeys } from '../../db/tables/api-keys.js';
 import { auditChange } from '../../platform/audit/record.js';
 import { users } from '../../db/tables/users.js';
 import { recordEvent } from '../../platform/outbox.js';
-import { invitations, memberships, organizations, type MembershipRow, type OrganizationRow, type OrgSettings } from '../../db/tables/organizations.js';
+import {
+  invitations,
+  memberships,
+  organizations,
+  type MembershipRow,
+  type OrganizationRow,
+  type OrgSettings,
+} from '../../db/tables/organizations.js';
 import { cancelForDeletion } from '../../platform/subscriptions.js';
 import { transaction } from '../../db/transaction.js';
 
@@ -39,7 +46,12 @@ export const presentMember = (m: MembershipRow, u: MemberUser) => ({
   joinedAt: m.joinedAt.toISOString(),
 });
 
-export const memberUserColumns = { id: users.id, email: users.email, fullName: users.fullName, avatarUrl: users.avatarUrl };
+export const memberUserColumns = {
+  id: users.id,
+  email: users.email,
+  fullName: users.fullName,
+  avatarUrl: users.avatarUrl,
+};
 
 /** A member of this organization with its user, or 404: another tenant's member is not found. */
 export async function loadMember(tx: Tx | Infra['db'], organizationId: string, memberId: string) {
@@ -101,7 +113,16 @@ export async function createOrganization(
   try {
     await transaction(deps.db, async (tx) => {
       await tx.insert(organizations).values(org);
-      await tx.insert(memberships).values({ organizationId: org.id, id: newId('mbr', now.getTime()), userId: actor.userId, role: 'owner', joinedAt: now, updatedAt: now });
+      await tx
+        .insert(memberships)
+        .values({
+          organizationId: org.id,
+          id: newId('mbr', now.getTime()),
+          userId: actor.userId,
+          role: 'owner',
+          joinedAt: now,
+          updatedAt: now,
+        });
       // The organization's audit log starts with its creation (a change a user made in it).
       await auditChange(deps, tx, { organizationId: org.id, actor: { type: 'user', id: actor.userId }, request });
     });
@@ -136,10 +157,15 @@ export async function updateOrganization(
   access: OrgAccess,
   input: { name?: string; description?: string | null; logoUrl?: string | null; settings?: OrgSettings },
 ) {
-  if (input.name !== undefined && !input.name.trim()) throw validationError('Invalid request body', 'name: must not be blank');
+  if (input.name !== undefined && !input.name.trim())
+    throw validationError('Invalid request body', 'name: must not be blank');
   assertLogoUrl(input.logoUrl);
   return transaction(deps.db, async (tx) => {
-    const [org] = await tx.select().from(organizations).where(eq(organizations.id, access.organizationId)).for('update');
+    const [org] = await tx
+      .select()
+      .from(organizations)
+      .where(eq(organizations.id, access.organizationId))
+      .for('update');
     if (!org) throw notFound('Organization not found');
     const [updated] = await tx
       .update(organizations)
@@ -204,12 +230,19 @@ export async function deleteOrganization(deps: Infra, access: OrgAccess): Promis
 export async function transferOwnership(deps: Infra, access: OrgAccess, memberId: string) {
   return transaction(deps.db, async (tx) => {
     const target = await loadMember(tx, access.organizationId, memberId);
-    if (target.m.userId === access.actor.id) throw validationError('You already own this organization', 'memberId: is your own membership');
+    if (target.m.userId === access.actor.id)
+      throw validationError('You already own this organization', 'memberId: is your own membership');
     const [current] = await tx
       .select({ m: memberships, u: memberUserColumns })
       .from(memberships)
       .innerJoin(users, eq(users.id, memberships.userId))
-      .where(and(eq(memberships.organizationId, access.organizationId), eq(memberships.userId, access.actor.id), eq(memberships.role, 'owner')))
+      .where(
+        and(
+          eq(memberships.organizationId, access.organizationId),
+          eq(memberships.userId, access.actor.id),
+          eq(memberships.role, 'owner'),
+        ),
+      )
       .for('update', { of: memberships });
     if (!current) throw validationError('Only the owner can transfer ownership');
     const now = deps.clock.now();
@@ -227,8 +260,14 @@ export async function transferOwnership(deps: Infra, access: OrgAccess, memberId
       .returning();
     // Removed since it was read (a concurrent removal or leave): the demotion above rolls back.
     if (!newOwner) throw notFound('Member not found');
-    await recordEvent(deps, tx, access.organizationId, 'member.updated', { ...memberEventData(oldOwner!, current.u.email), previousRole: 'owner' });
-    await recordEvent(deps, tx, access.organizationId, 'member.updated', { ...memberEventData(newOwner, target.u.email), previousRole: target.m.role });
+    await recordEvent(deps, tx, access.organizationId, 'member.updated', {
+      ...memberEventData(oldOwner!, current.u.email),
+      previousRole: 'owner',
+    });
+    await recordEvent(deps, tx, access.organizationId, 'member.updated', {
+      ...memberEventData(newOwner, target.u.email),
+      previousRole: target.m.role,
+    });
     await auditChange(deps, tx, access);
     return { owner: presentMember(newOwner, target.u), previousOwner: presentMember(oldOwner!, current.u) };
   });

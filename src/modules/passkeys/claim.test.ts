@@ -22,7 +22,13 @@ describe('claiming an unverified address', () => {
     const email = uniqueEmail('pk-squat');
     const squatter = await registerUser(t, email);
     const { accessToken } = await login(t, email);
-    const options = json(await t.request({ method: 'POST', url: '/api/v1/auth/passkeys/registration/options', headers: bearer(accessToken) }));
+    const options = json(
+      await t.request({
+        method: 'POST',
+        url: '/api/v1/auth/passkeys/registration/options',
+        headers: bearer(accessToken),
+      }),
+    );
     const authenticator = new SoftAuthenticator();
     const registered = await t.request({
       method: 'POST',

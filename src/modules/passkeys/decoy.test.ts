@@ -24,7 +24,11 @@ describe('the decoy of an address without passkeys', () => {
 
   it('then the most common form among the passkeys registered: the same fields, id length and transports as those entries', async () => {
     const form = { idBytes: 32, transports: ['hybrid', 'internal'] };
-    const users = [await signedInUser(t, 'decoy-a'), await signedInUser(t, 'decoy-b'), await signedInUser(t, 'decoy-c')];
+    const users = [
+      await signedInUser(t, 'decoy-a'),
+      await signedInUser(t, 'decoy-b'),
+      await signedInUser(t, 'decoy-c'),
+    ];
     await registerPasskey(users[0]!.accessToken, { form });
     await registerPasskey(users[1]!.accessToken, { form });
     await registerPasskey(users[2]!.accessToken, { form: { idBytes: 20, transports: ['internal'] } });

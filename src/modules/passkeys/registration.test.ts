@@ -4,7 +4,14 @@ import { json } from '../../../test/harness.js';
 import { signedInUser } from '../../../test/factories.js';
 import { bearer } from '../../../test/fixtures/auth.js';
 import { SoftAuthenticator } from '../../../test/webauthn.js';
-import { listPasskeys, post, registerPasskey, registrationOptions, t, usePasskeyApp } from '../../../test/fixtures/passkeys.js';
+import {
+  listPasskeys,
+  post,
+  registerPasskey,
+  registrationOptions,
+  t,
+  usePasskeyApp,
+} from '../../../test/fixtures/passkeys.js';
 import { expectError } from '../../../test/expect.js';
 
 usePasskeyApp();
@@ -23,7 +30,12 @@ describe('registration', () => {
     const res = await verify(user.accessToken, authenticator.create(options), 'MacBook');
     expect(res.statusCode, res.body).toBe(201);
     const body = json(res);
-    expect(body).toEqual({ id: expect.stringMatching(/^pk_/), name: 'MacBook', createdAt: t.clock.now().toISOString(), lastUsedAt: null });
+    expect(body).toEqual({
+      id: expect.stringMatching(/^pk_/),
+      name: 'MacBook',
+      createdAt: t.clock.now().toISOString(),
+      lastUsedAt: null,
+    });
     expect(await listPasskeys(user.accessToken)).toEqual([body]);
     // The next options exclude it.
     const next = await registrationOptions(user.accessToken);
@@ -50,9 +62,15 @@ describe('registration', () => {
 
   it('refuses a wrong origin, a wrong rp id, and an expired challenge (400), storing nothing', async () => {
     const user = await signedInUser(t, 'pk-refuse');
-    const wrongOrigin = await verify(user.accessToken, new SoftAuthenticator().create(await registrationOptions(user.accessToken), { origin: 'http://evil.test' }));
+    const wrongOrigin = await verify(
+      user.accessToken,
+      new SoftAuthenticator().create(await registrationOptions(user.accessToken), { origin: 'http://evil.test' }),
+    );
     expectError(wrongOrigin, 400, 'VALIDATION_ERROR');
-    const wrongRp = await verify(user.accessToken, new SoftAuthenticator().create(await registrationOptions(user.accessToken), { rpId: 'evil.test' }));
+    const wrongRp = await verify(
+      user.accessToken,
+      new SoftAuthenticator().create(await registrationOptions(user.accessToken), { rpId: 'evil.test' }),
+    );
     expectError(wrongRp, 400, 'VALIDATION_ERROR');
     const options = await registrationOptions(user.accessToken);
     t.clock.advance(5 * 60 * 1000);
@@ -76,9 +94,22 @@ describe('registration', () => {
 
   it('refuses a malformed body (400) and an anonymous caller (401)', async () => {
     const user = await signedInUser(t, 'pk-malformed');
-    expectError(await post('/auth/passkeys/registration/verify', { name: 'x' }, user.accessToken), 400, 'VALIDATION_ERROR');
-    expectError(await post('/auth/passkeys/registration/verify', { response: { id: 'x' } }, user.accessToken), 400, 'VALIDATION_ERROR');
-    const garbage = { id: 'AAAA', rawId: 'AAAA', type: 'public-key', response: { clientDataJSON: 'not-json', attestationObject: 'AAAA' } };
+    expectError(
+      await post('/auth/passkeys/registration/verify', { name: 'x' }, user.accessToken),
+      400,
+      'VALIDATION_ERROR',
+    );
+    expectError(
+      await post('/auth/passkeys/registration/verify', { response: { id: 'x' } }, user.accessToken),
+      400,
+      'VALIDATION_ERROR',
+    );
+    const garbage = {
+      id: 'AAAA',
+      rawId: 'AAAA',
+      type: 'public-key',
+      response: { clientDataJSON: 'not-json', attestationObject: 'AAAA' },
+    };
     expectError(await verify(user.accessToken, garbage), 400, 'VALIDATION_ERROR');
     expectError(await post('/auth/passkeys/registration/options'), 401, 'AUTHENTICATION_ERROR');
   });
@@ -88,15 +119,33 @@ describe('the list, rename and delete', () => {
   it('renames and deletes one of your passkeys', async () => {
     const user = await signedInUser(t, 'pk-manage');
     const { passkey } = await registerPasskey(user.accessToken);
-    const renamed = await t.request({ method: 'PATCH', url: `/api/v1/users/me/passkeys/${passkey.id}`, headers: bearer(user.accessToken), payload: { name: ' Work laptop ' } });
+    const renamed = await t.request({
+      method: 'PATCH',
+      url: `/api/v1/users/me/passkeys/${passkey.id}`,
+      headers: bearer(user.accessToken),
+      payload: { name: ' Work laptop ' },
+    });
     expect(renamed.statusCode, renamed.body).toBe(200);
     expect(json(renamed)).toEqual({ ...passkey, name: 'Work laptop' });
-    const blank = await t.request({ method: 'PATCH', url: `/api/v1/users/me/passkeys/${passkey.id}`, headers: bearer(user.accessToken), payload: { name: '   ' } });
+    const blank = await t.request({
+      method: 'PATCH',
+      url: `/api/v1/users/me/passkeys/${passkey.id}`,
+      headers: bearer(user.accessToken),
+      payload: { name: '   ' },
+    });
     expectError(blank, 400, 'VALIDATION_ERROR');
-    const deleted = await t.request({ method: 'DELETE', url: `/api/v1/users/me/passkeys/${passkey.id}`, headers: bearer(user.accessToken) });
+    const deleted = await t.request({
+      method: 'DELETE',
+      url: `/api/v1/users/me/passkeys/${passkey.id}`,
+      headers: bearer(user.accessToken),
+    });
     expect(deleted.statusCode, deleted.body).toBe(200);
     expect(await listPasskeys(user.accessToken)).toEqual([]);
-    const again = await t.request({ method: 'DELETE', url: `/api/v1/users/me/passkeys/${passkey.id}`, headers: bearer(user.accessToken) });
+    const again = await t.request({
+      method: 'DELETE',
+      url: `/api/v1/users/me/passkeys/${passkey.id}`,
+      headers: bearer(user.accessToken),
+    });
     expectError(again, 404, 'NOT_FOUND');
   });
 
@@ -104,9 +153,18 @@ describe('the list, rename and delete', () => {
     const owner = await signedInUser(t, 'pk-owner');
     const other = await signedInUser(t, 'pk-other');
     const { passkey } = await registerPasskey(owner.accessToken, { name: 'Mine' });
-    const patch = await t.request({ method: 'PATCH', url: `/api/v1/users/me/passkeys/${passkey.id}`, headers: bearer(other.accessToken), payload: { name: 'Stolen' } });
+    const patch = await t.request({
+      method: 'PATCH',
+      url: `/api/v1/users/me/passkeys/${passkey.id}`,
+      headers: bearer(other.accessToken),
+      payload: { name: 'Stolen' },
+    });
     expectError(patch, 404, 'NOT_FOUND');
-    const del = await t.request({ method: 'DELETE', url: `/api/v1/users/me/passkeys/${passkey.id}`, headers: bearer(other.accessToken) });
+    const del = await t.request({
+      method: 'DELETE',
+      url: `/api/v1/users/me/passkeys/${passkey.id}`,
+      headers: bearer(other.accessToken),
+    });
     expectError(del, 404, 'NOT_FOUND');
     expect(await listPasskeys(owner.accessToken)).toEqual([passkey]);
   });

@@ -37,7 +37,11 @@ const TWO_FACTOR_REQUIRED: ErrorExample = {
   details: 'Send twoFactorToken and a code to POST /auth/two-factor/login',
   extra: { requiresTwoFactor: true, twoFactorToken: 'k3J9x0bQ2mV7tY1cR8wN4pL6zH5dF0aS' },
 };
-const LOCKED: ErrorExample = { code: 'ACCOUNT_LOCKED', message: 'Account is temporarily locked after too many failed sign-in attempts', details: 'Try again in 900 seconds' };
+const LOCKED: ErrorExample = {
+  code: 'ACCOUNT_LOCKED',
+  message: 'Account is temporarily locked after too many failed sign-in attempts',
+  details: 'Try again in 900 seconds',
+};
 const REQUIRED = { reauthenticationRequired: true };
 const REAUTH_REQUIRED: ErrorExample = {
   code: 'AUTHENTICATION_ERROR',
@@ -46,7 +50,12 @@ const REAUTH_REQUIRED: ErrorExample = {
   details: 'password: confirm your password (in this request, or first with POST /auth/reauthenticate)',
   extra: REQUIRED,
 };
-const WRONG_PASSWORD: ErrorExample = { code: 'AUTHENTICATION_ERROR', name: 'wrongPassword', message: 'Password is incorrect', extra: REQUIRED };
+const WRONG_PASSWORD: ErrorExample = {
+  code: 'AUTHENTICATION_ERROR',
+  name: 'wrongPassword',
+  message: 'Password is incorrect',
+  extra: REQUIRED,
+};
 const WRONG_CODE: ErrorExample = {
   code: 'AUTHENTICATION_ERROR',
   name: 'invalidTwoFactorCode',
@@ -54,7 +63,11 @@ const WRONG_CODE: ErrorExample = {
   details: 'The code does not match the authenticator or an unused backup code',
   extra: REQUIRED,
 };
-const PROOF_MISSING: ErrorExample = { code: 'VALIDATION_ERROR', message: 'Invalid request body', details: 'twoFactorCode: is required for an account without a password' };
+const PROOF_MISSING: ErrorExample = {
+  code: 'VALIDATION_ERROR',
+  message: 'Invalid request body',
+  details: 'twoFactorCode: is required for an account without a password',
+};
 const COOKIE_MODE =
   'With `X-Session-Mode: cookie` (the web app) the refresh token is set in the HttpOnly `tenantry_refresh` cookie and left out of the body (docs/api.md#cookie-mode).';
 
@@ -92,11 +105,23 @@ export function passkeyRoutes(deps: Infra, signIn: SignInPort) {
         'Checks the authenticator’s answer against a live challenge of the caller, APP_ORIGIN and its host, and stores the passkey (`name` defaults to "Passkey"). A challenge unknown, used or expired, or an answer that does not verify, answers 400; a credential registered already 409 (docs/api.md#passkeys).',
       schema: { body: ref(RegistrationBody), response: { 201: ref(Passkey, 'The passkey is registered') } },
       errors: [
-        { code: 'VALIDATION_ERROR', message: 'Invalid passkey registration', details: 'response: its challenge is unknown, already used or expired' },
-        { code: 'CONFLICT', message: 'This passkey is already registered', details: 'response: the credential is registered already' },
+        {
+          code: 'VALIDATION_ERROR',
+          message: 'Invalid passkey registration',
+          details: 'response: its challenge is unknown, already used or expired',
+        },
+        {
+          code: 'CONFLICT',
+          message: 'This passkey is already registered',
+          details: 'response: the credential is registered already',
+        },
         USER_NOT_FOUND,
       ],
-      handler: (ctx, { body }) => passkeys.registrationVerify(deps, ctx.user, { response: body.response as unknown as RegistrationResponseJSON, name: body.name }),
+      handler: (ctx, { body }) =>
+        passkeys.registrationVerify(deps, ctx.user, {
+          response: body.response as unknown as RegistrationResponseJSON,
+          name: body.name,
+        }),
     }),
     route({
       method: 'GET',
@@ -118,7 +143,10 @@ export function passkeyRoutes(deps: Infra, signIn: SignInPort) {
       summary: 'Rename a passkey',
       description: 'Another user’s passkey, or none, answers 404 (docs/api.md#passkeys).',
       schema: { params: PasskeyParams, body: ref(RenameBody), response: { 200: ref(Passkey, 'The renamed passkey') } },
-      errors: [{ code: 'VALIDATION_ERROR', message: 'Invalid request body', details: 'name: must not be blank' }, NOT_FOUND],
+      errors: [
+        { code: 'VALIDATION_ERROR', message: 'Invalid request body', details: 'name: must not be blank' },
+        NOT_FOUND,
+      ],
       handler: (ctx, { params, body }) => passkeys.renamePasskey(deps, ctx.user, params.id, body.name),
     }),
     route({
@@ -128,7 +156,8 @@ export function passkeyRoutes(deps: Infra, signIn: SignInPort) {
       operationId: 'deletePasskey',
       tags,
       summary: 'Delete a passkey',
-      description: 'It signs in no more, at once. Sessions it started stay (revoke them in the session list). Another user’s passkey, or none, answers 404 (docs/api.md#passkeys).',
+      description:
+        'It signs in no more, at once. Sessions it started stay (revoke them in the session list). Another user’s passkey, or none, answers 404 (docs/api.md#passkeys).',
       schema: { params: PasskeyParams, response: { 200: ref(Message, 'Deleted') } },
       errors: [NOT_FOUND],
       handler: async (ctx, { params }) => {
@@ -148,7 +177,10 @@ export function passkeyRoutes(deps: Infra, signIn: SignInPort) {
         'Without `email`: options for a discoverable passkey (no allowCredentials). With it: that account’s passkeys as allowCredentials; an unknown address answers the same shape with none. `challengeId` goes back with the assertion; single use, 5 minutes (docs/api.md#passkeys).',
       // A bodiless POST asks for a discoverable passkey.
       optionalBody: true,
-      schema: { body: ref(AuthenticationOptionsBody), response: { 200: ref(AuthenticationOptions, 'The request options and their challenge') } },
+      schema: {
+        body: ref(AuthenticationOptionsBody),
+        response: { 200: ref(AuthenticationOptions, 'The request options and their challenge') },
+      },
       handler: (_ctx, { body }) => passkeys.authenticationOptions(deps, body),
     }),
     route({
@@ -165,7 +197,10 @@ export function passkeyRoutes(deps: Infra, signIn: SignInPort) {
       handler: async (ctx, { body }) => {
         const { request } = ctx;
         const client = { userAgent: request.headers['user-agent'] ?? null, ipAddress: request.ip ?? null };
-        const input = { challengeId: body.challengeId, response: body.response as unknown as AuthenticationResponseJSON };
+        const input = {
+          challengeId: body.challengeId,
+          response: body.response as unknown as AuthenticationResponseJSON,
+        };
         return cookies.deliver(request, ctx.reply, await passkeys.authenticationVerify(deps, signIn, input, client));
       },
     }),

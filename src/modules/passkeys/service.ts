@@ -27,7 +27,10 @@ import type { SignInClient, SignInPort } from '../../platform/identity/sign-in-p
 export const CHALLENGE_TTL_MS = 5 * 60 * 1000;
 const RP_NAME = 'Tenantry';
 
-const relyingParty = (deps: Infra) => ({ origin: deps.config.appOrigin, rpId: new URL(deps.config.appOrigin).hostname });
+const relyingParty = (deps: Infra) => ({
+  origin: deps.config.appOrigin,
+  rpId: new URL(deps.config.appOrigin).hostname,
+});
 
 export const presentPasskey = (p: PasskeyRow) => ({
   id: p.id,
@@ -37,17 +40,38 @@ export const presentPasskey = (p: PasskeyRow) => ({
 });
 
 const transportsOf = (p: PasskeyRow) => p.transports as AuthenticatorTransport[];
-const passkeysOf = (deps: Infra, userId: string) => deps.db.select().from(passkeys).where(eq(passkeys.userId, userId)).orderBy(asc(passkeys.createdAt), asc(passkeys.id));
+const passkeysOf = (deps: Infra, userId: string) =>
+  deps.db.select().from(passkeys).where(eq(passkeys.userId, userId)).orderBy(asc(passkeys.createdAt), asc(passkeys.id));
 
 // Each new challenge also deletes a few expired ones: the table stays the size of the last 5 minutes'
 // ceremonies without a job of its own.
 const SWEEP = 20;
 
-async function saveChallenge(deps: Infra, userId: string | null, challenge: string, kind: 'registration' | 'authentication', byEmail = false) {
+async function saveChallenge(
+  deps: Infra,
+  userId: string | null,
+  challenge: string,
+  kind: 'registration' | 'authentication',
+  byEmail = false,
+) {
   const now = deps.clock.now();
   const id = newId('chl', now.getTime());
-  await deps.db.insert(webauthnChallenges).values({ id, userId, challenge, kind, byEmail, expiresAt: new Date(now.getTime() + CHALLENGE_TTL_MS), createdAt: now });
-  const expired = deps.db.select({ id: webauthnChallenges.id }).from(webauthnChallenges).where(lte(webauthnChallenges.expiresAt, now)).limit(SWEEP);
+  await deps.db
+    .insert(webauthnChallenges)
+    .values({
+      id,
+      userId,
+      challenge,
+      kind,
+      byEmail,
+      expiresAt: new Date(now.getTime() + CHALLENGE_TTL_MS),
+      createdAt: now,
+    });
+  const expired = deps.db
+    .select({ id: webauthnChallenges.id })
+    .from(webauthnChallenges)
+    .where(lte(webauthnChallenges.expiresAt, now))
+    .limit(SWEEP);
   await deps.db.delete(webauthnChallenges).where(inArray(webauthnChallenges.id, expired));
   return id;
 }
@@ -102,20 +126,34 @@ export async function registrationOptions(deps: Infra, actor: UserActor) {
 
 const invalidRegistration = (details: string) => validationError('Invalid passkey registration', details);
 
-export async function registrationVerify(deps: Infra, actor: UserActor, input: { response: RegistrationResponseJSON; name?: string }) {
+export async function registrationVerify(
+  deps: Infra,
+  actor: UserActor,
+  input: { response: RegistrationResponseJSON; name?: string },
+) {
   const user = await activeUser(deps, actor.userId);
   const challenge = challengeOf(input.response.response.clientDataJSON);
   const spent =
     challenge &&
     (await spendChallenge(
       deps,
-      and(eq(webauthnChallenges.userId, user.id), eq(webauthnChallenges.kind, 'registration'), eq(webauthnChallenges.challenge, challenge)),
+      and(
+        eq(webauthnChallenges.userId, user.id),
+        eq(webauthnChallenges.kind, 'registration'),
+        eq(webauthnChallenges.challenge, challenge),
+      ),
     ));
   if (!spent) throw invalidRegistration('response: its challenge is unknown, already used or expired');
   const { origin, rpId } = relyingParty(deps);
   let verified;
   try {
-    verified = await verifyRegistrationResponse({ response: input.response, expectedChallenge: spent.challenge, expectedOrigin: origin, expectedRPID: rpId, requireUserVerification: false });
+    verified = await verifyRegistrationResponse({
+      response: input.response,
+      expectedChallenge: spent.challenge,
+      expectedOrigin: origin,
+      expectedRPID: rpId,
+      requireUserVerification: false,
+    });
   } catch (err) {
     throw invalidRegistration(`response: ${(err as Error).message}`);
   }
@@ -141,7 +179,8 @@ export async function registrationVerify(deps: Infra, actor: UserActor, input: {
     sendLater(deps.mailer, deps.logger, passkeyAddedMail(user.email, row!.name, `${deps.config.appOrigin}/account`));
     return presentPasskey(row!);
   } catch (err) {
-    if (isUniqueViolation(err)) throw conflict('This passkey is already registered', 'response: the credential is registered already');
+    if (isUniqueViolation(err))
+      throw conflict('This passkey is already registered', 'response: the credential is registered already');
     throw err;
   }
 }
@@ -166,7 +205,10 @@ export async function renamePasskey(deps: Infra, actor: UserActor, id: string, n
 }
 
 export async function deletePasskey(deps: Infra, actor: UserActor, id: string) {
-  const [row] = await deps.db.delete(passkeys).where(and(eq(passkeys.id, id), eq(passkeys.userId, actor.userId))).returning({ id: passkeys.id });
+  const [row] = await deps.db
+    .delete(passkeys)
+    .where(and(eq(passkeys.id, id), eq(passkeys.userId, actor.userId)))
+    .returning({ id: passkeys.id });
   if (!row) throw passkeyNotFound();
 }
 
@@ -180,7 +222,11 @@ const FORM_SAMPLE = 1000;
 const FIRST_FORM = { bytes: 16, transports: ['hybrid', 'internal'] as AuthenticatorTransport[] };
 
 async function decoyForm(deps: Infra) {
-  const recent = await deps.db.select({ credentialId: passkeys.credentialId, transports: passkeys.transports }).from(passkeys).orderBy(desc(passkeys.id)).limit(FORM_SAMPLE);
+  const recent = await deps.db
+    .select({ credentialId: passkeys.credentialId, transports: passkeys.transports })
+    .from(passkeys)
+    .orderBy(desc(passkeys.id))
+    .limit(FORM_SAMPLE);
   const counts = new Map<string, { n: number; bytes: number; transports: AuthenticatorTransport[] }>();
   for (const r of recent) {
     const bytes = Buffer.from(r.credentialId, 'base64url').length;
@@ -204,7 +250,9 @@ async function decoyCredential(deps: Infra, email: string) {
   const form = await decoyForm(deps);
   const blocks: Buffer[] = [];
   for (let i = 0; blocks.length * 32 < form.bytes; i++) {
-    blocks.push(createHmac('sha256', deps.config.encryptionKey).update(`tenantry passkey decoy v2:${i}:${email}`).digest());
+    blocks.push(
+      createHmac('sha256', deps.config.encryptionKey).update(`tenantry passkey decoy v2:${i}:${email}`).digest(),
+    );
   }
   return { id: Buffer.concat(blocks).subarray(0, form.bytes).toString('base64url'), transports: [...form.transports] };
 }
@@ -232,13 +280,23 @@ export async function authenticationOptions(deps: Infra, input: { email?: string
     }
   }
   const allowCredentials = allow.map((p) => ({ id: p.credentialId, transports: transportsOf(p) }));
-  if (byEmail && allowCredentials.length === 0) allowCredentials.push(await decoyCredential(deps, input.email!.trim().toLowerCase()));
-  const options = await generateAuthenticationOptions({ rpID: rpId, timeout: CHALLENGE_TTL_MS, userVerification: 'preferred', allowCredentials });
+  if (byEmail && allowCredentials.length === 0)
+    allowCredentials.push(await decoyCredential(deps, input.email!.trim().toLowerCase()));
+  const options = await generateAuthenticationOptions({
+    rpID: rpId,
+    timeout: CHALLENGE_TTL_MS,
+    userVerification: 'preferred',
+    allowCredentials,
+  });
   const challengeId = await saveChallenge(deps, userId, options.challenge, 'authentication', byEmail);
   return { challengeId, options };
 }
 
-const refused = () => authenticationError('Invalid passkey', 'The challenge is unknown, used or expired, or the passkey is unknown or does not verify');
+const refused = () =>
+  authenticationError(
+    'Invalid passkey',
+    'The challenge is unknown, used or expired, or the passkey is unknown or does not verify',
+  );
 
 /**
  * A passkey sign-in (docs/api.md#passkeys). Every refusal of the passkey is one 401 and changes
@@ -247,14 +305,23 @@ const refused = () => authenticationError('Invalid passkey', 'The challenge is u
  * account still answers 423 (the port's finish). A genuine assertion whose sign-in then stops there
  * (423, 403, or the two-factor step) has moved the counter: the authenticator counted it.
  */
-export async function authenticationVerify(deps: Infra, signIn: SignInPort, input: { challengeId: string; response: AuthenticationResponseJSON }, client: SignInClient) {
-  const challenge = await spendChallenge(deps, and(eq(webauthnChallenges.id, input.challengeId), eq(webauthnChallenges.kind, 'authentication')));
+export async function authenticationVerify(
+  deps: Infra,
+  signIn: SignInPort,
+  input: { challengeId: string; response: AuthenticationResponseJSON },
+  client: SignInClient,
+) {
+  const challenge = await spendChallenge(
+    deps,
+    and(eq(webauthnChallenges.id, input.challengeId), eq(webauthnChallenges.kind, 'authentication')),
+  );
   if (!challenge) throw refused();
   const [passkey] = await deps.db.select().from(passkeys).where(eq(passkeys.credentialId, input.response.id));
   // A challenge asked for with an email is only good for that account's passkeys: for an unknown or
   // deactivated address (userId null) it is good for none, so no passkey tells such an address from
   // an active one by being accepted.
-  if (!passkey || ((challenge.byEmail || challenge.userId !== null) && challenge.userId !== passkey.userId)) throw refused();
+  if (!passkey || ((challenge.byEmail || challenge.userId !== null) && challenge.userId !== passkey.userId))
+    throw refused();
   const [user] = await deps.db.select().from(users).where(eq(users.id, passkey.userId));
   if (!user || !user.isActive) throw refused();
   const { origin, rpId } = relyingParty(deps);
@@ -265,7 +332,12 @@ export async function authenticationVerify(deps: Infra, signIn: SignInPort, inpu
       expectedChallenge: challenge.challenge,
       expectedOrigin: origin,
       expectedRPID: rpId,
-      credential: { id: passkey.credentialId, publicKey: Buffer.from(passkey.publicKey, 'base64url'), counter: passkey.counter, transports: transportsOf(passkey) },
+      credential: {
+        id: passkey.credentialId,
+        publicKey: Buffer.from(passkey.publicKey, 'base64url'),
+        counter: passkey.counter,
+        transports: transportsOf(passkey),
+      },
       requireUserVerification: false,
     });
   } catch {

@@ -6,7 +6,15 @@ import { json, queryRows } from '../../../test/harness.js';
 import { signedInUser } from '../../../test/factories.js';
 import { bearer, getMe } from '../../../test/fixtures/auth.js';
 import { totpCode } from '../../../test/totp.js';
-import { authenticationOptions, listPasskeys, post, registerPasskey, signInWith, t, usePasskeyApp } from '../../../test/fixtures/passkeys.js';
+import {
+  authenticationOptions,
+  listPasskeys,
+  post,
+  registerPasskey,
+  signInWith,
+  t,
+  usePasskeyApp,
+} from '../../../test/fixtures/passkeys.js';
 import { expectError } from '../../../test/expect.js';
 
 usePasskeyApp();
@@ -38,7 +46,12 @@ async function deactivate(userId: string) {
 function expectSignedIn(res: Awaited<ReturnType<typeof post>>, userId: string) {
   expect(res.statusCode, res.body).toBe(200);
   const body = json(res);
-  expect(body).toMatchObject({ accessToken: expect.any(String), refreshToken: expect.any(String), expiresIn: 900, user: { id: userId } });
+  expect(body).toMatchObject({
+    accessToken: expect.any(String),
+    refreshToken: expect.any(String),
+    expiresIn: 900,
+    user: { id: userId },
+  });
   return body as { accessToken: string; refreshToken: string };
 }
 
@@ -63,13 +76,19 @@ describe('signing in', () => {
     const deactivated = await withPasskey('pk-email-deact');
     await deactivate(deactivated.user.userId);
     const unknown = await authenticationOptions('nobody-here@example.com');
-    const decoys = [unknown, await authenticationOptions(deactivated.user.email), await authenticationOptions((await signedInUser(t, 'pk-none')).email)];
+    const decoys = [
+      unknown,
+      await authenticationOptions(deactivated.user.email),
+      await authenticationOptions((await signedInUser(t, 'pk-none')).email),
+    ];
     for (const o of decoys) {
       expect(JSON.stringify(shapeOf(o))).toBe(JSON.stringify(shapeOf(real)));
       expect(o.options.allowCredentials![0]!.id).not.toBe(authenticator.id);
       expect(o.options.allowCredentials![0]!.id).not.toBe(deactivated.authenticator.id);
     }
-    expect((await authenticationOptions('NOBODY-here@example.com')).options.allowCredentials).toEqual(unknown.options.allowCredentials);
+    expect((await authenticationOptions('NOBODY-here@example.com')).options.allowCredentials).toEqual(
+      unknown.options.allowCredentials,
+    );
     expect(new Set(decoys.map((o) => o.options.allowCredentials![0]!.id)).size).toBe(3);
   });
 
@@ -79,7 +98,8 @@ describe('signing in', () => {
     const gone = await withPasskey('pk-gone');
     await deactivate(gone.user.userId);
     const bare = await signedInUser(t, 'pk-bare');
-    const sessionsOf = async (userId: string) => (await queryRows(t, sql`select id from sessions where user_id = ${userId}`)).length;
+    const sessionsOf = async (userId: string) =>
+      (await queryRows(t, sql`select id from sessions where user_id = ${userId}`)).length;
     const before = await sessionsOf(stranger.user.userId);
     for (const email of ['nobody-at-all@example.com', gone.user.email, target.user.email, bare.email]) {
       expectError(await signInWith(stranger.authenticator, { email }), 401, 'AUTHENTICATION_ERROR');
@@ -112,7 +132,10 @@ describe('refusals', () => {
     const { challengeId, options } = await authenticationOptions();
     const answers = await Promise.all([1, 2, 3, 4].map(() => verify(challengeId, authenticator.get(options))));
     expect(answers.map((r) => r.statusCode).sort()).toEqual([200, 401, 401, 401]);
-    expectSignedIn(answers.find((r) => r.statusCode === 200)!, user.userId);
+    expectSignedIn(
+      answers.find((r) => r.statusCode === 200)!,
+      user.userId,
+    );
   });
 
   it('refuses a signature counter that goes backwards or stays (401), and keeps the counter', async () => {
@@ -134,7 +157,11 @@ describe('refusals', () => {
 
   it('refuses a deleted passkey (401)', async () => {
     const { user, authenticator, passkey } = await withPasskey('pk-deleted');
-    const del = await t.request({ method: 'DELETE', url: `/api/v1/users/me/passkeys/${passkey.id}`, headers: bearer(user.accessToken) });
+    const del = await t.request({
+      method: 'DELETE',
+      url: `/api/v1/users/me/passkeys/${passkey.id}`,
+      headers: bearer(user.accessToken),
+    });
     expect(del.statusCode, del.body).toBe(200);
     expectError(await signInWith(authenticator), 401, 'AUTHENTICATION_ERROR');
   });
@@ -145,10 +172,21 @@ describe('refusals', () => {
     expectError(await signInWith(authenticator, { rpId: 'evil.test' }), 401, 'AUTHENTICATION_ERROR');
     const { challengeId, options } = await authenticationOptions();
     const response = authenticator.get(options);
-    const tampered = { ...response, response: { ...response.response, signature: Buffer.alloc(70, 1).toString('base64url') } };
+    const tampered = {
+      ...response,
+      response: { ...response.response, signature: Buffer.alloc(70, 1).toString('base64url') },
+    };
     expectError(await verify(challengeId, tampered), 401, 'AUTHENTICATION_ERROR');
     const unknown = await authenticationOptions();
-    expectError(await verify(unknown.challengeId, { ...authenticator.get(unknown.options), id: 'AAAAAAAAAAAAAAAAAAAAAA', rawId: 'AAAAAAAAAAAAAAAAAAAAAA' }), 401, 'AUTHENTICATION_ERROR');
+    expectError(
+      await verify(unknown.challengeId, {
+        ...authenticator.get(unknown.options),
+        id: 'AAAAAAAAAAAAAAAAAAAAAA',
+        rawId: 'AAAAAAAAAAAAAAAAAAAAAA',
+      }),
+      401,
+      'AUTHENTICATION_ERROR',
+    );
   });
 
   it('refuses an expired challenge (5 minutes on the app clock) and an unknown one (401)', async () => {
@@ -158,7 +196,13 @@ describe('refusals', () => {
     expectError(await verify(challengeId, authenticator.get(options)), 401, 'AUTHENTICATION_ERROR');
     expectError(await verify('chl_unknown', authenticator.get(options)), 401, 'AUTHENTICATION_ERROR');
     // A new challenge sweeps expired ones away (a few at a time).
-    const expired = async () => (await queryRows(t, sql`select id from webauthn_challenges where expires_at <= ${t.clock.now().toISOString()}::timestamptz`)).length;
+    const expired = async () =>
+      (
+        await queryRows(
+          t,
+          sql`select id from webauthn_challenges where expires_at <= ${t.clock.now().toISOString()}::timestamptz`,
+        )
+      ).length;
     const before = await expired();
     expect(before).toBeGreaterThan(0);
     // Just inside the 5 minutes, a challenge still works.
@@ -170,8 +214,16 @@ describe('refusals', () => {
 
   it('refuses a malformed body (400)', async () => {
     expectError(await post('/auth/passkeys/authentication/verify', { challengeId: 'x' }), 400, 'VALIDATION_ERROR');
-    expectError(await post('/auth/passkeys/authentication/verify', { challengeId: 'x', response: { id: 'x' } }), 400, 'VALIDATION_ERROR');
-    expectError(await post('/auth/passkeys/authentication/options', { email: 'not an email' }), 400, 'VALIDATION_ERROR');
+    expectError(
+      await post('/auth/passkeys/authentication/verify', { challengeId: 'x', response: { id: 'x' } }),
+      400,
+      'VALIDATION_ERROR',
+    );
+    expectError(
+      await post('/auth/passkeys/authentication/options', { email: 'not an email' }),
+      400,
+      'VALIDATION_ERROR',
+    );
   });
 });
 
@@ -197,8 +249,16 @@ describe('two-factor accounts', () => {
     const res = await signInWith(authenticator, { uv: false });
     expect(res.statusCode, res.body).toBe(401);
     const body = json(res);
-    expect(body).toMatchObject({ success: false, requiresTwoFactor: true, twoFactorToken: expect.any(String), error: { code: 'AUTHENTICATION_ERROR' } });
-    const finish = await post('/auth/two-factor/login', { twoFactorToken: body.twoFactorToken, code: totpCode(secret, t.clock.now()) });
+    expect(body).toMatchObject({
+      success: false,
+      requiresTwoFactor: true,
+      twoFactorToken: expect.any(String),
+      error: { code: 'AUTHENTICATION_ERROR' },
+    });
+    const finish = await post('/auth/two-factor/login', {
+      twoFactorToken: body.twoFactorToken,
+      code: totpCode(secret, t.clock.now()),
+    });
     expectSignedIn(finish, user.userId);
   });
 

@@ -48,7 +48,12 @@ async function listOn(app: TestApp, query = '', org = orgId) {
 }
 
 async function onA(method: 'POST' | 'PATCH' | 'DELETE', url: string, payload?: Record<string, unknown>) {
-  const res = await a.request({ method, url: `/api/v1/organizations/${orgId}/projects${url}`, headers: owner.auth, ...(payload ? { payload } : {}) });
+  const res = await a.request({
+    method,
+    url: `/api/v1/organizations/${orgId}/projects${url}`,
+    headers: owner.auth,
+    ...(payload ? { payload } : {}),
+  });
   expect(res.statusCode, res.body).toBe(method === 'POST' ? 201 : 200);
   return json(res);
 }
@@ -74,7 +79,12 @@ describe(`the project list cache (${onRedis ? 'two instances sharing Redis' : 'o
 
   it('moves every cached page of the organization on, and no other organization', async () => {
     for (const name of ['P1', 'P2', 'P3']) await onA('POST', '', { name });
-    const other = await a.request({ method: 'POST', url: `/api/v1/organizations/${otherOrgId}/projects`, headers: owner.auth, payload: { name: 'Elsewhere' } });
+    const other = await a.request({
+      method: 'POST',
+      url: `/api/v1/organizations/${otherOrgId}/projects`,
+      headers: owner.auth,
+      payload: { name: 'Elsewhere' },
+    });
     expect(other.statusCode, other.body).toBe(201);
     expect((await listOn(b, '?page=2&pageSize=2')).data.map((p) => p.name)).toEqual(['P1']);
     expect((await listOn(b, '?page=1&pageSize=2')).data.map((p) => p.name)).toEqual(['P3', 'P2']);
@@ -92,7 +102,12 @@ describe(`the project list cache (${onRedis ? 'two instances sharing Redis' : 'o
 
   it('a refused write changes nothing and the list stays as it was', async () => {
     const before = await listOn(b);
-    const res = await a.request({ method: 'POST', url: `/api/v1/organizations/${orgId}/projects`, headers: owner.auth, payload: { name: '   ' } });
+    const res = await a.request({
+      method: 'POST',
+      url: `/api/v1/organizations/${orgId}/projects`,
+      headers: owner.auth,
+      payload: { name: '   ' },
+    });
     expect(res.statusCode).toBe(400);
     expect(await listOn(b)).toEqual(before);
   });

@@ -8,7 +8,11 @@ import { createVersionedCache } from '../../platform/cache/versioned.js';
 
 export function createProjectListCache<T extends { data: unknown[] }>(versions: SharedState, logger: Logger) {
   // Pages hold up to 100 projects each: about 30 MB at most.
-  const cache = createVersionedCache<T>(versions, 'projects', { ttlMs: 60_000, maxWeight: 100_000, weight: (page) => Math.max(1, page.data.length) });
+  const cache = createVersionedCache<T>(versions, 'projects', {
+    ttlMs: 60_000,
+    maxWeight: 100_000,
+    weight: (page) => Math.max(1, page.data.length),
+  });
 
   return {
     /** A page of the organization's list: from the cache while its version holds, else from `load`. */
@@ -27,7 +31,10 @@ export function createProjectListCache<T extends { data: unknown[] }>(versions: 
         await cache.bump(orgId);
       } catch (err) {
         cache.clear();
-        logger.error({ err, organizationId: orgId }, 'project list version could not be moved on; other instances may list stale pages for up to a minute');
+        logger.error(
+          { err, organizationId: orgId },
+          'project list version could not be moved on; other instances may list stale pages for up to a minute',
+        );
       }
     },
   };

@@ -1,6 +1,14 @@
 // Projects over HTTP (docs/api.md#projects): list, create, get, patch, delete; who may; the events.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMember, auditOf, createOrg, eventsOf, setPlan, signedInUser, type SignedInUser } from '../../../test/factories.js';
+import {
+  addMember,
+  auditOf,
+  createOrg,
+  eventsOf,
+  setPlan,
+  signedInUser,
+  type SignedInUser,
+} from '../../../test/factories.js';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { expectError } from '../../../test/expect.js';
 
@@ -14,7 +22,12 @@ let otherOrgId: string;
 
 beforeAll(async () => {
   t = await createTestApp();
-  [owner, member, viewer, outsider] = [await signedInUser(t, 'owner'), await signedInUser(t, 'member'), await signedInUser(t, 'viewer'), await signedInUser(t, 'outsider')];
+  [owner, member, viewer, outsider] = [
+    await signedInUser(t, 'owner'),
+    await signedInUser(t, 'member'),
+    await signedInUser(t, 'viewer'),
+    await signedInUser(t, 'outsider'),
+  ];
   orgId = (await createOrg(t, owner)).id;
   await setPlan(t, orgId, 'pro');
   await addMember(t, orgId, owner, member, 'member');
@@ -26,8 +39,18 @@ afterAll(async () => {
 });
 
 const UA = { 'user-agent': 'project-tests/1.0' };
-function api(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, caller: { auth: Record<string, string> }, payload?: unknown) {
-  return t.request({ method, url: `/api/v1${url}`, headers: { ...UA, ...caller.auth }, ...(payload !== undefined ? { payload: payload as object } : {}) });
+function api(
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+  url: string,
+  caller: { auth: Record<string, string> },
+  payload?: unknown,
+) {
+  return t.request({
+    method,
+    url: `/api/v1${url}`,
+    headers: { ...UA, ...caller.auth },
+    ...(payload !== undefined ? { payload: payload as object } : {}),
+  });
 }
 
 async function createProject(caller: SignedInUser, body: Record<string, unknown>, org = orgId) {
@@ -38,7 +61,10 @@ async function createProject(caller: SignedInUser, body: Record<string, unknown>
 
 describe('projects', () => {
   it('create answers 201 with the project, records project.created and an audit entry', async () => {
-    const res = await api('POST', `/organizations/${orgId}/projects`, member, { name: '  Website  ', description: 'Marketing site' });
+    const res = await api('POST', `/organizations/${orgId}/projects`, member, {
+      name: '  Website  ',
+      description: 'Marketing site',
+    });
     expect(res.statusCode, res.body).toBe(201);
     const now = t.clock.now().toISOString();
     const p = json(res);
@@ -51,7 +77,10 @@ describe('projects', () => {
       createdAt: now,
       updatedAt: now,
     });
-    expect((await eventsOf(t, orgId)).at(-1)).toMatchObject({ type: 'project.created', data: { projectId: p.id, organizationId: orgId, name: 'Website' } });
+    expect((await eventsOf(t, orgId)).at(-1)).toMatchObject({
+      type: 'project.created',
+      data: { projectId: p.id, organizationId: orgId, name: 'Website' },
+    });
     expect((await auditOf(t, orgId)).at(-1)).toEqual({
       organizationId: orgId,
       actorType: 'user',
@@ -108,8 +137,19 @@ describe('projects', () => {
     expect(p3).toMatchObject({ total: 5, page: 3, pageSize: 2, hasMore: false });
     expect(names(p3)).toEqual(['one']);
     // Past the last page: no rows, the total still counted.
-    expect(json(await api('GET', `/organizations/${org}/projects?page=4&pageSize=2`, owner))).toEqual({ data: [], total: 5, page: 4, pageSize: 2, hasMore: false });
-    expectError(await api('GET', `/organizations/${org}/projects?pageSize=101`, owner), 400, 'VALIDATION_ERROR', /pageSize/);
+    expect(json(await api('GET', `/organizations/${org}/projects?page=4&pageSize=2`, owner))).toEqual({
+      data: [],
+      total: 5,
+      page: 4,
+      pageSize: 2,
+      hasMore: false,
+    });
+    expectError(
+      await api('GET', `/organizations/${org}/projects?pageSize=101`, owner),
+      400,
+      'VALIDATION_ERROR',
+      /pageSize/,
+    );
     // Another organization's projects are not listed.
     const other = json(await api('GET', `/organizations/${orgId}/projects?pageSize=100`, owner));
     expect(other.data.map((p: { organizationId: string }) => p.organizationId)).not.toContain(org);
@@ -123,11 +163,32 @@ describe('projects', () => {
     expect(json(res)).toEqual({ ...p, name: 'After', updatedAt: t.clock.now().toISOString() });
     const cleared = await api('PATCH', `/organizations/${orgId}/projects/${p.id}`, member, { description: null });
     expect(json(cleared)).toMatchObject({ name: 'After', description: null });
-    expect((await eventsOf(t, orgId)).at(-1)).toMatchObject({ type: 'project.updated', data: { projectId: p.id, organizationId: orgId, name: 'After' } });
-    expect((await auditOf(t, orgId)).at(-1)).toMatchObject({ actorId: member.userId, action: 'PATCH /api/v1/organizations/:orgId/projects/:projectId', statusCode: 200 });
-    expectError(await api('PATCH', `/organizations/${orgId}/projects/${p.id}`, member, { name: '' }), 400, 'VALIDATION_ERROR', /name/);
-    expectError(await api('PATCH', `/organizations/${orgId}/projects/${p.id}`, member, { createdBy: member.userId }), 400, 'VALIDATION_ERROR', /createdBy/);
-    expect(json(await api('GET', `/organizations/${orgId}/projects/${p.id}`, viewer))).toMatchObject({ name: 'After', description: null, createdBy: owner.userId });
+    expect((await eventsOf(t, orgId)).at(-1)).toMatchObject({
+      type: 'project.updated',
+      data: { projectId: p.id, organizationId: orgId, name: 'After' },
+    });
+    expect((await auditOf(t, orgId)).at(-1)).toMatchObject({
+      actorId: member.userId,
+      action: 'PATCH /api/v1/organizations/:orgId/projects/:projectId',
+      statusCode: 200,
+    });
+    expectError(
+      await api('PATCH', `/organizations/${orgId}/projects/${p.id}`, member, { name: '' }),
+      400,
+      'VALIDATION_ERROR',
+      /name/,
+    );
+    expectError(
+      await api('PATCH', `/organizations/${orgId}/projects/${p.id}`, member, { createdBy: member.userId }),
+      400,
+      'VALIDATION_ERROR',
+      /createdBy/,
+    );
+    expect(json(await api('GET', `/organizations/${orgId}/projects/${p.id}`, viewer))).toMatchObject({
+      name: 'After',
+      description: null,
+      createdBy: owner.userId,
+    });
   });
 
   it('delete removes it and records project.deleted; then 404', async () => {
@@ -135,11 +196,22 @@ describe('projects', () => {
     const res = await api('DELETE', `/organizations/${orgId}/projects/${p.id}`, member);
     expect(res.statusCode, res.body).toBe(200);
     expect(json(res)).toEqual({ message: expect.any(String) });
-    expect((await eventsOf(t, orgId)).at(-1)).toMatchObject({ type: 'project.deleted', data: { projectId: p.id, organizationId: orgId, name: 'Doomed' } });
-    expect((await auditOf(t, orgId)).at(-1)).toMatchObject({ actorId: member.userId, action: 'DELETE /api/v1/organizations/:orgId/projects/:projectId', statusCode: 200 });
+    expect((await eventsOf(t, orgId)).at(-1)).toMatchObject({
+      type: 'project.deleted',
+      data: { projectId: p.id, organizationId: orgId, name: 'Doomed' },
+    });
+    expect((await auditOf(t, orgId)).at(-1)).toMatchObject({
+      actorId: member.userId,
+      action: 'DELETE /api/v1/organizations/:orgId/projects/:projectId',
+      statusCode: 200,
+    });
     expectError(await api('GET', `/organizations/${orgId}/projects/${p.id}`, member), 404, 'NOT_FOUND');
     expectError(await api('DELETE', `/organizations/${orgId}/projects/${p.id}`, member), 404, 'NOT_FOUND');
-    expectError(await api('PATCH', `/organizations/${orgId}/projects/${p.id}`, member, { name: 'Zombie' }), 404, 'NOT_FOUND');
+    expectError(
+      await api('PATCH', `/organizations/${orgId}/projects/${p.id}`, member, { name: 'Zombie' }),
+      404,
+      'NOT_FOUND',
+    );
   });
 
   it('a viewer reads but cannot write (403), a non-member cannot read, and nothing is recorded', async () => {
@@ -148,12 +220,25 @@ describe('projects', () => {
     const audit = await auditOf(t, orgId);
     expect((await api('GET', `/organizations/${orgId}/projects`, viewer)).statusCode).toBe(200);
     expect((await api('GET', `/organizations/${orgId}/projects/${p.id}`, viewer)).statusCode).toBe(200);
-    expectError(await api('POST', `/organizations/${orgId}/projects`, viewer, { name: 'No' }), 403, 'AUTHORIZATION_ERROR', /projects:write/);
-    expectError(await api('PATCH', `/organizations/${orgId}/projects/${p.id}`, viewer, { name: 'No' }), 403, 'AUTHORIZATION_ERROR');
+    expectError(
+      await api('POST', `/organizations/${orgId}/projects`, viewer, { name: 'No' }),
+      403,
+      'AUTHORIZATION_ERROR',
+      /projects:write/,
+    );
+    expectError(
+      await api('PATCH', `/organizations/${orgId}/projects/${p.id}`, viewer, { name: 'No' }),
+      403,
+      'AUTHORIZATION_ERROR',
+    );
     expectError(await api('DELETE', `/organizations/${orgId}/projects/${p.id}`, viewer), 403, 'AUTHORIZATION_ERROR');
     expectError(await api('GET', `/organizations/${orgId}/projects`, outsider), 403, 'AUTHORIZATION_ERROR');
     expectError(await api('GET', `/organizations/${orgId}/projects/${p.id}`, outsider), 403, 'AUTHORIZATION_ERROR');
-    expectError(await api('POST', `/organizations/${orgId}/projects`, outsider, { name: 'No' }), 403, 'AUTHORIZATION_ERROR');
+    expectError(
+      await api('POST', `/organizations/${orgId}/projects`, outsider, { name: 'No' }),
+      403,
+      'AUTHORIZATION_ERROR',
+    );
     expectError(await api('GET', '/organizations/org_00000000000000000000000000/projects', owner), 404, 'NOT_FOUND');
     expect(json(await api('GET', `/organizations/${orgId}/projects/${p.id}`, owner))).toEqual(p);
     expect(await eventsOf(t, orgId)).toEqual(events);
@@ -181,7 +266,11 @@ describe('projects', () => {
       expect(deleted.statusCode, deleted.body).toBe(200);
       expect([200, 404], patched.body).toContain(patched.statusCode);
       const mine = (await eventsOf(t, orgId)).filter((e) => e.data.projectId === p.id).map((e) => e.type);
-      expect(mine).toEqual(patched.statusCode === 200 ? ['project.created', 'project.updated', 'project.deleted'] : ['project.created', 'project.deleted']);
+      expect(mine).toEqual(
+        patched.statusCode === 200
+          ? ['project.created', 'project.updated', 'project.deleted']
+          : ['project.created', 'project.deleted'],
+      );
     }
   });
 });

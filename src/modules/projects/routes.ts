@@ -10,7 +10,11 @@ import { createProjectService } from './service.js';
 
 const tags = ['Projects'];
 const NOT_FOUND: ErrorExample = { code: 'NOT_FOUND', message: 'Project not found' };
-const BLANK: ErrorExample = { code: 'VALIDATION_ERROR', message: 'Invalid request body', details: 'name: must not be blank' };
+const BLANK: ErrorExample = {
+  code: 'VALIDATION_ERROR',
+  message: 'Invalid request body',
+  details: 'name: must not be blank',
+};
 const ACCESS = 'Members of the organization, or an API key of it with the scope';
 const read = { org: 'orgId', permission: 'projects:read' } as const;
 const write = { org: 'orgId', permission: 'projects:write' } as const;
@@ -61,7 +65,11 @@ export function projectRoutes(deps: Infra) {
       tags,
       summary: 'Update a project (projects:write)',
       description: `${ACCESS} write:projects. Any of \`name\` and \`description\` (null clears it); sends project.updated.`,
-      schema: { params: ProjectParams, body: ref(PatchProjectBody), response: { 200: ref(Project, 'The updated project') } },
+      schema: {
+        params: ProjectParams,
+        body: ref(PatchProjectBody),
+        response: { 200: ref(Project, 'The updated project') },
+      },
       errors: [BLANK, NOT_FOUND],
       handler: (ctx, { params, body }) => projects.update(ctx.access, params.projectId, body),
     }),

@@ -32,12 +32,18 @@ export const ProjectList = named('ProjectList', Type.Object({ data: Type.Array(r
 });
 export const CreateProjectBody = named(
   'CreateProjectRequest',
-  Body({ name: Type.String({ minLength: 1, maxLength: 100, description: 'Not blank' }), description: Type.Optional(Nullable(Type.String({ maxLength: 500 }))) }),
+  Body({
+    name: Type.String({ minLength: 1, maxLength: 100, description: 'Not blank' }),
+    description: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
+  }),
   { examples: [{ name: 'Website', description: 'The marketing site' }] },
 );
 export const PatchProjectBody = named(
   'UpdateProjectRequest',
-  Body({ name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })), description: Type.Optional(Nullable(Type.String({ maxLength: 500 }))) }),
+  Body({
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    description: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
+  }),
   { examples: [{ description: null }] },
 );
 export const ProjectParams = Type.Object({

@@ -25,7 +25,8 @@ const present = (p: ProjectRow) => ({
 });
 
 const eventData = (p: ProjectRow) => ({ projectId: p.id, organizationId: p.organizationId, name: p.name });
-const byId = (access: OrgAccess, projectId: string) => and(eq(projects.organizationId, access.organizationId), eq(projects.id, projectId));
+const byId = (access: OrgAccess, projectId: string) =>
+  and(eq(projects.organizationId, access.organizationId), eq(projects.id, projectId));
 
 function cleanName(name: string): string {
   const trimmed = name.trim();
@@ -45,11 +46,18 @@ async function loadPage(deps: Infra, access: OrgAccess, page: number, pageSize: 
       .offset(sql.placeholder('offset'))
       .prepare('projects_page'),
   );
-  const rows = await pageQuery.execute({ orgId: access.organizationId, limit: pageSize, offset: (page - 1) * pageSize });
+  const rows = await pageQuery.execute({
+    orgId: access.organizationId,
+    limit: pageSize,
+    offset: (page - 1) * pageSize,
+  });
   let total = rows[0]?.total ?? 0;
   if (rows.length === 0 && page > 1) {
     // Past the last page there is no row to carry the total.
-    const [totals] = await deps.db.select({ n: count() }).from(projects).where(eq(projects.organizationId, access.organizationId));
+    const [totals] = await deps.db
+      .select({ n: count() })
+      .from(projects)
+      .where(eq(projects.organizationId, access.organizationId));
     total = totals?.n ?? 0;
   }
   return { data: rows.map(present), ...pageInfo(total, page, pageSize) };

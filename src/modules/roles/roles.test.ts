@@ -10,7 +10,15 @@ import { createTestApp, json, queryRows, type TestApp } from '../../../test/harn
 import { loadConfig } from '../../config.js';
 import { ConfigError } from '../../config/types.js';
 import { createCatalogue, PERMISSIONS, ROLE_PERMISSIONS } from '../../platform/permissions.js';
-import { api, APP_PERMISSIONS, makeRole, memberWith, roleState, team, type Team } from '../../../test/fixtures/roles.js';
+import {
+  api,
+  APP_PERMISSIONS,
+  makeRole,
+  memberWith,
+  roleState,
+  team,
+  type Team,
+} from '../../../test/fixtures/roles.js';
 import type { ErrorCode } from '../../lib/errors.js';
 import { expectError } from '../../../test/expect.js';
 
@@ -33,7 +41,11 @@ describe('the permission catalogue', () => {
     const res = await api(t, 'GET', '/permissions', x.viewer);
     expect(res.statusCode, res.body).toBe(200);
     expect(json(res)).toEqual({
-      permissions: [...PERMISSIONS.map((key) => ({ key, builtIn: true })), { key: 'invoices:approve', builtIn: false }, { key: 'reports:read', builtIn: false }],
+      permissions: [
+        ...PERMISSIONS.map((key) => ({ key, builtIn: true })),
+        { key: 'invoices:approve', builtIn: false },
+        { key: 'reports:read', builtIn: false },
+      ],
     });
     expect(PERMISSIONS).toEqual(expect.arrayContaining(['roles:manage', 'sso:manage']));
     expectError(await t.request({ method: 'GET', url: '/api/v1/permissions' }), 401, 'AUTHENTICATION_ERROR');
@@ -42,7 +54,14 @@ describe('the permission catalogue', () => {
   });
 
   it('APP_PERMISSIONS: a malformed entry, a duplicate, more than 100, or a built-in name stops the start, naming it', () => {
-    const env = (value: string) => ({ NODE_ENV: 'test', DATA_DIR: '/tmp/tenantry-roles-config', JWT_SECRET: 'a'.repeat(16) + 'bcdefghijklmnopqrstuvwxyz', JWT_REFRESH_SECRET: 'z'.repeat(16) + 'yxwvutsrqponmlkjihgfedcba', ENCRYPTION_KEY: '00'.repeat(32), APP_PERMISSIONS: value });
+    const env = (value: string) => ({
+      NODE_ENV: 'test',
+      DATA_DIR: '/tmp/tenantry-roles-config',
+      JWT_SECRET: 'a'.repeat(16) + 'bcdefghijklmnopqrstuvwxyz',
+      JWT_REFRESH_SECRET: 'z'.repeat(16) + 'yxwvutsrqponmlkjihgfedcba',
+      ENCRYPTION_KEY: '00'.repeat(32),
+      APP_PERMISSIONS: value,
+    });
     for (const [value, named] of [
       ['invoices:approve,Invoices:Read', 'Invoices:Read'],
       ['invoices', 'invoices'],
@@ -55,8 +74,12 @@ describe('the permission catalogue', () => {
     }
     const many = Array.from({ length: 101 }, (_, i) => `r${i}:read`).join(',');
     expect(() => loadConfig(env(many))).toThrow(/APP_PERMISSIONS lists 101 permissions; at most 100/);
-    expect(loadConfig(env(Array.from({ length: 100 }, (_, i) => `r${i}:read`).join(','))).appPermissions).toHaveLength(100);
-    expect(() => createCatalogue(['invoices:approve', 'billing:manage'])).toThrow(/APP_PERMISSIONS lists "billing:manage", which is a built-in permission/);
+    expect(loadConfig(env(Array.from({ length: 100 }, (_, i) => `r${i}:read`).join(','))).appPermissions).toHaveLength(
+      100,
+    );
+    expect(() => createCatalogue(['invoices:approve', 'billing:manage'])).toThrow(
+      /APP_PERMISSIONS lists "billing:manage", which is a built-in permission/,
+    );
   });
 });
 
@@ -80,7 +103,14 @@ describe("an organization's roles", () => {
     expect(roles[1]!.permissions).toEqual(inOrder([...ROLE_PERMISSIONS.admin, 'invoices:approve', 'reports:read']));
     expect(roles[2]!.permissions).toEqual(inOrder(ROLE_PERMISSIONS.member));
     expect(roles[3]!.permissions).toEqual(inOrder(ROLE_PERMISSIONS.viewer));
-    expect(roles[4]).toEqual({ key: 'support', name: 'Support agent', description: null, permissions: ['org:read', 'members:read', 'reports:read'], builtIn: false, memberCount: 1 });
+    expect(roles[4]).toEqual({
+      key: 'support',
+      name: 'Support agent',
+      description: null,
+      permissions: ['org:read', 'members:read', 'reports:read'],
+      builtIn: false,
+      memberCount: 1,
+    });
     // A key with read:members reads them; a stranger does not.
     const key = await createApiKey(t, x.org.id, x.owner, ['read:members']);
     expect((await api(t, 'GET', rolesUrl(), key)).statusCode).toBe(200);
@@ -109,11 +139,21 @@ describe("an organization's roles", () => {
     expect(events).toHaveLength(before.events + 1);
     expect(events.at(-1)).toMatchObject({
       type: 'role.created',
-      data: { organizationId: x.org.id, key: 'billing-manager', name: 'Billing manager', permissions: ['org:read', 'billing:read', 'billing:manage', 'invoices:approve'] },
+      data: {
+        organizationId: x.org.id,
+        key: 'billing-manager',
+        name: 'Billing manager',
+        permissions: ['org:read', 'billing:read', 'billing:manage', 'invoices:approve'],
+      },
     });
     const audit = await auditOf(t, x.org.id);
     expect(audit).toHaveLength(before.audit + 1);
-    expect(audit.at(-1)).toMatchObject({ actorType: 'user', actorId: x.admin.userId, action: 'POST /api/v1/organizations/:orgId/roles', statusCode: 201 });
+    expect(audit.at(-1)).toMatchObject({
+      actorType: 'user',
+      actorId: x.admin.userId,
+      action: 'POST /api/v1/organizations/:orgId/roles',
+      statusCode: 201,
+    });
   });
 
   it('refuses every bad role and stores nothing: 400 for the owner’s permissions, unknown ones and bad keys, 403 beyond the caller, 409 for built-in or taken keys', async () => {
@@ -122,11 +162,36 @@ describe("an organization's roles", () => {
     const manager = await memberWith(t, x, limited.key as string, 'role-admin');
     const key = await createApiKey(t, x.org.id, x.owner, ['write:members']);
     const before = await roleState(t, x.org.id);
-    const body = (over: Record<string, unknown>) => ({ key: 'fresh', name: 'Fresh', permissions: ['org:read'], ...over });
-    const cases: Array<[by: Parameters<typeof api>[3], payload: unknown, status: number, code: ErrorCode, details?: RegExp]> = [
-      [x.owner, body({ permissions: ['org:read', 'org:delete'] }), 400, 'VALIDATION_ERROR', /org:delete belongs to the owner alone/],
-      [x.owner, body({ permissions: ['org:transfer'] }), 400, 'VALIDATION_ERROR', /org:transfer belongs to the owner alone/],
-      [x.owner, body({ permissions: ['org:read', 'invoices:aprove'] }), 400, 'VALIDATION_ERROR', /"invoices:aprove" is not in the permission catalogue/],
+    const body = (over: Record<string, unknown>) => ({
+      key: 'fresh',
+      name: 'Fresh',
+      permissions: ['org:read'],
+      ...over,
+    });
+    const cases: Array<
+      [by: Parameters<typeof api>[3], payload: unknown, status: number, code: ErrorCode, details?: RegExp]
+    > = [
+      [
+        x.owner,
+        body({ permissions: ['org:read', 'org:delete'] }),
+        400,
+        'VALIDATION_ERROR',
+        /org:delete belongs to the owner alone/,
+      ],
+      [
+        x.owner,
+        body({ permissions: ['org:transfer'] }),
+        400,
+        'VALIDATION_ERROR',
+        /org:transfer belongs to the owner alone/,
+      ],
+      [
+        x.owner,
+        body({ permissions: ['org:read', 'invoices:aprove'] }),
+        400,
+        'VALIDATION_ERROR',
+        /"invoices:aprove" is not in the permission catalogue/,
+      ],
       [x.owner, body({ permissions: ['org:read', 'org:read'] }), 400, 'VALIDATION_ERROR'],
       [x.owner, body({ key: 'a'.repeat(41) }), 400, 'VALIDATION_ERROR', /key/],
       [x.owner, body({ key: 'a' }), 400, 'VALIDATION_ERROR', /key/],
@@ -139,53 +204,109 @@ describe("an organization's roles", () => {
       [x.owner, body({ key: 'owner' }), 409, 'CONFLICT', /built-in/],
       [x.owner, body({ key: 'taken' }), 409, 'CONFLICT', /taken/],
       // A role-maker cannot grant what its own role lacks.
-      [manager, body({ permissions: ['org:read', 'billing:manage'] }), 403, 'AUTHORIZATION_ERROR', /You cannot grant billing:manage/],
+      [
+        manager,
+        body({ permissions: ['org:read', 'billing:manage'] }),
+        403,
+        'AUTHORIZATION_ERROR',
+        /You cannot grant billing:manage/,
+      ],
       [manager, body({ permissions: ['invoices:approve'] }), 403, 'AUTHORIZATION_ERROR', /invoices:approve/],
       // Without roles:manage: members, viewers, keys.
       [x.member, body({}), 403, 'AUTHORIZATION_ERROR', /roles:manage/],
       [x.viewer, body({}), 403, 'AUTHORIZATION_ERROR'],
       [key, body({}), 403, 'AUTHORIZATION_ERROR'],
     ];
-    for (const [by, payload, status, code, details] of cases) expectError(await api(t, 'POST', rolesUrl(), by, payload), status, code, details);
+    for (const [by, payload, status, code, details] of cases)
+      expectError(await api(t, 'POST', rolesUrl(), by, payload), status, code, details);
     // The key's refused request is audited, as every request of a key is; nothing else moved.
     const after = await roleState(t, x.org.id);
-    expect({ ...after, audit: after.audit.filter((a) => a.actorType !== 'api_key') }).toEqual({ ...before, audit: before.audit.filter((a) => a.actorType !== 'api_key') });
+    expect({ ...after, audit: after.audit.filter((a) => a.actorType !== 'api_key') }).toEqual({
+      ...before,
+      audit: before.audit.filter((a) => a.actorType !== 'api_key'),
+    });
     // Within its own permissions the role-maker succeeds (the control).
-    expect((await api(t, 'POST', rolesUrl(), manager, body({ key: 'reader', permissions: ['org:read', 'members:read'] }))).statusCode).toBe(201);
+    expect(
+      (await api(t, 'POST', rolesUrl(), manager, body({ key: 'reader', permissions: ['org:read', 'members:read'] })))
+        .statusCode,
+    ).toBe(201);
   });
 
   it('changes a custom role: name, description, permissions; role.updated with the previous permissions; built-ins and unknown keys refused', async () => {
     await makeRole(t, x.org.id, x.owner, 'auditor', ['org:read', 'audit-logs:read']);
-    const res = await api(t, 'PATCH', `${rolesUrl()}/auditor`, x.owner, { name: 'Auditor', description: 'Reads the log', permissions: ['org:read', 'audit-logs:read', 'billing:read'] });
+    const res = await api(t, 'PATCH', `${rolesUrl()}/auditor`, x.owner, {
+      name: 'Auditor',
+      description: 'Reads the log',
+      permissions: ['org:read', 'audit-logs:read', 'billing:read'],
+    });
     expect(res.statusCode, res.body).toBe(200);
-    expect(json(res)).toMatchObject({ key: 'auditor', name: 'Auditor', description: 'Reads the log', permissions: ['org:read', 'billing:read', 'audit-logs:read'] });
+    expect(json(res)).toMatchObject({
+      key: 'auditor',
+      name: 'Auditor',
+      description: 'Reads the log',
+      permissions: ['org:read', 'billing:read', 'audit-logs:read'],
+    });
     expect((await eventsOf(t, x.org.id)).at(-1)).toMatchObject({
       type: 'role.updated',
-      data: { key: 'auditor', permissions: ['org:read', 'billing:read', 'audit-logs:read'], previousPermissions: ['org:read', 'audit-logs:read'] },
+      data: {
+        key: 'auditor',
+        permissions: ['org:read', 'billing:read', 'audit-logs:read'],
+        previousPermissions: ['org:read', 'audit-logs:read'],
+      },
     });
     const cleared = await api(t, 'PATCH', `${rolesUrl()}/auditor`, x.owner, { description: null });
     expect(json(cleared).description).toBeNull();
 
     const before = await roleState(t, x.org.id);
     for (const key of ['owner', 'admin', 'member', 'viewer']) {
-      expectError(await api(t, 'PATCH', `${rolesUrl()}/${key}`, x.owner, { name: 'Boss' }), 400, 'VALIDATION_ERROR', /built-in/);
+      expectError(
+        await api(t, 'PATCH', `${rolesUrl()}/${key}`, x.owner, { name: 'Boss' }),
+        400,
+        'VALIDATION_ERROR',
+        /built-in/,
+      );
       expectError(await api(t, 'DELETE', `${rolesUrl()}/${key}`, x.owner), 400, 'VALIDATION_ERROR', /built-in/);
     }
     expectError(await api(t, 'PATCH', `${rolesUrl()}/nobody`, x.owner, { name: 'x' }), 404, 'NOT_FOUND');
     expectError(await api(t, 'DELETE', `${rolesUrl()}/nobody`, x.owner), 404, 'NOT_FOUND');
     expectError(await api(t, 'PATCH', `${rolesUrl()}/auditor`, x.owner, {}), 400, 'VALIDATION_ERROR');
-    expectError(await api(t, 'PATCH', `${rolesUrl()}/auditor`, x.owner, { permissions: ['org:delete'] }), 400, 'VALIDATION_ERROR', /owner alone/);
-    expectError(await api(t, 'PATCH', `${rolesUrl()}/auditor`, x.owner, { permissions: ['nope:nope'] }), 400, 'VALIDATION_ERROR', /nope:nope/);
+    expectError(
+      await api(t, 'PATCH', `${rolesUrl()}/auditor`, x.owner, { permissions: ['org:delete'] }),
+      400,
+      'VALIDATION_ERROR',
+      /owner alone/,
+    );
+    expectError(
+      await api(t, 'PATCH', `${rolesUrl()}/auditor`, x.owner, { permissions: ['nope:nope'] }),
+      400,
+      'VALIDATION_ERROR',
+      /nope:nope/,
+    );
     expectError(await api(t, 'PATCH', `${rolesUrl()}/auditor`, x.member, { name: 'x' }), 403, 'AUTHORIZATION_ERROR');
     expect(await roleState(t, x.org.id)).toEqual(before);
   });
 
   it('a role-maker cannot change or delete a role that grants more than its own role', async () => {
     await makeRole(t, x.org.id, x.owner, 'treasurer', ['org:read', 'billing:manage']);
-    const maker = await memberWith(t, x, (await makeRole(t, x.org.id, x.owner, 'role-maker', ['roles:manage', 'org:read'])).key as string, 'role-maker');
+    const maker = await memberWith(
+      t,
+      x,
+      (await makeRole(t, x.org.id, x.owner, 'role-maker', ['roles:manage', 'org:read'])).key as string,
+      'role-maker',
+    );
     const before = await roleState(t, x.org.id);
-    expectError(await api(t, 'PATCH', `${rolesUrl()}/treasurer`, maker, { name: 'Renamed' }), 403, 'AUTHORIZATION_ERROR', /billing:manage/);
-    expectError(await api(t, 'PATCH', `${rolesUrl()}/treasurer`, maker, { permissions: ['org:read'] }), 403, 'AUTHORIZATION_ERROR', /billing:manage/);
+    expectError(
+      await api(t, 'PATCH', `${rolesUrl()}/treasurer`, maker, { name: 'Renamed' }),
+      403,
+      'AUTHORIZATION_ERROR',
+      /billing:manage/,
+    );
+    expectError(
+      await api(t, 'PATCH', `${rolesUrl()}/treasurer`, maker, { permissions: ['org:read'] }),
+      403,
+      'AUTHORIZATION_ERROR',
+      /billing:manage/,
+    );
     expectError(await api(t, 'DELETE', `${rolesUrl()}/treasurer`, maker), 403, 'AUTHORIZATION_ERROR', /billing:manage/);
     expect(await roleState(t, x.org.id)).toEqual(before);
   });
@@ -196,23 +317,57 @@ describe("an organization's roles", () => {
     const { invitation } = await invite(t, x.org.id, x.owner, uniqueEmail('temp-invitee'), 'temp' as never);
     expect(invitation.role).toBe('temp');
     const before = await roleState(t, x.org.id);
-    expectError(await api(t, 'DELETE', `${rolesUrl()}/temp`, x.owner), 409, 'CONFLICT', /held by 1 member\(s\) and 1 pending invitation\(s\)/);
+    expectError(
+      await api(t, 'DELETE', `${rolesUrl()}/temp`, x.owner),
+      409,
+      'CONFLICT',
+      /held by 1 member\(s\) and 1 pending invitation\(s\)/,
+    );
     expect(await roleState(t, x.org.id)).toEqual(before);
-    expect((await api(t, 'PATCH', `/organizations/${x.org.id}/members/${holder.membershipId}`, x.owner, { role: 'viewer' })).statusCode).toBe(200);
-    expectError(await api(t, 'DELETE', `${rolesUrl()}/temp`, x.owner), 409, 'CONFLICT', /held by 0 member\(s\) and 1 pending invitation\(s\)/);
-    expect((await api(t, 'DELETE', `/organizations/${x.org.id}/invitations/${invitation.id}`, x.owner)).statusCode).toBe(200);
+    expect(
+      (await api(t, 'PATCH', `/organizations/${x.org.id}/members/${holder.membershipId}`, x.owner, { role: 'viewer' }))
+        .statusCode,
+    ).toBe(200);
+    expectError(
+      await api(t, 'DELETE', `${rolesUrl()}/temp`, x.owner),
+      409,
+      'CONFLICT',
+      /held by 0 member\(s\) and 1 pending invitation\(s\)/,
+    );
+    expect(
+      (await api(t, 'DELETE', `/organizations/${x.org.id}/invitations/${invitation.id}`, x.owner)).statusCode,
+    ).toBe(200);
     const res = await api(t, 'DELETE', `${rolesUrl()}/temp`, x.owner);
     expect(res.statusCode, res.body).toBe(200);
     expect(json(res)).toEqual({ message: 'Role deleted' });
-    expect((await eventsOf(t, x.org.id)).at(-1)).toMatchObject({ type: 'role.deleted', data: { key: 'temp', permissions: ['org:read'] } });
-    expect(await queryRows(t, sql`select key from organization_roles where organization_id = ${x.org.id} and key = 'temp'`)).toEqual([]);
+    expect((await eventsOf(t, x.org.id)).at(-1)).toMatchObject({
+      type: 'role.deleted',
+      data: { key: 'temp', permissions: ['org:read'] },
+    });
+    expect(
+      await queryRows(t, sql`select key from organization_roles where organization_id = ${x.org.id} and key = 'temp'`),
+    ).toEqual([]);
     // Gone: it cannot be given any more.
-    expectError(await api(t, 'PATCH', `/organizations/${x.org.id}/members/${holder.membershipId}`, x.owner, { role: 'temp' }), 400, 'VALIDATION_ERROR', /"temp" is not a role of this organization/);
+    expectError(
+      await api(t, 'PATCH', `/organizations/${x.org.id}/members/${holder.membershipId}`, x.owner, { role: 'temp' }),
+      400,
+      'VALIDATION_ERROR',
+      /"temp" is not a role of this organization/,
+    );
   });
 
   it('an organization holds at most 50 custom roles', async () => {
     const y = await team(t, 'many');
     for (let i = 0; i < 50; i++) await makeRole(t, y.org.id, y.owner, `role-${i}`, ['org:read']);
-    expectError(await api(t, 'POST', `/organizations/${y.org.id}/roles`, y.owner, { key: 'one-more', name: 'x', permissions: [] }), 409, 'CONFLICT', /at most 50/);
+    expectError(
+      await api(t, 'POST', `/organizations/${y.org.id}/roles`, y.owner, {
+        key: 'one-more',
+        name: 'x',
+        permissions: [],
+      }),
+      409,
+      'CONFLICT',
+      /at most 50/,
+    );
   });
 });

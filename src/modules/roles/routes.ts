@@ -5,7 +5,16 @@ import type { Infra } from '../../infra.js';
 import type { ErrorExample } from '../../http/errors-doc.js';
 import { route } from '../../http/route.js';
 import { Message, OrgParams, ref } from '../../http/schemas.js';
-import { CreateRoleBody, OrgRole, PatchRoleBody, PermissionCatalogue, PermissionCheck, PermissionCheckBody, RoleList, RoleParams } from './schemas.js';
+import {
+  CreateRoleBody,
+  OrgRole,
+  PatchRoleBody,
+  PermissionCatalogue,
+  PermissionCheck,
+  PermissionCheckBody,
+  RoleList,
+  RoleParams,
+} from './schemas.js';
 import * as roles from './service.js';
 
 const tags = ['Roles'];
@@ -13,7 +22,12 @@ const read = { org: 'orgId', permission: 'members:read' } as const;
 const manage = { org: 'orgId', permission: 'roles:manage' } as const;
 
 const NOT_FOUND: ErrorExample = { code: 'NOT_FOUND', message: 'Role not found' };
-const BUILT_IN: ErrorExample = { code: 'VALIDATION_ERROR', name: 'builtInRole', message: 'Built-in roles cannot be changed', details: 'key: admin is a built-in role' };
+const BUILT_IN: ErrorExample = {
+  code: 'VALIDATION_ERROR',
+  name: 'builtInRole',
+  message: 'Built-in roles cannot be changed',
+  details: 'key: admin is a built-in role',
+};
 const UNKNOWN_PERMISSION: ErrorExample = {
   code: 'VALIDATION_ERROR',
   name: 'unknownPermission',
@@ -26,8 +40,18 @@ const OWNER_ONLY: ErrorExample = {
   message: 'Invalid request body',
   details: 'permissions: org:delete belongs to the owner alone and cannot be granted by a role',
 };
-const CEILING: ErrorExample = { code: 'AUTHORIZATION_ERROR', name: 'beyondYourRole', message: 'You cannot grant billing:manage', details: 'A role can grant only permissions your own role holds' };
-const TAKEN: ErrorExample = { code: 'CONFLICT', name: 'keyTaken', message: 'A role with this key exists', details: 'key: billing-manager is taken in this organization' };
+const CEILING: ErrorExample = {
+  code: 'AUTHORIZATION_ERROR',
+  name: 'beyondYourRole',
+  message: 'You cannot grant billing:manage',
+  details: 'A role can grant only permissions your own role holds',
+};
+const TAKEN: ErrorExample = {
+  code: 'CONFLICT',
+  name: 'keyTaken',
+  message: 'A role with this key exists',
+  details: 'key: billing-manager is taken in this organization',
+};
 const IN_USE: ErrorExample = {
   code: 'CONFLICT',
   name: 'roleInUse',
@@ -56,7 +80,8 @@ export function roleRoutes(deps: Infra) {
       operationId: 'listRoles',
       tags,
       summary: "The organization's roles, with how many members hold each (members:read)",
-      description: 'Members, or an API key with read:members. The four built-in roles first (`builtIn: true`), then the custom roles in the order they were made.',
+      description:
+        'Members, or an API key with read:members. The four built-in roles first (`builtIn: true`), then the custom roles in the order they were made.',
       schema: { params: OrgParams, response: { 200: ref(RoleList, 'The roles') } },
       handler: (ctx) => roles.listRoles(deps, ctx.access),
     }),
@@ -92,7 +117,8 @@ export function roleRoutes(deps: Infra) {
       operationId: 'deleteRole',
       tags,
       summary: 'Delete a custom role (roles:manage); not while a member or a pending invitation holds it',
-      description: 'Built-in roles: 400. Held by a member or a pending invitation (an expired one included, since it can be renewed): 409. Sends role.deleted; audited.',
+      description:
+        'Built-in roles: 400. Held by a member or a pending invitation (an expired one included, since it can be renewed): 409. Sends role.deleted; audited.',
       schema: { params: RoleParams, response: { 200: ref(Message, 'Deleted') } },
       errors: [BUILT_IN, CEILING, IN_USE, NOT_FOUND],
       handler: async (ctx, { params }) => {
@@ -109,7 +135,11 @@ export function roleRoutes(deps: Infra) {
       summary: "Whether a person's role here grants permissions (members:read)",
       description:
         'Members, or an API key with read:members: for a user id and catalogue permissions, their role and, for each permission, whether it grants it; a non-member gets `role: null` and every permission false. A permission outside the catalogue: 400. Read now, not from any token.',
-      schema: { params: OrgParams, body: ref(PermissionCheckBody), response: { 200: ref(PermissionCheck, 'The answer') } },
+      schema: {
+        params: OrgParams,
+        body: ref(PermissionCheckBody),
+        response: { 200: ref(PermissionCheck, 'The answer') },
+      },
       errors: [UNKNOWN_PERMISSION],
       handler: (ctx, { body }) => roles.checkMemberPermissions(deps, ctx.access, body),
     }),

@@ -7,7 +7,13 @@ import type { Infra } from '../../infra.js';
 import type { Tx } from '../../db/client.js';
 import { isUniqueViolation } from '../../db/client.js';
 import { transaction } from '../../db/transaction.js';
-import { invitations, memberships, organizationRoles, organizations, type OrganizationRoleRow } from '../../db/tables/organizations.js';
+import {
+  invitations,
+  memberships,
+  organizationRoles,
+  organizations,
+  type OrganizationRoleRow,
+} from '../../db/tables/organizations.js';
 import { authorizationError, conflict, notFound, validationError } from '../../lib/errors.js';
 import { auditChange } from '../../platform/audit/record.js';
 import { revokeKeysOfCreator } from '../../platform/member-keys.js';
@@ -28,7 +34,10 @@ const BUILT_IN_TEXT: Record<(typeof BUILT_IN_ROLES)[number], [name: string, desc
 
 const inCatalogueOrder = (catalogue: PermissionCatalogue, permissions: Iterable<string>) => {
   const set = new Set(permissions);
-  return catalogue.list().map((p) => p.key).filter((k) => set.has(k));
+  return catalogue
+    .list()
+    .map((p) => p.key)
+    .filter((k) => set.has(k));
 };
 
 const present = (catalogue: PermissionCatalogue, r: OrganizationRoleRow, memberCount: number) => ({
@@ -49,7 +58,10 @@ const eventData = (catalogue: PermissionCatalogue, r: OrganizationRoleRow) => ({
 });
 
 async function holders(tx: Tx | Infra['db'], organizationId: string, key: string): Promise<number> {
-  const [m] = await tx.select({ n: count() }).from(memberships).where(and(eq(memberships.organizationId, organizationId), eq(memberships.role, key)));
+  const [m] = await tx
+    .select({ n: count() })
+    .from(memberships)
+    .where(and(eq(memberships.organizationId, organizationId), eq(memberships.role, key)));
   return m?.n ?? 0;
 }
 
@@ -59,11 +71,20 @@ async function holders(tx: Tx | Infra['db'], organizationId: string, key: string
  */
 function checkPermissions(deps: Infra, access: OrgAccess, permissions: string[]): string[] {
   for (const p of permissions) {
-    if (!deps.permissions.has(p)) throw validationError('Invalid request body', `permissions: "${p}" is not in the permission catalogue (GET /permissions)`);
-    if ((OWNER_ONLY as readonly string[]).includes(p)) throw validationError('Invalid request body', `permissions: ${p} belongs to the owner alone and cannot be granted by a role`);
+    if (!deps.permissions.has(p))
+      throw validationError(
+        'Invalid request body',
+        `permissions: "${p}" is not in the permission catalogue (GET /permissions)`,
+      );
+    if ((OWNER_ONLY as readonly string[]).includes(p))
+      throw validationError(
+        'Invalid request body',
+        `permissions: ${p} belongs to the owner alone and cannot be granted by a role`,
+      );
   }
   const lacking = beyondCeiling(access, permissions);
-  if (lacking.length > 0) throw authorizationError(`You cannot grant ${lacking[0]}`, 'A role can grant only permissions your own role holds');
+  if (lacking.length > 0)
+    throw authorizationError(`You cannot grant ${lacking[0]}`, 'A role can grant only permissions your own role holds');
   return [...new Set(permissions)];
 }
 
@@ -86,7 +107,11 @@ async function lockRole(tx: Tx, access: OrgAccess, key: string): Promise<Organiz
 /** 403 when the role already holds a permission the caller lacks: it is beyond what they may manage. */
 function assertManageable(deps: Infra, access: OrgAccess, row: OrganizationRoleRow) {
   const lacking = beyondCeiling(access, deps.permissions.grants(row.key, row.permissions));
-  if (lacking.length > 0) throw authorizationError(`You cannot change the ${row.key} role`, `It grants ${lacking[0]}, which your own role does not`);
+  if (lacking.length > 0)
+    throw authorizationError(
+      `You cannot change the ${row.key} role`,
+      `It grants ${lacking[0]}, which your own role does not`,
+    );
 }
 
 export async function listRoles(deps: Infra, access: OrgAccess) {
@@ -116,7 +141,11 @@ export async function listRoles(deps: Infra, access: OrgAccess) {
   };
 }
 
-export async function createRole(deps: Infra, access: OrgAccess, input: { key: string; name: string; description?: string | null; permissions: string[] }) {
+export async function createRole(
+  deps: Infra,
+  access: OrgAccess,
+  input: { key: string; name: string; description?: string | null; permissions: string[] },
+) {
   const permissions = checkPermissions(deps, access, input.permissions);
   if (isBuiltInRole(input.key)) throw conflict('A role with this key exists', `key: ${input.key} is a built-in role`);
   const name = input.name.trim();
@@ -125,24 +154,49 @@ export async function createRole(deps: Infra, access: OrgAccess, input: { key: s
   try {
     return await transaction(deps.db, async (tx) => {
       // The organization's row lock serializes the count and the insert of concurrent creations.
-      await tx.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, access.organizationId)).for('no key update');
-      const [existing] = await tx.select({ n: count() }).from(organizationRoles).where(eq(organizationRoles.organizationId, access.organizationId));
-      if ((existing?.n ?? 0) >= MAX_CUSTOM_ROLES) throw conflict('Too many custom roles', `An organization has at most ${MAX_CUSTOM_ROLES} custom roles; delete one first`);
+      await tx
+        .select({ id: organizations.id })
+        .from(organizations)
+        .where(eq(organizations.id, access.organizationId))
+        .for('no key update');
+      const [existing] = await tx
+        .select({ n: count() })
+        .from(organizationRoles)
+        .where(eq(organizationRoles.organizationId, access.organizationId));
+      if ((existing?.n ?? 0) >= MAX_CUSTOM_ROLES)
+        throw conflict(
+          'Too many custom roles',
+          `An organization has at most ${MAX_CUSTOM_ROLES} custom roles; delete one first`,
+        );
       const [row] = await tx
         .insert(organizationRoles)
-        .values({ organizationId: access.organizationId, key: input.key, name, description: input.description ?? null, permissions, createdAt: now, updatedAt: now })
+        .values({
+          organizationId: access.organizationId,
+          key: input.key,
+          name,
+          description: input.description ?? null,
+          permissions,
+          createdAt: now,
+          updatedAt: now,
+        })
         .returning();
       await recordEvent(deps, tx, access.organizationId, 'role.created', eventData(deps.permissions, row!));
       await auditChange(deps, tx, access);
       return present(deps.permissions, row!, 0);
     });
   } catch (err) {
-    if (isUniqueViolation(err)) throw conflict('A role with this key exists', `key: ${input.key} is taken in this organization`);
+    if (isUniqueViolation(err))
+      throw conflict('A role with this key exists', `key: ${input.key} is taken in this organization`);
     throw err;
   }
 }
 
-export async function updateRole(deps: Infra, access: OrgAccess, key: string, input: { name?: string; description?: string | null; permissions?: string[] }) {
+export async function updateRole(
+  deps: Infra,
+  access: OrgAccess,
+  key: string,
+  input: { name?: string; description?: string | null; permissions?: string[] },
+) {
   assertCustom(key);
   const permissions = input.permissions === undefined ? undefined : checkPermissions(deps, access, input.permissions);
   const name = input.name?.trim();
@@ -174,7 +228,10 @@ export async function updateRole(deps: Infra, access: OrgAccess, key: string, in
       const within = now.has('api-keys:create') ? now : undefined;
       for (const h of held) await revokeKeysOfCreator(deps, tx, afterCommit, access, h.userId, 'role_changed', within);
     }
-    const changed = row!.name !== before.name || row!.description !== before.description || [...was].sort().join() !== [...now].sort().join();
+    const changed =
+      row!.name !== before.name ||
+      row!.description !== before.description ||
+      [...was].sort().join() !== [...now].sort().join();
     if (changed) {
       await recordEvent(deps, tx, access.organizationId, 'role.updated', {
         ...eventData(deps.permissions, row!),
@@ -191,17 +248,28 @@ export async function deleteRole(deps: Infra, access: OrgAccess, key: string): P
   await transaction(deps.db, async (tx) => {
     const row = await lockRole(tx, access, key);
     assertManageable(deps, access, row);
-    await tx.delete(organizationRoles).where(and(eq(organizationRoles.organizationId, access.organizationId), eq(organizationRoles.key, key)));
+    await tx
+      .delete(organizationRoles)
+      .where(and(eq(organizationRoles.organizationId, access.organizationId), eq(organizationRoles.key, key)));
     // Counted after the delete: an assignment that read the role (under its share lock) has committed
     // by now and is counted; a later one finds no role (role changes and invitations: 400).
     const members = await holders(tx, access.organizationId, key);
     const [inv] = await tx
       .select({ n: count() })
       .from(invitations)
-      .where(and(eq(invitations.organizationId, access.organizationId), eq(invitations.role, key), eq(invitations.status, 'pending')));
+      .where(
+        and(
+          eq(invitations.organizationId, access.organizationId),
+          eq(invitations.role, key),
+          eq(invitations.status, 'pending'),
+        ),
+      );
     const pending = inv?.n ?? 0;
     if (members + pending > 0) {
-      throw conflict('The role is in use', `key: ${key} is held by ${members} member(s) and ${pending} pending invitation(s); give them another role first`);
+      throw conflict(
+        'The role is in use',
+        `key: ${key} is held by ${members} member(s) and ${pending} pending invitation(s); give them another role first`,
+      );
     }
     await recordEvent(deps, tx, access.organizationId, 'role.deleted', eventData(deps.permissions, row));
     await auditChange(deps, tx, access);
@@ -209,9 +277,17 @@ export async function deleteRole(deps: Infra, access: OrgAccess, key: string): P
 }
 
 /** What `userId`'s role here grants of `permissions`: all false for a non-member. 400 for a key outside the catalogue. */
-export async function checkMemberPermissions(deps: Infra, access: OrgAccess, input: { userId: string; permissions: string[] }) {
+export async function checkMemberPermissions(
+  deps: Infra,
+  access: OrgAccess,
+  input: { userId: string; permissions: string[] },
+) {
   for (const p of input.permissions) {
-    if (!deps.permissions.has(p)) throw validationError('Invalid request body', `permissions: "${p}" is not in the permission catalogue (GET /permissions)`);
+    if (!deps.permissions.has(p))
+      throw validationError(
+        'Invalid request body',
+        `permissions: "${p}" is not in the permission catalogue (GET /permissions)`,
+      );
   }
   const m = await memberRole(deps.db, deps.permissions, access.organizationId, input.userId);
   return {
@@ -221,4 +297,6 @@ export async function checkMemberPermissions(deps: Infra, access: OrgAccess, inp
   };
 }
 
-export const catalogue = (deps: Infra) => ({ permissions: deps.permissions.list().map((p) => ({ key: p.key, builtIn: p.builtIn })) });
+export const catalogue = (deps: Infra) => ({
+  permissions: deps.permissions.list().map((p) => ({ key: p.key, builtIn: p.builtIn })),
+});

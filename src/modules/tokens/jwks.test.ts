@@ -11,7 +11,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeJwt, getMe, signHs256 } from '../../../test/fixtures/auth.js';
 import { signedInUser } from '../../../test/factories.js';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
-import { accessClaims, type Alg, ALGS, hmacJwt, privateKeyOf, signJwt, storedKeys, strangerKey } from '../../../test/jwt-forge.js';
+import {
+  accessClaims,
+  type Alg,
+  ALGS,
+  hmacJwt,
+  privateKeyOf,
+  signJwt,
+  storedKeys,
+  strangerKey,
+} from '../../../test/jwt-forge.js';
 import { expectError } from '../../../test/expect.js';
 
 const PATHS = ['/.well-known/jwks.json', '/api/v1/.well-known/jwks.json'];
@@ -50,7 +59,11 @@ describe('HS256 (the default)', () => {
 
   it('refuses a token of an asymmetric key, even one naming a kid', async () => {
     const user = await signedInUser(t, 'hs-asym');
-    const claims = accessClaims(t, { userId: user.userId, email: user.email, sessionId: decodeJwt(user.accessToken).payload.sessionId as string });
+    const claims = accessClaims(t, {
+      userId: user.userId,
+      email: user.email,
+      sessionId: decodeJwt(user.accessToken).payload.sessionId as string,
+    });
     // Control: the same claims under JWT_SECRET pass.
     expect((await getMe(t, signHs256(claims, t.deps.config.jwtSecret))).statusCode).toBe(200);
     const forged = signJwt('ES256', strangerKey('ES256'), { alg: 'ES256', kid: 'jwk_x', typ: 'JWT' }, claims);
@@ -98,7 +111,12 @@ describe.each(ALGS)('%s', (alg: Alg) => {
     const [k] = await storedKeys(t);
     const jwks = await jwksOf(t);
     expect(jwks.keys).toHaveLength(1);
-    expect(jwks.keys[0]).toMatchObject({ kid: k!.id, alg, use: 'sig', kty: { ES256: 'EC', EdDSA: 'OKP', RS256: 'RSA' }[alg] });
+    expect(jwks.keys[0]).toMatchObject({
+      kid: k!.id,
+      alg,
+      use: 'sig',
+      kty: { ES256: 'EC', EdDSA: 'OKP', RS256: 'RSA' }[alg],
+    });
     // A public key only: no private member of any key type.
     for (const member of ['d', 'p', 'q', 'dp', 'dq', 'qi']) expect(jwks.keys[0]).not.toHaveProperty(member);
   });
@@ -108,13 +126,20 @@ describe.each(ALGS)('%s', (alg: Alg) => {
     const [k] = await storedKeys(t);
     const { header, payload } = decodeJwt(user.accessToken);
     expect(header).toEqual({ alg, kid: k!.id, typ: 'JWT' });
-    const verified = await jwtVerify(user.accessToken, createLocalJWKSet(await jwksOf(t)), { issuer: 'tenantry', currentDate: t.clock.now() });
+    const verified = await jwtVerify(user.accessToken, createLocalJWKSet(await jwksOf(t)), {
+      issuer: 'tenantry',
+      currentDate: t.clock.now(),
+    });
     expect(verified.payload).toEqual(payload);
     expect(verified.payload).toMatchObject({ sub: user.userId, userId: user.userId, email: user.email, amr: ['pwd'] });
     expect((await getMe(t, user.accessToken)).statusCode).toBe(200);
     // The refresh token stays HS256 under JWT_REFRESH_SECRET, and refreshing signs with the key again.
     expect(decodeJwt(user.refreshToken).header).toEqual({ alg: 'HS256', typ: 'JWT' });
-    const refreshed = await t.request({ method: 'POST', url: '/api/v1/auth/refresh', payload: { refreshToken: user.refreshToken } });
+    const refreshed = await t.request({
+      method: 'POST',
+      url: '/api/v1/auth/refresh',
+      payload: { refreshToken: user.refreshToken },
+    });
     expect(refreshed.statusCode, refreshed.body).toBe(200);
     expect(decodeJwt(json(refreshed).accessToken as string).header).toEqual({ alg, kid: k!.id, typ: 'JWT' });
   });
@@ -132,7 +157,10 @@ describe.each(ALGS)('%s', (alg: Alg) => {
     const real = signJwt(alg, privateKeyOf(t, k!), { alg, kid: k!.id, typ: 'JWT' }, claims);
     const signature = real.split('.')[2]!;
     for (const none of ['none', 'None', 'NONE']) {
-      for (const header of [{ alg: none, kid: k!.id, typ: 'JWT' }, { alg: none, typ: 'JWT' }]) {
+      for (const header of [
+        { alg: none, kid: k!.id, typ: 'JWT' },
+        { alg: none, typ: 'JWT' },
+      ]) {
         const unsigned = `${Buffer.from(JSON.stringify(header)).toString('base64url')}.${real.split('.')[1]}.`;
         expectError(await getMe(t, unsigned), 401, 'AUTHENTICATION_ERROR');
         expectError(await getMe(t, `${unsigned}${signature}`), 401, 'AUTHENTICATION_ERROR');
@@ -152,29 +180,62 @@ describe.each(ALGS)('%s', (alg: Alg) => {
       ...(alg === 'RS256' ? [pub.export({ type: 'pkcs1', format: 'pem' }) as string] : []),
     ];
     for (const secret of secrets) {
-      for (const header of [{ alg: 'HS256', kid: k!.id, typ: 'JWT' }, { alg: 'HS256', typ: 'JWT' }]) {
+      for (const header of [
+        { alg: 'HS256', kid: k!.id, typ: 'JWT' },
+        { alg: 'HS256', typ: 'JWT' },
+      ]) {
         expectError(await getMe(t, hmacJwt(header, claims, secret)), 401, 'AUTHENTICATION_ERROR');
       }
     }
     // Nor does JWT_SECRET sign access tokens any more.
     expectError(await getMe(t, signHs256(claims, t.deps.config.jwtSecret)), 401, 'AUTHENTICATION_ERROR');
-    expectError(await getMe(t, hmacJwt({ alg: 'HS256', kid: k!.id, typ: 'JWT' }, claims, t.deps.config.jwtSecret)), 401, 'AUTHENTICATION_ERROR');
+    expectError(
+      await getMe(t, hmacJwt({ alg: 'HS256', kid: k!.id, typ: 'JWT' }, claims, t.deps.config.jwtSecret)),
+      401,
+      'AUTHENTICATION_ERROR',
+    );
   });
 
   it("refuses an unknown kid, a stranger's signature under the real kid, and another algorithm in the header: 401", async () => {
     const { claims } = await session('kid');
     const [k] = await storedKeys(t);
     const stranger = strangerKey(alg);
-    expectError(await getMe(t, signJwt(alg, stranger, { alg, kid: 'jwk_01jq3bn9zs0a7awy2w2vc6bte1', typ: 'JWT' }, claims)), 401, 'AUTHENTICATION_ERROR');
+    expectError(
+      await getMe(t, signJwt(alg, stranger, { alg, kid: 'jwk_01jq3bn9zs0a7awy2w2vc6bte1', typ: 'JWT' }, claims)),
+      401,
+      'AUTHENTICATION_ERROR',
+    );
     expectError(await getMe(t, signJwt(alg, stranger, { alg, typ: 'JWT' }, claims)), 401, 'AUTHENTICATION_ERROR');
-    expectError(await getMe(t, signJwt(alg, stranger, { alg, kid: k!.id, typ: 'JWT' }, claims)), 401, 'AUTHENTICATION_ERROR');
+    expectError(
+      await getMe(t, signJwt(alg, stranger, { alg, kid: k!.id, typ: 'JWT' }, claims)),
+      401,
+      'AUTHENTICATION_ERROR',
+    );
     // The real key's signature, but the header claims another asymmetric algorithm.
     const other = ALGS.find((a) => a !== alg)!;
-    expectError(await getMe(t, signJwt(alg, privateKeyOf(t, k!), { alg: other, kid: k!.id, typ: 'JWT' }, claims)), 401, 'AUTHENTICATION_ERROR');
+    expectError(
+      await getMe(t, signJwt(alg, privateKeyOf(t, k!), { alg: other, kid: k!.id, typ: 'JWT' }, claims)),
+      401,
+      'AUTHENTICATION_ERROR',
+    );
     // The real key, another issuer; and an expired token.
-    expectError(await getMe(t, signJwt(alg, privateKeyOf(t, k!), { alg, kid: k!.id, typ: 'JWT' }, { ...claims, iss: 'someone-else' })), 401, 'AUTHENTICATION_ERROR');
+    expectError(
+      await getMe(
+        t,
+        signJwt(alg, privateKeyOf(t, k!), { alg, kid: k!.id, typ: 'JWT' }, { ...claims, iss: 'someone-else' }),
+      ),
+      401,
+      'AUTHENTICATION_ERROR',
+    );
     const iat = (claims.iat as number) - 900;
-    expectError(await getMe(t, signJwt(alg, privateKeyOf(t, k!), { alg, kid: k!.id, typ: 'JWT' }, { ...claims, iat, exp: iat + 900 })), 401, 'AUTHENTICATION_ERROR');
+    expectError(
+      await getMe(
+        t,
+        signJwt(alg, privateKeyOf(t, k!), { alg, kid: k!.id, typ: 'JWT' }, { ...claims, iat, exp: iat + 900 }),
+      ),
+      401,
+      'AUTHENTICATION_ERROR',
+    );
   });
 
   it('refuses a token edited after signing, even once the original was accepted (the verified-token cache is by exact text)', async () => {

@@ -65,7 +65,9 @@ describe('rotation with a delay, seen from two instances', () => {
     expect(k2.activeFrom.getTime()).toBe(rotatedAt + 600_000);
     expect(keys[0]!.retiresAt?.getTime()).toBe(rotatedAt + 600_000);
     expect(rotated.lines.join('\n')).toContain(k2.id);
-    expect(rotated.lines.join('\n')).toContain(`key ${k1!.id} signs until ${new Date(rotatedAt + 600_000).toISOString()}`);
+    expect(rotated.lines.join('\n')).toContain(
+      `key ${k1!.id} signs until ${new Date(rotatedAt + 600_000).toISOString()}`,
+    );
 
     // Within a minute every instance publishes the new key; the old one still signs.
     a.clock.advance(MIN);
@@ -86,8 +88,14 @@ describe('rotation with a delay, seen from two instances', () => {
     expect(await kidsOf(b)).toEqual([k1!.id, k2.id].sort());
 
     // A forgery with the retired key, fresh claims: accepted while the key's tokens may still live…
-    const claims = () => accessClaims(a, { userId: user.userId, email: user.email, sessionId: decodeJwt(fromA).payload.sessionId as string });
-    const withK1 = () => signJwt('ES256', privateKeyOf(a, keys[0]!), { alg: 'ES256', kid: k1!.id, typ: 'JWT' }, claims());
+    const claims = () =>
+      accessClaims(a, {
+        userId: user.userId,
+        email: user.email,
+        sessionId: decodeJwt(fromA).payload.sessionId as string,
+      });
+    const withK1 = () =>
+      signJwt('ES256', privateKeyOf(a, keys[0]!), { alg: 'ES256', kid: k1!.id, typ: 'JWT' }, claims());
     expect((await getMe(b, withK1())).statusCode).toBe(200);
     // …and refused once the last token it could have signed has expired (15 minutes, plus the minute
     // an instance may take to learn of the rotation): retired and expired, however well signed.
@@ -202,23 +210,43 @@ describe('first starts', () => {
     const old = await createTestApp({ env: { ...ES256, ENCRYPTION_KEY: OLD } });
     apps.push(old);
     const user = await signedInUser(old, 'reencrypt');
-    const both = await createTestApp({ env: { ...ES256, ENCRYPTION_KEY: `${NEW},${OLD}` }, database: old.database, clock: old.clock });
+    const both = await createTestApp({
+      env: { ...ES256, ENCRYPTION_KEY: `${NEW},${OLD}` },
+      database: old.database,
+      clock: old.clock,
+    });
     apps.push(both);
     const out = await admin(both, ['rotate-encryption-key']);
     expect(out.code).toBe(0);
     expect(out.lines.join('\n')).toContain('access-token signing keys: 1 re-encrypted');
-    const fresh = await createTestApp({ env: { ...ES256, ENCRYPTION_KEY: NEW }, database: old.database, clock: old.clock });
+    const fresh = await createTestApp({
+      env: { ...ES256, ENCRYPTION_KEY: NEW },
+      database: old.database,
+      clock: old.clock,
+    });
     apps.push(fresh);
-    const res = await fresh.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email: user.email, password: user.password } });
+    const res = await fresh.request({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      payload: { email: user.email, password: user.password },
+    });
     expect(res.statusCode, res.body).toBe(200);
     expect((await getMe(old, json(res).accessToken as string)).statusCode).toBe(200);
   });
 
   it('an instance whose ENCRYPTION_KEY cannot open the signing key answers 500 naming ENCRYPTION_KEY, not a token', async () => {
-    const other = await createTestApp({ env: { ...ES256, ENCRYPTION_KEY: '33'.repeat(32) }, database: a.database, clock: a.clock });
+    const other = await createTestApp({
+      env: { ...ES256, ENCRYPTION_KEY: '33'.repeat(32) },
+      database: a.database,
+      clock: a.clock,
+    });
     apps.push(other);
     const user = await signedInUser(a, 'unreadable');
-    const res = await other.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email: user.email, password: user.password } });
+    const res = await other.request({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      payload: { email: user.email, password: user.password },
+    });
     const err = expectError(res, 500, 'INTERNAL_ERROR');
     expect(err.details).toMatch(/ENCRYPTION_KEY/);
   });

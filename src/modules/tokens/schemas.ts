@@ -20,7 +20,8 @@ export const Jwk = named(
 );
 
 export const Jwks = named('JsonWebKeySet', Type.Object({ keys: Type.Array(ref(Jwk)) }), {
-  description: 'The public keys of the access tokens: the one signing, the one about to, and retired ones until their tokens have expired. Empty under HS256.',
+  description:
+    'The public keys of the access tokens: the one signing, the one about to, and retired ones until their tokens have expired. Empty under HS256.',
   examples: [
     {
       keys: [

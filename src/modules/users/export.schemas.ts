@@ -25,7 +25,12 @@ const ExportedMembership = Type.Object({
   joinedAt: Timestamp,
 });
 
-const ExportedSocialLink = Type.Object({ provider: Type.String(), providerAccountId: Type.String(), email: Nullable(Type.String()), createdAt: Timestamp });
+const ExportedSocialLink = Type.Object({
+  provider: Type.String(),
+  providerAccountId: Type.String(),
+  email: Nullable(Type.String()),
+  createdAt: Timestamp,
+});
 
 const ExportedPasskey = Type.Object({
   id: Type.String(),
@@ -57,7 +62,12 @@ export const AccountExport = named(
     memberships: Type.Array(ExportedMembership),
     socialLinks: Type.Array(ExportedSocialLink),
     passkeys: Type.Array(ExportedPasskey),
-    auditEntries: Type.Array(ExportedAuditEntry, { description: 'The changes the person made in organizations, newest first' }),
+    auditEntries: Type.Array(ExportedAuditEntry, {
+      description: 'The changes the person made in organizations, newest first',
+    }),
   }),
-  { description: 'Everything the service holds about the signed-in person, without any secret (docs/api.md#account-export)' },
+  {
+    description:
+      'Everything the service holds about the signed-in person, without any secret (docs/api.md#account-export)',
+  },
 );

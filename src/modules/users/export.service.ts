@@ -38,12 +38,24 @@ export async function exportAccount(deps: Infra, actor: UserActor) {
       .where(eq(memberships.userId, userId))
       .orderBy(asc(memberships.joinedAt), asc(memberships.id));
     const links = await tx
-      .select({ provider: oauthAccounts.provider, providerAccountId: oauthAccounts.providerAccountId, email: oauthAccounts.email, createdAt: oauthAccounts.createdAt })
+      .select({
+        provider: oauthAccounts.provider,
+        providerAccountId: oauthAccounts.providerAccountId,
+        email: oauthAccounts.email,
+        createdAt: oauthAccounts.createdAt,
+      })
       .from(oauthAccounts)
       .where(eq(oauthAccounts.userId, userId))
       .orderBy(asc(oauthAccounts.createdAt));
     const keys = await tx
-      .select({ id: passkeys.id, name: passkeys.name, transports: passkeys.transports, backedUp: passkeys.backedUp, createdAt: passkeys.createdAt, lastUsedAt: passkeys.lastUsedAt })
+      .select({
+        id: passkeys.id,
+        name: passkeys.name,
+        transports: passkeys.transports,
+        backedUp: passkeys.backedUp,
+        createdAt: passkeys.createdAt,
+        lastUsedAt: passkeys.lastUsedAt,
+      })
       .from(passkeys)
       .where(eq(passkeys.userId, userId))
       .orderBy(asc(passkeys.createdAt), asc(passkeys.id));
@@ -65,7 +77,13 @@ export async function exportAccount(deps: Infra, actor: UserActor) {
     return {
       exportedAt: iso(deps.clock.now()),
       profile,
-      sessions: sessionRows.map((s) => ({ ...s, createdAt: iso(s.createdAt), lastUsedAt: iso(s.lastUsedAt), expiresAt: iso(s.expiresAt), revokedAt: isoOrNull(s.revokedAt) })),
+      sessions: sessionRows.map((s) => ({
+        ...s,
+        createdAt: iso(s.createdAt),
+        lastUsedAt: iso(s.lastUsedAt),
+        expiresAt: iso(s.expiresAt),
+        revokedAt: isoOrNull(s.revokedAt),
+      })),
       memberships: membershipRows.map((r) => ({
         organizationId: r.m.organizationId,
         organizationName: r.name,

@@ -41,59 +41,75 @@ async function onA(method: 'PATCH' | 'PUT' | 'POST', url: string, auth: Auth | n
   return json(res);
 }
 
-describe(onRedis ? 'the cached profile across two instances sharing Redis' : 'the cached profile on a single instance (no Redis)', () => {
-  it('is two instances exactly when Redis is configured', () => {
-    expect(b !== a).toBe(onRedis);
-  });
+describe(
+  onRedis
+    ? 'the cached profile across two instances sharing Redis'
+    : 'the cached profile on a single instance (no Redis)',
+  () => {
+    it('is two instances exactly when Redis is configured', () => {
+      expect(b !== a).toBe(onRedis);
+    });
 
-  it('PATCH /users/me on A shows on B at once, every field and the preferences', async () => {
-    const u = await signedInUser(a, 'cache-patch');
-    const before = await meOn(b, u.auth);
-    a.clock.advance(1000);
-    const patched = await onA('PATCH', '/users/me', u.auth, { fullName: 'Renamed', avatarUrl: 'https://img.example.com/a.png', preferences: { theme: 'dark' } });
-    const after = await meOn(b, u.auth);
-    expect(after).toEqual(patched);
-    expect(after).toMatchObject({ fullName: 'Renamed', avatarUrl: 'https://img.example.com/a.png', preferences: { theme: 'dark' } });
-    expect(after.updatedAt).not.toBe(before.updatedAt);
+    it('PATCH /users/me on A shows on B at once, every field and the preferences', async () => {
+      const u = await signedInUser(a, 'cache-patch');
+      const before = await meOn(b, u.auth);
+      a.clock.advance(1000);
+      const patched = await onA('PATCH', '/users/me', u.auth, {
+        fullName: 'Renamed',
+        avatarUrl: 'https://img.example.com/a.png',
+        preferences: { theme: 'dark' },
+      });
+      const after = await meOn(b, u.auth);
+      expect(after).toEqual(patched);
+      expect(after).toMatchObject({
+        fullName: 'Renamed',
+        avatarUrl: 'https://img.example.com/a.png',
+        preferences: { theme: 'dark' },
+      });
+      expect(after.updatedAt).not.toBe(before.updatedAt);
 
-    await onA('PATCH', '/users/me', u.auth, { avatarUrl: null });
-    expect((await meOn(b, u.auth)).avatarUrl).toBeNull();
-  });
+      await onA('PATCH', '/users/me', u.auth, { avatarUrl: null });
+      expect((await meOn(b, u.auth)).avatarUrl).toBeNull();
+    });
 
-  it('email verification on A shows on B at once', async () => {
-    const { email } = await registerUser(a, uniqueEmail('cache-verify'));
-    const tokens = await login(a, email);
-    const auth = { authorization: `Bearer ${tokens.accessToken}` };
-    expect((await meOn(b, auth)).emailVerified).toBeNull();
-    await verifyEmailOf(a, email);
-    expect((await meOn(b, auth)).emailVerified).toEqual(expect.any(String));
-  });
+    it('email verification on A shows on B at once', async () => {
+      const { email } = await registerUser(a, uniqueEmail('cache-verify'));
+      const tokens = await login(a, email);
+      const auth = { authorization: `Bearer ${tokens.accessToken}` };
+      expect((await meOn(b, auth)).emailVerified).toBeNull();
+      await verifyEmailOf(a, email);
+      expect((await meOn(b, auth)).emailVerified).toEqual(expect.any(String));
+    });
 
-  it('two-factor enabled and disabled on A shows on B at once', async () => {
-    const u = await signedInUser(a, 'cache-2fa');
-    expect((await meOn(b, u.auth)).twoFactorEnabled).toBe(false);
-    const { secret } = await onA('POST', '/auth/two-factor/setup', u.auth, { password: PASSWORD });
-    await onA('POST', '/auth/two-factor/verify', u.auth, { code: totpCode(secret, a.clock.now()) });
-    expect((await meOn(b, u.auth)).twoFactorEnabled).toBe(true);
-    a.clock.advance(30_000);
-    await onA('POST', '/auth/two-factor/disable', u.auth, { password: PASSWORD, code: totpCode(secret, a.clock.now()) });
-    expect((await meOn(b, u.auth)).twoFactorEnabled).toBe(false);
-  });
+    it('two-factor enabled and disabled on A shows on B at once', async () => {
+      const u = await signedInUser(a, 'cache-2fa');
+      expect((await meOn(b, u.auth)).twoFactorEnabled).toBe(false);
+      const { secret } = await onA('POST', '/auth/two-factor/setup', u.auth, { password: PASSWORD });
+      await onA('POST', '/auth/two-factor/verify', u.auth, { code: totpCode(secret, a.clock.now()) });
+      expect((await meOn(b, u.auth)).twoFactorEnabled).toBe(true);
+      a.clock.advance(30_000);
+      await onA('POST', '/auth/two-factor/disable', u.auth, {
+        password: PASSWORD,
+        code: totpCode(secret, a.clock.now()),
+      });
+      expect((await meOn(b, u.auth)).twoFactorEnabled).toBe(false);
+    });
 
-  it('a password change on A moves updatedAt on B at once', async () => {
-    const u = await signedInUser(a, 'cache-pw');
-    const before = await meOn(b, u.auth);
-    a.clock.advance(1000);
-    await onA('PUT', '/users/me/password', u.auth, { currentPassword: PASSWORD, newPassword: 'Another-Horse-10' });
-    expect((await meOn(b, u.auth)).updatedAt).not.toBe(before.updatedAt);
-  });
+    it('a password change on A moves updatedAt on B at once', async () => {
+      const u = await signedInUser(a, 'cache-pw');
+      const before = await meOn(b, u.auth);
+      a.clock.advance(1000);
+      await onA('PUT', '/users/me/password', u.auth, { currentPassword: PASSWORD, newPassword: 'Another-Horse-10' });
+      expect((await meOn(b, u.auth)).updatedAt).not.toBe(before.updatedAt);
+    });
 
-  it('one user’s change leaves another user’s cached profile as it is', async () => {
-    const u = await signedInUser(a, 'cache-one');
-    const other = await signedInUser(a, 'cache-other');
-    const otherBefore = await meOn(b, other.auth);
-    await onA('PATCH', '/users/me', u.auth, { fullName: 'Only Me' });
-    expect(await meOn(b, other.auth)).toEqual(otherBefore);
-    expect((await meOn(b, u.auth)).fullName).toBe('Only Me');
-  });
-});
+    it('one user’s change leaves another user’s cached profile as it is', async () => {
+      const u = await signedInUser(a, 'cache-one');
+      const other = await signedInUser(a, 'cache-other');
+      const otherBefore = await meOn(b, other.auth);
+      await onA('PATCH', '/users/me', u.auth, { fullName: 'Only Me' });
+      expect(await meOn(b, other.auth)).toEqual(otherBefore);
+      expect((await meOn(b, u.auth)).fullName).toBe('Only Me');
+    });
+  },
+);

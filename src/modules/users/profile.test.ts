@@ -15,7 +15,8 @@ const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 type Auth = { authorization: string };
 
 const getMe = (auth: Auth) => t.request({ method: 'GET', url: '/api/v1/users/me', headers: auth });
-const patchMe = (auth: Auth, payload: unknown) => t.request({ method: 'PATCH', url: '/api/v1/users/me', headers: auth, payload: payload as object });
+const patchMe = (auth: Auth, payload: unknown) =>
+  t.request({ method: 'PATCH', url: '/api/v1/users/me', headers: auth, payload: payload as object });
 
 async function me(auth: Auth) {
   const res = await getMe(auth);
@@ -47,7 +48,18 @@ describe('GET /users/me', () => {
     const u = await signedInUser(t, 'shape');
     const body = await me(u.auth);
     expect(Object.keys(body).sort()).toEqual(
-      ['avatarUrl', 'createdAt', 'email', 'emailVerified', 'fullName', 'id', 'isActive', 'preferences', 'twoFactorEnabled', 'updatedAt'].sort(),
+      [
+        'avatarUrl',
+        'createdAt',
+        'email',
+        'emailVerified',
+        'fullName',
+        'id',
+        'isActive',
+        'preferences',
+        'twoFactorEnabled',
+        'updatedAt',
+      ].sort(),
     );
     expect(body).toEqual({
       id: u.userId,
@@ -69,12 +81,22 @@ describe('GET /users/me', () => {
     const u = await signedInUser(t, 'secret');
     const res = await getMe(u.auth);
     expect(res.statusCode).toBe(200);
-    for (const leaked of ['passwordHash', 'password_hash', 'password', '$argon2', 'failedLoginAttempts', 'failed_login_attempts', 'lockedUntil', 'locked_until']) {
+    for (const leaked of [
+      'passwordHash',
+      'password_hash',
+      'password',
+      '$argon2',
+      'failedLoginAttempts',
+      'failed_login_attempts',
+      'lockedUntil',
+      'locked_until',
+    ]) {
       expect(res.body).not.toContain(leaked);
     }
     const patched = await patchMe(u.auth, { fullName: 'Still Secret' });
     expect(patched.statusCode).toBe(200);
-    for (const leaked of ['passwordHash', '$argon2', 'failedLoginAttempts', 'lockedUntil']) expect(patched.body).not.toContain(leaked);
+    for (const leaked of ['passwordHash', '$argon2', 'failedLoginAttempts', 'lockedUntil'])
+      expect(patched.body).not.toContain(leaked);
   });
 });
 
@@ -94,7 +116,15 @@ describe('PATCH /users/me', () => {
     const url = 'https://cdn.example.com/avatars/1.png';
     expect((await patchOk(u.auth, { avatarUrl: url })).avatarUrl).toBe(url);
     expect((await me(u.auth)).avatarUrl).toBe(url);
-    for (const bad of ['not a url', '', 'javascript:alert(1)', 'ftp://files.example.com/a.png', 'http://', 'https:///a.png', '/relative/path.png']) {
+    for (const bad of [
+      'not a url',
+      '',
+      'javascript:alert(1)',
+      'ftp://files.example.com/a.png',
+      'http://',
+      'https:///a.png',
+      '/relative/path.png',
+    ]) {
       await expectRefused(u.auth, { avatarUrl: bad }, 'avatarUrl');
     }
     expect((await patchOk(u.auth, { avatarUrl: null })).avatarUrl).toBeNull();
@@ -106,9 +136,15 @@ describe('PATCH /users/me', () => {
     const initial = (await me(u.auth)).preferences;
     const afterTheme = (await patchOk(u.auth, { preferences: { theme: 'dark' } })).preferences;
     expect(afterTheme).toEqual({ ...initial, theme: 'dark' });
-    const afterPush = (await patchOk(u.auth, { preferences: { notifications: { push: !initial.notifications.push } } })).preferences;
-    expect(afterPush).toEqual({ ...initial, theme: 'dark', notifications: { email: initial.notifications.email, push: !initial.notifications.push } });
-    const afterMore = (await patchOk(u.auth, { preferences: { language: 'fr-CA', timezone: 'Europe/Paris' } })).preferences;
+    const afterPush = (await patchOk(u.auth, { preferences: { notifications: { push: !initial.notifications.push } } }))
+      .preferences;
+    expect(afterPush).toEqual({
+      ...initial,
+      theme: 'dark',
+      notifications: { email: initial.notifications.email, push: !initial.notifications.push },
+    });
+    const afterMore = (await patchOk(u.auth, { preferences: { language: 'fr-CA', timezone: 'Europe/Paris' } }))
+      .preferences;
     expect(afterMore).toEqual({ ...afterPush, language: 'fr-CA', timezone: 'Europe/Paris' });
     expect((await me(u.auth)).preferences).toEqual(afterMore);
     // Other fields are untouched by a preferences-only update.
@@ -117,14 +153,18 @@ describe('PATCH /users/me', () => {
 
   it('accepts only the themes light, dark and system', async () => {
     const u = await signedInUser(t, 'theme');
-    for (const theme of ['light', 'dark', 'system']) expect((await patchOk(u.auth, { preferences: { theme } })).preferences.theme).toBe(theme);
-    for (const theme of ['blue', 'Dark', '', null]) await expectRefused(u.auth, { preferences: { theme } }, 'preferences.theme');
+    for (const theme of ['light', 'dark', 'system'])
+      expect((await patchOk(u.auth, { preferences: { theme } })).preferences.theme).toBe(theme);
+    for (const theme of ['blue', 'Dark', '', null])
+      await expectRefused(u.auth, { preferences: { theme } }, 'preferences.theme');
   });
 
   it('accepts a language of 2-10 characters', async () => {
     const u = await signedInUser(t, 'lang');
     expect((await patchOk(u.auth, { preferences: { language: 'de' } })).preferences.language).toBe('de');
-    expect((await patchOk(u.auth, { preferences: { language: 'x'.repeat(10) } })).preferences.language).toBe('x'.repeat(10));
+    expect((await patchOk(u.auth, { preferences: { language: 'x'.repeat(10) } })).preferences.language).toBe(
+      'x'.repeat(10),
+    );
     await expectRefused(u.auth, { preferences: { language: 'd' } }, 'preferences.language');
     await expectRefused(u.auth, { preferences: { language: 'x'.repeat(11) } }, 'preferences.language');
   });
@@ -134,14 +174,26 @@ describe('PATCH /users/me', () => {
     for (const tz of ['Europe/Paris', 'America/Argentina/Buenos_Aires', 'UTC', 'Etc/GMT+1', 'GMT', 'CET']) {
       expect((await patchOk(u.auth, { preferences: { timezone: tz } })).preferences.timezone).toBe(tz);
     }
-    for (const tz of ['Mars/Olympus', 'Paris', '+01:00', 'UTC+1', '', 'Europe/Paris/Extra', 'ACT', 'SystemV/AST4', ' Europe/Paris']) {
+    for (const tz of [
+      'Mars/Olympus',
+      'Paris',
+      '+01:00',
+      'UTC+1',
+      '',
+      'Europe/Paris/Extra',
+      'ACT',
+      'SystemV/AST4',
+      ' Europe/Paris',
+    ]) {
       await expectRefused(u.auth, { preferences: { timezone: tz } }, 'preferences.timezone');
     }
   });
 
   it('stores a time zone in its canonical spelling', async () => {
     const u = await signedInUser(t, 'tzcase');
-    expect((await patchOk(u.auth, { preferences: { timezone: 'europe/paris' } })).preferences.timezone).toBe('Europe/Paris');
+    expect((await patchOk(u.auth, { preferences: { timezone: 'europe/paris' } })).preferences.timezone).toBe(
+      'Europe/Paris',
+    );
     expect((await patchOk(u.auth, { preferences: { timezone: 'utc' } })).preferences.timezone).toBe('UTC');
   });
 
@@ -151,16 +203,28 @@ describe('PATCH /users/me', () => {
     await expectRefused(u.auth, { fullName: 'Changed', isActive: false }, 'isActive');
     await expectRefused(u.auth, { fullName: 'Changed', passwordHash: 'x' }, 'passwordHash');
     await expectRefused(u.auth, { preferences: { theme: 'dark', fontSize: 12 } }, 'preferences.fontSize');
-    await expectRefused(u.auth, { preferences: { notifications: { push: true, sms: true } } }, 'preferences.notifications.sms');
+    await expectRefused(
+      u.auth,
+      { preferences: { notifications: { push: true, sms: true } } },
+      'preferences.notifications.sms',
+    );
     await expectRefused(u.auth, { preferences: { notifications: { push: 'yes' } } }, 'preferences.notifications.push');
     await expectRefused(u.auth, { preferences: 'dark' }, 'preferences');
   });
 
   it('changes nothing when any part of the update is refused', async () => {
     const u = await signedInUser(t, 'atomic');
-    await patchOk(u.auth, { fullName: 'Before', avatarUrl: 'https://example.com/a.png', preferences: { theme: 'light' } });
+    await patchOk(u.auth, {
+      fullName: 'Before',
+      avatarUrl: 'https://example.com/a.png',
+      preferences: { theme: 'light' },
+    });
     t.clock.advance(60_000);
-    await expectRefused(u.auth, { fullName: 'After', preferences: { theme: 'dark', timezone: 'Mars/Olympus' } }, 'preferences.timezone');
+    await expectRefused(
+      u.auth,
+      { fullName: 'After', preferences: { theme: 'dark', timezone: 'Mars/Olympus' } },
+      'preferences.timezone',
+    );
     await expectRefused(u.auth, { fullName: 'After', avatarUrl: 'javascript:alert(1)' }, 'avatarUrl');
     await expectRefused(u.auth, { fullName: 'After', preferences: { language: 'x' } }, 'preferences.language');
     await expectRefused(u.auth, { fullName: '', preferences: { theme: 'dark' } }, 'fullName');

@@ -42,7 +42,14 @@ export function userRoutes(deps: Infra) {
       description:
         'Any of `fullName`, `avatarUrl` (null removes it) and `preferences`, merged one level deep into `notifications`; `timezone` must be an IANA zone name. Answers the whole updated user (docs/api.md#profile).',
       schema: { body: ref(PatchMeBody), response: { 200: ref(User, 'The updated user') } },
-      errors: [{ code: 'VALIDATION_ERROR', message: 'Invalid request body', details: 'preferences.timezone: must be an IANA time zone such as Europe/Paris' }, USER_NOT_FOUND],
+      errors: [
+        {
+          code: 'VALIDATION_ERROR',
+          message: 'Invalid request body',
+          details: 'preferences.timezone: must be an IANA time zone such as Europe/Paris',
+        },
+        USER_NOT_FOUND,
+      ],
       handler: (ctx, { body }) => users.updateMe(deps, ctx.user, body),
     }),
     route({
@@ -66,7 +73,8 @@ export function userRoutes(deps: Infra) {
       operationId: 'listSessions',
       tags: sessionTags,
       summary: 'Active sessions, most recently used first',
-      description: 'Sessions neither revoked nor expired; `isCurrent` marks the one making the request. `lastUsedAt` may lag by up to 15 seconds (docs/api.md#session-management).',
+      description:
+        'Sessions neither revoked nor expired; `isCurrent` marks the one making the request. `lastUsedAt` may lag by up to 15 seconds (docs/api.md#session-management).',
       schema: { querystring: PageQuery, response: { 200: ref(SessionList, 'A page of sessions') } },
       handler: (ctx, { query }) => users.listSessions(deps, ctx.user, query.page ?? 1, query.pageSize ?? 20),
     }),
@@ -78,10 +86,15 @@ export function userRoutes(deps: Infra) {
       operationId: 'revokeSession',
       tags: sessionTags,
       summary: 'Revoke one of your other sessions',
-      description: 'Its tokens stop working at once, on every instance. The current session cannot be revoked this way (400: use POST /auth/logout); a session that is not one of your active ones answers 404.',
+      description:
+        'Its tokens stop working at once, on every instance. The current session cannot be revoked this way (400: use POST /auth/logout); a session that is not one of your active ones answers 404.',
       schema: { params: SessionParams, response: { 200: ref(Message, 'Revoked') } },
       errors: [
-        { code: 'VALIDATION_ERROR', message: 'The current session cannot be revoked this way', details: 'sessionId: is the current session; use POST /auth/logout' },
+        {
+          code: 'VALIDATION_ERROR',
+          message: 'The current session cannot be revoked this way',
+          details: 'sessionId: is the current session; use POST /auth/logout',
+        },
         { code: 'NOT_FOUND', message: 'Session not found' },
       ],
       handler: async (ctx, { params }) => {
@@ -94,7 +107,13 @@ export function userRoutes(deps: Infra) {
       url: '/users/me/sessions',
       auth: 'user',
       enabled: sessionManagement,
-      aliases: [{ url: '/users/sessions', operationId: 'revokeAllSessionsAlias', ownSummary: 'Alias of DELETE /users/me/sessions' }],
+      aliases: [
+        {
+          url: '/users/sessions',
+          operationId: 'revokeAllSessionsAlias',
+          ownSummary: 'Alias of DELETE /users/me/sessions',
+        },
+      ],
       operationId: 'revokeAllSessions',
       tags: sessionTags,
       summary: 'Revoke every session, the current one included',

@@ -51,12 +51,19 @@ export const PatchMeBody = named(
       Body({
         theme: Type.Optional(Type.Enum(['light', 'dark', 'system'])),
         language: Type.Optional(Type.String({ minLength: 2, maxLength: 10 })),
-        timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone, e.g. Europe/Paris' })),
-        notifications: Type.Optional(Body({ email: Type.Optional(Type.Boolean()), push: Type.Optional(Type.Boolean()) })),
+        timezone: Type.Optional(
+          Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone, e.g. Europe/Paris' }),
+        ),
+        notifications: Type.Optional(
+          Body({ email: Type.Optional(Type.Boolean()), push: Type.Optional(Type.Boolean()) }),
+        ),
       }),
     ),
   }),
-  { description: 'Any of the fields; preferences are merged (docs/api.md#profile)', examples: [{ fullName: 'Ada King', preferences: { notifications: { push: true } } }] },
+  {
+    description: 'Any of the fields; preferences are merged (docs/api.md#profile)',
+    examples: [{ fullName: 'Ada King', preferences: { notifications: { push: true } } }],
+  },
 );
 
 export const Session = named(
@@ -94,8 +101,14 @@ export const SessionList = named('SessionList', Type.Object({ sessions: Type.Arr
   ],
 });
 
-export const SessionParams = Type.Object({ sessionId: Type.String({ minLength: 1, maxLength: 64, description: 'A session (`ses_…`)' }) });
-
-export const RevokedAll = named('RevokedSessions', Type.Object({ message: Type.String(), revoked: Type.Integer({ description: 'How many sessions were active' }) }), {
-  examples: [{ message: 'All sessions revoked', revoked: 3 }],
+export const SessionParams = Type.Object({
+  sessionId: Type.String({ minLength: 1, maxLength: 64, description: 'A session (`ses_…`)' }),
 });
+
+export const RevokedAll = named(
+  'RevokedSessions',
+  Type.Object({ message: Type.String(), revoked: Type.Integer({ description: 'How many sessions were active' }) }),
+  {
+    examples: [{ message: 'All sessions revoked', revoked: 3 }],
+  },
+);

@@ -31,7 +31,22 @@ export async function getMe(deps: Infra, actor: UserActor) {
 
 // IANA zones without an area prefix; other names must be `Area/Location`. ICU also knows Java-style
 // aliases (ACT, IST) and SystemV/* names, which are not IANA identifiers.
-const AREALESS_ZONES = new Set(['UTC', 'UCT', 'GMT', 'CET', 'EET', 'MET', 'WET', 'EST', 'MST', 'HST', 'EST5EDT', 'CST6CDT', 'MST7MDT', 'PST8PDT']);
+const AREALESS_ZONES = new Set([
+  'UTC',
+  'UCT',
+  'GMT',
+  'CET',
+  'EET',
+  'MET',
+  'WET',
+  'EST',
+  'MST',
+  'HST',
+  'EST5EDT',
+  'CST6CDT',
+  'MST7MDT',
+  'PST8PDT',
+]);
 
 /**
  * An IANA time zone, in its canonical spelling when only the case differs (`europe/paris` →
@@ -62,14 +77,25 @@ function isHttpUrl(value: string): boolean {
   }
 }
 
-type PreferencesPatch = Partial<Omit<Preferences, 'notifications'>> & { notifications?: Partial<Preferences['notifications']> };
+type PreferencesPatch = Partial<Omit<Preferences, 'notifications'>> & {
+  notifications?: Partial<Preferences['notifications']>;
+};
 
-export async function updateMe(deps: Infra, actor: UserActor, input: { fullName?: string; avatarUrl?: string | null; preferences?: PreferencesPatch }) {
-  if (input.fullName !== undefined && !input.fullName.trim()) throw validationError('Invalid request body', 'fullName: must not be blank');
+export async function updateMe(
+  deps: Infra,
+  actor: UserActor,
+  input: { fullName?: string; avatarUrl?: string | null; preferences?: PreferencesPatch },
+) {
+  if (input.fullName !== undefined && !input.fullName.trim())
+    throw validationError('Invalid request body', 'fullName: must not be blank');
   let patch = input.preferences;
   if (patch?.timezone !== undefined) {
     const timezone = ianaTimeZone(patch.timezone);
-    if (!timezone) throw validationError('Invalid request body', 'preferences.timezone: must be an IANA time zone such as Europe/Paris');
+    if (!timezone)
+      throw validationError(
+        'Invalid request body',
+        'preferences.timezone: must be an IANA time zone such as Europe/Paris',
+      );
     patch = { ...patch, timezone };
   }
   if (input.avatarUrl !== undefined && input.avatarUrl !== null && !isHttpUrl(input.avatarUrl)) {
@@ -128,12 +154,22 @@ export async function listSessions(deps: Infra, actor: UserActor, page: number, 
 
 export async function revokeSession(deps: Infra, actor: UserActor, sessionId: string) {
   if (sessionId === actor.sessionId) {
-    throw validationError('The current session cannot be revoked this way', 'sessionId: is the current session; use POST /auth/logout');
+    throw validationError(
+      'The current session cannot be revoked this way',
+      'sessionId: is the current session; use POST /auth/logout',
+    );
   }
   const [owned] = await deps.db
     .select({ id: sessions.id })
     .from(sessions)
-    .where(and(eq(sessions.id, sessionId), eq(sessions.userId, actor.userId), isNull(sessions.revokedAt), gt(sessions.expiresAt, deps.clock.now())));
+    .where(
+      and(
+        eq(sessions.id, sessionId),
+        eq(sessions.userId, actor.userId),
+        isNull(sessions.revokedAt),
+        gt(sessions.expiresAt, deps.clock.now()),
+      ),
+    );
   if (!owned) throw notFound('Session not found');
   await deps.sessions.revoke(deps.db, [sessionId], 'revoked');
 }
@@ -144,7 +180,10 @@ export async function revokeAllSessions(deps: Infra, actor: UserActor) {
   const ids = await deps.sessions.revokeAllOfUser(deps.db, actor.userId, 'revoked_all');
   // Revocation leaves expiresAt as it was, so the count is exact even after the update.
   const [row] = ids.length
-    ? await deps.db.select({ n: count() }).from(sessions).where(and(inArray(sessions.id, ids), gt(sessions.expiresAt, now)))
+    ? await deps.db
+        .select({ n: count() })
+        .from(sessions)
+        .where(and(inArray(sessions.id, ids), gt(sessions.expiresAt, now)))
     : [{ n: 0 }];
   return { revoked: row?.n ?? 0 };
 }

@@ -41,7 +41,8 @@ async function refresh(refreshToken: string): Promise<Tokens> {
   return { accessToken: json(res).accessToken, refreshToken: json(res).refreshToken };
 }
 
-const listSessions = (token: string, query = '') => t.request({ method: 'GET', url: `/api/v1/users/me/sessions${query}`, headers: bearer(token) });
+const listSessions = (token: string, query = '') =>
+  t.request({ method: 'GET', url: `/api/v1/users/me/sessions${query}`, headers: bearer(token) });
 
 async function sessionsOf(token: string, query = '') {
   const res = await listSessions(token, query);
@@ -51,17 +52,24 @@ async function sessionsOf(token: string, query = '') {
 
 /** The id of the session a token belongs to, as the list reports it. */
 async function currentSessionId(token: string): Promise<string> {
-  const current = (await sessionsOf(token, '?pageSize=100')).sessions.filter((s: { isCurrent: boolean }) => s.isCurrent);
+  const current = (await sessionsOf(token, '?pageSize=100')).sessions.filter(
+    (s: { isCurrent: boolean }) => s.isCurrent,
+  );
   expect(current).toHaveLength(1);
   return current[0].id;
 }
 
-const revokeOne = (token: string, id: string) => t.request({ method: 'DELETE', url: `/api/v1/users/me/sessions/${id}`, headers: bearer(token) });
+const revokeOne = (token: string, id: string) =>
+  t.request({ method: 'DELETE', url: `/api/v1/users/me/sessions/${id}`, headers: bearer(token) });
 const getMe = (token: string) => t.request({ method: 'GET', url: '/api/v1/users/me', headers: bearer(token) });
 
 async function expectSignedOut(s: Tokens) {
   expectError(await getMe(s.accessToken), 401, 'AUTHENTICATION_ERROR');
-  expectError(await t.request({ method: 'POST', url: '/api/v1/auth/refresh', payload: { refreshToken: s.refreshToken } }), 401, 'AUTHENTICATION_ERROR');
+  expectError(
+    await t.request({ method: 'POST', url: '/api/v1/auth/refresh', payload: { refreshToken: s.refreshToken } }),
+    401,
+    'AUTHENTICATION_ERROR',
+  );
 }
 
 describe('GET /users/me/sessions', () => {
@@ -83,7 +91,15 @@ describe('GET /users/me/sessions', () => {
     const [first, second, third] = body.sessions;
     expect(body.sessions).toHaveLength(3);
     for (const s of body.sessions) {
-      expect(Object.keys(s).sort()).toEqual(['createdAt', 'expiresAt', 'id', 'ipAddress', 'isCurrent', 'lastUsedAt', 'userAgent']);
+      expect(Object.keys(s).sort()).toEqual([
+        'createdAt',
+        'expiresAt',
+        'id',
+        'ipAddress',
+        'isCurrent',
+        'lastUsedAt',
+        'userAgent',
+      ]);
       expect(s.id).toMatch(/^ses_[0-9a-z]{26}$/);
       for (const k of ['createdAt', 'expiresAt', 'lastUsedAt']) expect(s[k]).toMatch(ISO_MS);
     }
@@ -96,7 +112,11 @@ describe('GET /users/me/sessions', () => {
       lastUsedAt: new Date(t0 + 4 * MINUTE).toISOString(),
       expiresAt: new Date(t0 + MINUTE + 7 * DAY).toISOString(),
     });
-    expect(second).toMatchObject({ isCurrent: false, createdAt: new Date(t0).toISOString(), lastUsedAt: new Date(t0 + 3 * MINUTE).toISOString() });
+    expect(second).toMatchObject({
+      isCurrent: false,
+      createdAt: new Date(t0).toISOString(),
+      lastUsedAt: new Date(t0 + 3 * MINUTE).toISOString(),
+    });
     expect(third).toMatchObject({
       isCurrent: false,
       userAgent: 'Tenantry-iOS/2.1',
@@ -155,7 +175,8 @@ describe('GET /users/me/sessions', () => {
     for (const q of ['?pageSize=0', '?pageSize=101', '?pageSize=-1', '?pageSize=abc']) {
       expectError(await listSessions(u.accessToken, q), 400, 'VALIDATION_ERROR', 'pageSize');
     }
-    for (const q of ['?page=0', '?page=-1', '?page=x']) expectError(await listSessions(u.accessToken, q), 400, 'VALIDATION_ERROR', 'page');
+    for (const q of ['?page=0', '?page=-1', '?page=x'])
+      expectError(await listSessions(u.accessToken, q), 400, 'VALIDATION_ERROR', 'page');
   });
 });
 

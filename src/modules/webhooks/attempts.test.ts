@@ -28,7 +28,8 @@ const fx = workerFixtures(() => t);
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const ELSEWHERE = 'http://example.com/elsewhere';
-const orgPath = (orgId: string, hookId: string, deliveryId: string) => `/api/v1/organizations/${orgId}/webhooks/${hookId}/deliveries/${deliveryId}/attempts`;
+const orgPath = (orgId: string, hookId: string, deliveryId: string) =>
+  `/api/v1/organizations/${orgId}/webhooks/${hookId}/deliveries/${deliveryId}/attempts`;
 const flatPath = (hookId: string, deliveryId: string) => `/api/v1/webhooks/${hookId}/deliveries/${deliveryId}/attempts`;
 const get = (url: string, headers: Record<string, string>) => t.request({ method: 'GET', url, headers });
 
@@ -56,7 +57,9 @@ let rx: Receiver;
 
 /** An event of the organization written straight into the database, for deliveries written the same way. */
 const storedEvent = (id: string) =>
-  t.deps.db.execute(sql`insert into events (organization_id, id, type, data, created_at) values (${org.id}, ${id}, 'order.shipped', '{}'::jsonb, now())`);
+  t.deps.db.execute(
+    sql`insert into events (organization_id, id, type, data, created_at) values (${org.id}, ${id}, 'order.shipped', '{}'::jsonb, now())`,
+  );
 
 beforeAll(async () => {
   t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } });
@@ -75,7 +78,12 @@ beforeAll(async () => {
   org = await createOrg(t, owner);
   await setPlan(t, org.id, 'pro');
   hook = await createWebhook(t, org.id, owner, { url: rx.url, events: ['project.created'] });
-  const res = await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/projects`, headers: owner.auth, payload: { name: 'P' } });
+  const res = await t.request({
+    method: 'POST',
+    url: `/api/v1/organizations/${org.id}/projects`,
+    headers: owner.auth,
+    payload: { name: 'P' },
+  });
   expect(res.statusCode, res.body).toBe(201);
   await worker.drain(60_000);
   await after(60);
@@ -99,7 +107,9 @@ describe('the attempts of a retried delivery', () => {
     expect(Object.keys(body).sort()).toEqual(['data', 'success']);
     expect(body.success).toBe(true);
     const data = body.data as Array<Record<string, unknown>>;
-    expect(data.map((a) => Object.keys(a).sort())).toEqual(Array(4).fill(['attempt', 'createdAt', 'durationMs', 'error', 'responseBody', 'responseStatus']));
+    expect(data.map((a) => Object.keys(a).sort())).toEqual(
+      Array(4).fill(['attempt', 'createdAt', 'durationMs', 'error', 'responseBody', 'responseStatus']),
+    );
     expect(data.map((a) => [a.attempt, a.responseStatus, a.responseBody])).toEqual([
       [1, 500, 'boom'],
       [2, 302, ''],
@@ -163,8 +173,14 @@ describe('the attempts of a retried delivery', () => {
 });
 
 describe('tenant isolation and validation', () => {
-  const deliveryNotFound = { success: false, error: { code: 'NOT_FOUND', message: 'Delivery not found', details: expect.any(String) } };
-  const endpointNotFound = { success: false, error: { code: 'NOT_FOUND', message: 'Webhook endpoint not found', details: expect.any(String) } };
+  const deliveryNotFound = {
+    success: false,
+    error: { code: 'NOT_FOUND', message: 'Delivery not found', details: expect.any(String) },
+  };
+  const endpointNotFound = {
+    success: false,
+    error: { code: 'NOT_FOUND', message: 'Webhook endpoint not found', details: expect.any(String) },
+  };
 
   it("another organization's path: its endpoint cannot reach this delivery, nor this endpoint through it (404)", async () => {
     const other = await createOrg(t, owner);
@@ -185,7 +201,14 @@ describe('tenant isolation and validation', () => {
     for (const url of [orgPath(org.id, hook.id, delivery), flatPath(hook.id, delivery)]) {
       const res = await get(url, outsider.auth);
       expect(res.statusCode, `${url}: ${res.body}`).toBe(403);
-      expect(json(res)).toEqual({ success: false, error: { code: 'AUTHORIZATION_ERROR', message: 'You are not a member of this organization', details: expect.any(String) } });
+      expect(json(res)).toEqual({
+        success: false,
+        error: {
+          code: 'AUTHORIZATION_ERROR',
+          message: 'You are not a member of this organization',
+          details: expect.any(String),
+        },
+      });
     }
   });
 
@@ -246,7 +269,14 @@ describe('who may read them', () => {
     for (const url of [orgPath(org.id, hook.id, delivery), flatPath(hook.id, delivery)]) {
       const res = await get(url, key.headers);
       expect(res.statusCode, `${url}: ${res.body}`).toBe(403);
-      expect(json(res)).toEqual({ success: false, error: { code: 'AUTHORIZATION_ERROR', message: 'This API key belongs to another organization', details: expect.any(String) } });
+      expect(json(res)).toEqual({
+        success: false,
+        error: {
+          code: 'AUTHORIZATION_ERROR',
+          message: 'This API key belongs to another organization',
+          details: expect.any(String),
+        },
+      });
     }
   });
 });

@@ -5,7 +5,18 @@
 // its members) are mailed. A success ends the streak; turning the endpoint on again clears it.
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMember, createOrg, createWebhook, deliveryRows, login, type Receiver, setPlan, signedInUser, type SignedInUser, stripeVerify } from '../../../test/factories.js';
+import {
+  addMember,
+  createOrg,
+  createWebhook,
+  deliveryRows,
+  login,
+  type Receiver,
+  setPlan,
+  signedInUser,
+  type SignedInUser,
+  stripeVerify,
+} from '../../../test/factories.js';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { workerFixtures } from '../../../test/fixtures/worker.js';
 import { expectRefused, load } from '../../../test/fixtures/config.js';
@@ -41,13 +52,22 @@ async function advance(ms: number) {
 
 /** A project change: one event for every endpoint of the organization. */
 async function event(orgId: string) {
-  const res = await t.request({ method: 'POST', url: `/api/v1/organizations/${orgId}/projects`, headers: owner.auth, payload: { name: 'P' } });
+  const res = await t.request({
+    method: 'POST',
+    url: `/api/v1/organizations/${orgId}/projects`,
+    headers: owner.auth,
+    payload: { name: 'P' },
+  });
   expect(res.statusCode, res.body).toBe(201);
   await worker.drain(60_000);
 }
 
 async function endpoint(orgId: string, id: string) {
-  const res = await t.request({ method: 'GET', url: `/api/v1/organizations/${orgId}/webhooks/${id}`, headers: owner.auth });
+  const res = await t.request({
+    method: 'GET',
+    url: `/api/v1/organizations/${orgId}/webhooks/${id}`,
+    headers: owner.auth,
+  });
   expect(res.statusCode, res.body).toBe(200);
   return json(res).data as { isActive: boolean; disabledReason: string | null };
 }
@@ -62,13 +82,15 @@ async function orgWithTwoEndpoints() {
   return { org, bad, good, badHook, goodHook };
 }
 
-const disabledNotices = (rx: Receiver) => rx.received.filter((r) => r.headers['x-webhook-event'] === 'webhook_endpoint.disabled');
+const disabledNotices = (rx: Receiver) =>
+  rx.received.filter((r) => r.headers['x-webhook-event'] === 'webhook_endpoint.disabled');
 
 describe('WEBHOOK_DISABLE_AFTER_H', () => {
   it('defaults to 120; takes whole hours from 1 to 8760', () => {
     expect(load().webhook.disableAfterH).toBe(120);
     expect(load({ WEBHOOK_DISABLE_AFTER_H: '24' }).webhook.disableAfterH).toBe(24);
-    for (const bad of ['0', '-1', '1.5', '8761', 'soon']) expectRefused(() => load({ WEBHOOK_DISABLE_AFTER_H: bad }), 'WEBHOOK_DISABLE_AFTER_H');
+    for (const bad of ['0', '-1', '1.5', '8761', 'soon'])
+      expectRefused(() => load({ WEBHOOK_DISABLE_AFTER_H: bad }), 'WEBHOOK_DISABLE_AFTER_H');
   });
 });
 
@@ -111,7 +133,9 @@ describe('an endpoint whose every attempt fails', () => {
       expect(mail.decoded).toContain(bad.url);
     }
     await t.mail.settled();
-    expect(t.mail.mails.filter((m) => m.to.includes(member.email.toLowerCase()) && /turned off/.test(m.subject))).toEqual([]);
+    expect(
+      t.mail.mails.filter((m) => m.to.includes(member.email.toLowerCase()) && /turned off/.test(m.subject)),
+    ).toEqual([]);
 
     // Turned off, it gets no new deliveries; the other endpoint still does.
     const before = { bad: bad.received.length, good: good.received.length };
@@ -160,7 +184,12 @@ describe('an endpoint whose every attempt fails', () => {
     await event(org.id);
     expect(await endpoint(org.id, hook.id)).toMatchObject({ isActive: false, disabledReason: 'failing' });
 
-    const on = await t.request({ method: 'PATCH', url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}`, headers: owner.auth, payload: { isActive: true } });
+    const on = await t.request({
+      method: 'PATCH',
+      url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}`,
+      headers: owner.auth,
+      payload: { isActive: true },
+    });
     expect(on.statusCode, on.body).toBe(200);
     expect(json(on).data).toMatchObject({ isActive: true, disabledReason: null });
     // Still failing, but its new streak is minutes old.
@@ -169,7 +198,12 @@ describe('an endpoint whose every attempt fails', () => {
     expect(await endpoint(org.id, hook.id)).toMatchObject({ isActive: true, disabledReason: null });
 
     // Turned off by a person: no reason given by the service.
-    const off = await t.request({ method: 'PATCH', url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}`, headers: owner.auth, payload: { isActive: false } });
+    const off = await t.request({
+      method: 'PATCH',
+      url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}`,
+      headers: owner.auth,
+      payload: { isActive: false },
+    });
     expect(json(off).data).toMatchObject({ isActive: false, disabledReason: null });
   });
 });

@@ -51,7 +51,13 @@ async function disableOne(deps: Deps, organizationId: string, endpointId: string
     await tx
       .update(webhookDeliveries)
       .set({ status: 'failed', lastError: error, nextRetryAt: null, lockedUntil: null, lockedBy: null, updatedAt: now })
-      .where(and(eq(webhookDeliveries.organizationId, organizationId), eq(webhookDeliveries.endpointId, endpointId), eq(webhookDeliveries.status, 'pending')));
+      .where(
+        and(
+          eq(webhookDeliveries.organizationId, organizationId),
+          eq(webhookDeliveries.endpointId, endpointId),
+          eq(webhookDeliveries.status, 'pending'),
+        ),
+      );
     await recordEvent(deps, tx, organizationId, 'webhook_endpoint.disabled', {
       webhookId: e.id,
       organizationId,
@@ -64,11 +70,21 @@ async function disableOne(deps: Deps, organizationId: string, endpointId: string
       .from(memberships)
       .innerJoin(users, eq(users.id, memberships.userId))
       .innerJoin(organizations, eq(organizations.id, memberships.organizationId))
-      .where(and(eq(memberships.organizationId, organizationId), inArray(memberships.role, ['owner', 'admin']), sql`${users.isActive}`));
+      .where(
+        and(
+          eq(memberships.organizationId, organizationId),
+          inArray(memberships.role, ['owner', 'admin']),
+          sql`${users.isActive}`,
+        ),
+      );
     afterCommit(async () => {
       const link = `${deps.config.appOrigin}/organizations/${organizationId}/webhooks/${endpointId}`;
-      for (const a of admins) sendLater(deps.mailer, deps.logger, endpointDisabledMail(a.email, a.orgName, e.url, hours, link));
-      deps.logger.warn({ organizationId, endpointId, failingSince: e.failingSince }, 'webhook endpoint turned off: every attempt failed');
+      for (const a of admins)
+        sendLater(deps.mailer, deps.logger, endpointDisabledMail(a.email, a.orgName, e.url, hours, link));
+      deps.logger.warn(
+        { organizationId, endpointId, failingSince: e.failingSince },
+        'webhook endpoint turned off: every attempt failed',
+      );
     });
     return true;
   });

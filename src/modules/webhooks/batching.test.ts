@@ -4,7 +4,17 @@
 // receivers; PGlite, and PostgreSQL with TEST_DATABASE_URL.
 import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { attemptRows, createOrg, createWebhook, login, type Receiver, rowsOf, setPlan, signedInUser, type SignedInUser } from '../../../test/factories.js';
+import {
+  attemptRows,
+  createOrg,
+  createWebhook,
+  login,
+  type Receiver,
+  rowsOf,
+  setPlan,
+  signedInUser,
+  type SignedInUser,
+} from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
 import { deferred, workerFixtures } from '../../../test/fixtures/worker.js';
 import { waitUntil } from '../../../test/expect.js';
@@ -62,8 +72,16 @@ describe('results recorded in batches', () => {
     }
     expect(rx.received).toHaveLength(600);
     expect(new Set(ids(rx)).size).toBe(600);
-    const rows = rowsOf(await t.deps.db.execute(sql`select attempts, locked_by, locked_until, response_status from webhook_deliveries where organization_id = ${org.id}`));
-    expect(rows.every((r) => r.attempts === 1 && r.locked_by === null && r.locked_until === null && r.response_status === 204)).toBe(true);
+    const rows = rowsOf(
+      await t.deps.db.execute(
+        sql`select attempts, locked_by, locked_until, response_status from webhook_deliveries where organization_id = ${org.id}`,
+      ),
+    );
+    expect(
+      rows.every(
+        (r) => r.attempts === 1 && r.locked_by === null && r.locked_until === null && r.response_status === 204,
+      ),
+    ).toBe(true);
     const stats = w.stats();
     expect(stats.recorded).toBe(600);
     expect(stats.batches).toBeLessThan(300);
@@ -157,7 +175,11 @@ describe('a result not yet written', () => {
     await rx.waitFor(2);
     await b.drain(60_000);
     expect(ids(rx)[1]).toBe(ids(rx)[0]);
-    const [d] = rowsOf(await t.deps.db.execute(sql`select id, status, attempts, locked_by from webhook_deliveries where endpoint_id = ${hook.id}`));
+    const [d] = rowsOf(
+      await t.deps.db.execute(
+        sql`select id, status, attempts, locked_by from webhook_deliveries where endpoint_id = ${hook.id}`,
+      ),
+    );
     expect(d).toMatchObject({ status: 'delivered', attempts: 1, locked_by: null });
 
     // A comes back and writes its (stale) result: recorded as an attempt, the delivery unchanged.

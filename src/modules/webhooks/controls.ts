@@ -56,7 +56,8 @@ export async function rotateSecret(deps: Infra, access: OrgAccess, id: string, g
 
 /** Too many test events: Retry-After is the wait, in whole seconds, until one of the last minute's is a minute old. */
 const testLimitReached = (retryAfterS: number) =>
-  new AppError('RATE_LIMIT_EXCEEDED',
+  new AppError(
+    'RATE_LIMIT_EXCEEDED',
     'Too many test events for this endpoint',
     `Limit of ${TEST_EVENTS_PER_MINUTE} test events per endpoint per minute reached; retry in ${retryAfterS} seconds`,
     { 'Retry-After': String(retryAfterS) },
@@ -88,8 +89,16 @@ export async function sendTestEvent(deps: Infra, access: OrgAccess, id: string) 
       .orderBy(desc(webhookDeliveries.createdAt))
       .offset(TEST_EVENTS_PER_MINUTE - 1)
       .limit(1);
-    if (oldestCounted) throw testLimitReached(Math.max(1, Math.ceil((oldestCounted.createdAt.getTime() + TEST_WINDOW_MS - now) / 1000)));
-    const { eventId, deliveryIds } = await recordEvent(deps, tx, access.organizationId, 'test', { message: 'This is a test event from Tenantry', webhookId: id }, id);
+    if (oldestCounted)
+      throw testLimitReached(Math.max(1, Math.ceil((oldestCounted.createdAt.getTime() + TEST_WINDOW_MS - now) / 1000)));
+    const { eventId, deliveryIds } = await recordEvent(
+      deps,
+      tx,
+      access.organizationId,
+      'test',
+      { message: 'This is a test event from Tenantry', webhookId: id },
+      id,
+    );
     await auditChange(deps, tx, access);
     return { eventId, deliveryId: deliveryIds[0]! };
   });
@@ -102,7 +111,8 @@ export async function sendTestEvent(deps: Infra, access: OrgAccess, id: string) 
  */
 export async function recoverDeliveries(deps: Infra, access: OrgAccess, id: string, since: Date) {
   const now = deps.clock.now();
-  if (since.getTime() > now.getTime()) throw validationError('Invalid request body', 'since: must not be in the future');
+  if (since.getTime() > now.getTime())
+    throw validationError('Invalid request body', 'since: must not be in the future');
   return transaction(deps.db, async (tx) => {
     const e = await lockEndpoint(tx, access, id);
     if (!e.isActive) throw conflict('The endpoint is disabled', 'Enable it (isActive: true) to recover deliveries');

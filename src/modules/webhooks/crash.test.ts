@@ -2,7 +2,16 @@
 // workers really race for rows with FOR UPDATE SKIP LOCKED); must hold on PGlite too.
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { attemptRows, createOrg, createWebhook, login, type Receiver, rowsOf, signedInUser, type SignedInUser } from '../../../test/factories.js';
+import {
+  attemptRows,
+  createOrg,
+  createWebhook,
+  login,
+  type Receiver,
+  rowsOf,
+  signedInUser,
+  type SignedInUser,
+} from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
 import { deferred, workerFixtures } from '../../../test/fixtures/worker.js';
 import { recordEvent } from '../../platform/outbox.js';
@@ -53,7 +62,11 @@ describe('two workers on one database', () => {
     await waitUntil('all 200 are delivered', async () => (await statusCounts(hook.id)).delivered === 200);
     await Promise.all([a.drain(60_000), b.drain(60_000)]);
 
-    const rows = rowsOf(await t.deps.db.execute(sql`select id, status, attempts, locked_by from webhook_deliveries where endpoint_id = ${hook.id}`));
+    const rows = rowsOf(
+      await t.deps.db.execute(
+        sql`select id, status, attempts, locked_by from webhook_deliveries where endpoint_id = ${hook.id}`,
+      ),
+    );
     expect(rows).toHaveLength(200);
     const counts = countIds(rx);
     expect(counts.size).toBe(200);
@@ -61,7 +74,11 @@ describe('two workers on one database', () => {
     expect(new Set(rows.map((r) => r.id))).toEqual(new Set(counts.keys()));
     expect(rows.every((r) => r.status === 'delivered' && r.attempts === 1 && r.locked_by === null)).toBe(true);
     expect(rx.received).toHaveLength(200);
-    const [attempts] = rowsOf(await t.deps.db.execute(sql`select count(*)::int as n, count(distinct delivery_id)::int as d from webhook_attempts where delivery_id in (select id from webhook_deliveries where endpoint_id = ${hook.id})`));
+    const [attempts] = rowsOf(
+      await t.deps.db.execute(
+        sql`select count(*)::int as n, count(distinct delivery_id)::int as d from webhook_attempts where delivery_id in (select id from webhook_deliveries where endpoint_id = ${hook.id})`,
+      ),
+    );
     expect(attempts).toMatchObject({ n: 200, d: 200 });
     // The payloads: every event once.
     expect(new Set(rx.received.map((r) => JSON.parse(r.body).data.n)).size).toBe(200);
@@ -104,16 +121,29 @@ describe('waking up', () => {
     await w.start();
     // Past its first claim (at start): from here only a notification brings it back.
     await waitUntil('the claim at start is done', () => w.stats().claims >= 1);
-    const res = await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/projects`, headers: owner.auth, payload: { name: 'here' } });
+    const res = await t.request({
+      method: 'POST',
+      url: `/api/v1/organizations/${org.id}/projects`,
+      headers: owner.auth,
+      payload: { name: 'here' },
+    });
     expect(res.statusCode).toBe(201);
     await rx.waitFor(1, 20_000);
 
-    const other = await createTestApp({ database: t.database, clock: t.clock, env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } });
+    const other = await createTestApp({
+      database: t.database,
+      clock: t.clock,
+      env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' },
+    });
     try {
       // The first delivery written: the worker is idle again, waiting for a notification.
       await waitUntil('the first delivery is recorded', () => w.stats().recorded === 1 && w.stats().inFlight === 0);
       await other.deps.db.transaction(async (tx) => {
-        await recordEvent(other.deps, tx, org.id, 'project.created', { projectId: 'prj_other', organizationId: org.id, name: 'there' });
+        await recordEvent(other.deps, tx, org.id, 'project.created', {
+          projectId: 'prj_other',
+          organizationId: org.id,
+          name: 'there',
+        });
       });
       await rx.waitFor(2, 20_000);
     } finally {
@@ -160,7 +190,9 @@ describe('a crashed worker', () => {
     const counts = countIds(rx);
     expect(counts.size).toBe(20);
     expect([...counts.values()].every((n) => n === 1)).toBe(true);
-    const rows = rowsOf(await t.deps.db.execute(sql`select attempts, locked_by from webhook_deliveries where endpoint_id = ${hook.id}`));
+    const rows = rowsOf(
+      await t.deps.db.execute(sql`select attempts, locked_by from webhook_deliveries where endpoint_id = ${hook.id}`),
+    );
     expect(rows.every((r) => r.attempts === 1 && r.locked_by === null)).toBe(true);
     await b.stop();
   });
@@ -189,10 +221,16 @@ describe('a crashed worker', () => {
     gates[0]!.resolve();
     // Attempt 1's late 500 is recorded (its attempt row) before attempt 2 answers.
     const deliveryId = rx.received[0]!.headers['x-webhook-delivery-id'] as string;
-    await waitUntil('the late attempt is recorded', async () => (await attemptRows(t, deliveryId)).some((x) => x.response_status === 500));
+    await waitUntil('the late attempt is recorded', async () =>
+      (await attemptRows(t, deliveryId)).some((x) => x.response_status === 500),
+    );
     gates[1]!.resolve();
     await a.drain(60_000);
-    const [d] = rowsOf(await t.deps.db.execute(sql`select status, response_status, next_retry_at, locked_by from webhook_deliveries where endpoint_id = ${hook.id}`));
+    const [d] = rowsOf(
+      await t.deps.db.execute(
+        sql`select status, response_status, next_retry_at, locked_by from webhook_deliveries where endpoint_id = ${hook.id}`,
+      ),
+    );
     expect(d).toMatchObject({ status: 'delivered', response_status: 204, next_retry_at: null, locked_by: null });
     // Nothing more is sent later.
     t.clock.advance(3600_000);
@@ -217,7 +255,9 @@ describe('graceful stop', () => {
     await w.stop();
     expect(await statusCounts(hook.id)).toEqual({ delivered: 5 });
     const [attempts] = rowsOf(
-      await t.deps.db.execute(sql`select count(*)::int as n from webhook_attempts where response_status = 200 and delivery_id in (select id from webhook_deliveries where endpoint_id = ${hook.id})`),
+      await t.deps.db.execute(
+        sql`select count(*)::int as n from webhook_attempts where response_status = 200 and delivery_id in (select id from webhook_deliveries where endpoint_id = ${hook.id})`,
+      ),
     );
     expect(Number(attempts!.n)).toBe(5);
     expect(rx.received).toHaveLength(5);

@@ -29,7 +29,12 @@ const { receiver } = fx;
 
 const drain = () => worker.drain(60_000);
 const createProject = async (orgId: string, name = 'P') => {
-  const res = await t.request({ method: 'POST', url: `/api/v1/organizations/${orgId}/projects`, headers: owner.auth, payload: { name } });
+  const res = await t.request({
+    method: 'POST',
+    url: `/api/v1/organizations/${orgId}/projects`,
+    headers: owner.auth,
+    payload: { name },
+  });
   expect(res.statusCode, res.body).toBe(201);
   return json(res);
 };
@@ -71,7 +76,12 @@ describe('the request', () => {
     const parsed = JSON.parse(req.body) as Record<string, unknown>;
     expect(req.body).toBe(JSON.stringify(parsed));
     expect(Object.keys(parsed)).toEqual(['id', 'type', 'timestamp', 'data']);
-    expect(parsed).toEqual({ id: row!.event_id, type: 'project.created', timestamp: recordedAt, data: { projectId: project.id, organizationId: org.id, name: 'Launch' } });
+    expect(parsed).toEqual({
+      id: row!.event_id,
+      type: 'project.created',
+      timestamp: recordedAt,
+      data: { projectId: project.id, organizationId: org.id, name: 'Launch' },
+    });
     expect(parsed.id).toMatch(/^evt_[0-9a-z]{26}$/);
 
     const event = stripeVerify(t, req, hook.secret);
@@ -80,14 +90,26 @@ describe('the request', () => {
     expect(() => stripeVerify(t, { ...req, body: req.body.replace('Launch', 'Lunch') }, hook.secret)).toThrow();
     expect(() => stripeVerify(t, req, `whsec_${'0'.repeat(64)}`)).toThrow();
 
-    expect(row).toMatchObject({ status: 'delivered', attempts: 1, response_status: 204, last_error: null, next_retry_at: null });
+    expect(row).toMatchObject({
+      status: 'delivered',
+      attempts: 1,
+      response_status: 204,
+      last_error: null,
+      next_retry_at: null,
+    });
     expect(row!.delivered_at).not.toBeNull();
     const attempts = await attemptRows(t, row!.id);
     expect(attempts).toHaveLength(1);
     expect(attempts[0]).toMatchObject({ attempt: 1, response_status: 204, error: null });
     expect(attempts[0]!.duration_ms).toBeGreaterThanOrEqual(0);
 
-    const listed = json(await t.request({ method: 'GET', url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}/deliveries`, headers: owner.auth }));
+    const listed = json(
+      await t.request({
+        method: 'GET',
+        url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}/deliveries`,
+        headers: owner.auth,
+      }),
+    );
     expect(listed.data[0]).toMatchObject({
       id: row!.id,
       eventType: 'project.created',
@@ -109,7 +131,11 @@ describe('the request', () => {
     expect(rx.received).toHaveLength(1);
     expect(stripeVerify(t, rx.received[0]!, hook.secret)).toMatchObject({ type: 'project.created' });
 
-    const rotated = await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}/rotate-secret`, headers: owner.auth });
+    const rotated = await t.request({
+      method: 'POST',
+      url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}/rotate-secret`,
+      headers: owner.auth,
+    });
     expect(rotated.statusCode, rotated.body).toBe(200);
     const fresh = json(rotated).data.secret as string;
     expect(fresh).toMatch(/^whsec_[0-9a-f]{64}$/);
@@ -143,20 +169,39 @@ describe('which endpoints receive an event', () => {
     await drain();
     expect(only.received.map((r) => r.headers['x-webhook-event'])).toEqual(['member.added']);
     expect(all.received.map((r) => r.headers['x-webhook-event'])).toEqual(['project.created', 'member.added']);
-    expect(JSON.parse(only.received[0]!.body).data).toMatchObject({ memberId: membership.id, organizationId: org.id, userId: member.userId, email: member.email, role: 'member' });
+    expect(JSON.parse(only.received[0]!.body).data).toMatchObject({
+      memberId: membership.id,
+      organizationId: org.id,
+      userId: member.userId,
+      email: member.email,
+      role: 'member',
+    });
     // Both endpoints got the same event, each under its own delivery id.
     expect(only.received[0]!.body).toBe(all.received[1]!.body);
-    expect(only.received[0]!.headers['x-webhook-delivery-id']).not.toBe(all.received[1]!.headers['x-webhook-delivery-id']);
+    expect(only.received[0]!.headers['x-webhook-delivery-id']).not.toBe(
+      all.received[1]!.headers['x-webhook-delivery-id'],
+    );
   });
 
   it('"subscription.updated" receives billing.updated (sent under that name) but not billing.canceled', async () => {
     const rx = await receiver();
     const org = await createOrg(t, owner);
     const hook = await createWebhook(t, org.id, owner, { url: rx.url, events: ['subscription.updated'] });
-    const data = { organizationId: org.id, plan: 'pro', status: 'active', subscriptionId: 'sub_1', currentPeriodEnd: '2026-04-01T00:00:00.000Z', cancelAtPeriodEnd: false };
+    const data = {
+      organizationId: org.id,
+      plan: 'pro',
+      status: 'active',
+      subscriptionId: 'sub_1',
+      currentPeriodEnd: '2026-04-01T00:00:00.000Z',
+      cancelAtPeriodEnd: false,
+    };
     await t.deps.db.transaction(async (tx) => {
       await recordEvent(t.deps, tx, org.id, 'billing.updated', data);
-      await recordEvent(t.deps, tx, org.id, 'billing.canceled', { organizationId: org.id, subscriptionId: 'sub_1', cancelAt: null });
+      await recordEvent(t.deps, tx, org.id, 'billing.canceled', {
+        organizationId: org.id,
+        subscriptionId: 'sub_1',
+        cancelAt: null,
+      });
     });
     worker.wake();
     await drain();
@@ -175,14 +220,22 @@ describe('which endpoints receive an event', () => {
     });
     worker.wake();
     await drain();
-    expect(rx.received.map((r) => JSON.parse(r.body))).toEqual([expect.objectContaining({ type: 'order.shipped', data: { orderId: 'o1' } })]);
+    expect(rx.received.map((r) => JSON.parse(r.body))).toEqual([
+      expect.objectContaining({ type: 'order.shipped', data: { orderId: 'o1' } }),
+    ]);
   });
 
   it('a disabled endpoint receives nothing; enabled again, it receives what follows', async () => {
     const rx = await receiver();
     const org = await createOrg(t, owner);
     const hook = await createWebhook(t, org.id, owner, { url: rx.url });
-    const patch = (isActive: boolean) => t.request({ method: 'PATCH', url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}`, headers: owner.auth, payload: { isActive } });
+    const patch = (isActive: boolean) =>
+      t.request({
+        method: 'PATCH',
+        url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}`,
+        headers: owner.auth,
+        payload: { isActive },
+      });
     expect((await patch(false)).statusCode).toBe(200);
     await createProject(org.id, 'quiet');
     await drain();
@@ -198,7 +251,11 @@ describe('which endpoints receive an event', () => {
     const rx = await receiver();
     const org = await createOrg(t, owner);
     const hook = await createWebhook(t, org.id, owner, { url: rx.url, events: ['member.added'] });
-    const res = await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}/test`, headers: owner.auth });
+    const res = await t.request({
+      method: 'POST',
+      url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}/test`,
+      headers: owner.auth,
+    });
     expect(res.statusCode, res.body).toBe(200);
     await drain();
     expect(rx.received).toHaveLength(1);
@@ -206,7 +263,12 @@ describe('which endpoints receive an event', () => {
     expect(req.headers['x-webhook-event']).toBe('test');
     expect(req.headers['x-webhook-delivery-id']).toBe(json(res).data.deliveryId);
     const event = stripeVerify(t, req, hook.secret);
-    expect(event).toEqual({ id: json(res).data.eventId, type: 'test', timestamp: expect.any(String), data: { message: expect.any(String), webhookId: hook.id } });
+    expect(event).toEqual({
+      id: json(res).data.eventId,
+      type: 'test',
+      timestamp: expect.any(String),
+      data: { message: expect.any(String), webhookId: hook.id },
+    });
     expect((event.data as { message: string }).message.length).toBeGreaterThan(0);
   });
 });
@@ -216,10 +278,16 @@ describe('the outbox', () => {
     const rx = await receiver();
     const org = await createOrg(t, owner);
     const hook = await createWebhook(t, org.id, owner, { url: rx.url });
-    const eventsBefore = rowsOf(await t.deps.db.execute(sql`select id from events where organization_id = ${org.id}`)).length;
+    const eventsBefore = rowsOf(
+      await t.deps.db.execute(sql`select id from events where organization_id = ${org.id}`),
+    ).length;
     await expect(
       t.deps.db.transaction(async (tx) => {
-        const { deliveryIds } = await recordEvent(t.deps, tx, org.id, 'project.created', { projectId: 'prj_x', organizationId: org.id, name: 'ghost' });
+        const { deliveryIds } = await recordEvent(t.deps, tx, org.id, 'project.created', {
+          projectId: 'prj_x',
+          organizationId: org.id,
+          name: 'ghost',
+        });
         expect(deliveryIds).toHaveLength(1);
         // Give a worker every chance to see it before the rollback.
         worker.wake();
@@ -231,10 +299,15 @@ describe('the outbox', () => {
     await drain();
     // And once more: the worker claims again and has nothing in flight (a delivery would be at the receiver).
     const looked = worker.stats().claims;
-    await waitUntil('the worker has claimed again', () => worker.stats().claims > looked && worker.stats().inFlight === 0);
+    await waitUntil(
+      'the worker has claimed again',
+      () => worker.stats().claims > looked && worker.stats().inFlight === 0,
+    );
     expect(rx.received).toHaveLength(0);
     expect(await deliveryRows(t, hook.id)).toHaveLength(0);
-    expect(rowsOf(await t.deps.db.execute(sql`select id from events where organization_id = ${org.id}`))).toHaveLength(eventsBefore);
+    expect(rowsOf(await t.deps.db.execute(sql`select id from events where organization_id = ${org.id}`))).toHaveLength(
+      eventsBefore,
+    );
 
     // A committed one right after is delivered.
     await createProject(org.id, 'real');
@@ -246,7 +319,12 @@ describe('the outbox', () => {
     const rx = await receiver();
     const org = await createOrg(t, owner);
     const hook = await createWebhook(t, org.id, owner, { url: rx.url });
-    const res = await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/projects`, headers: owner.auth, payload: { name: '' } });
+    const res = await t.request({
+      method: 'POST',
+      url: `/api/v1/organizations/${org.id}/projects`,
+      headers: owner.auth,
+      payload: { name: '' },
+    });
     expect(res.statusCode).toBe(400);
     await drain();
     expect(rx.received).toHaveLength(0);
@@ -258,9 +336,15 @@ describe('WEBHOOK_ALLOW_PRIVATE_URLS=true', () => {
   it('lifts the address rules only: loopback names and addresses are accepted, other schemes still refused', async () => {
     const org = await createOrg(t, owner);
     await setPlan(t, org.id, 'enterprise');
-    for (const url of ['http://localhost:9/x', 'http://127.0.0.1:9/', 'http://[::1]:9/', 'http://intranet/']) await createWebhook(t, org.id, owner, { url });
+    for (const url of ['http://localhost:9/x', 'http://127.0.0.1:9/', 'http://[::1]:9/', 'http://intranet/'])
+      await createWebhook(t, org.id, owner, { url });
     for (const url of ['ftp://example.com/', 'file:///etc/passwd', 'not a url']) {
-      const res = await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/webhooks`, headers: owner.auth, payload: { url } });
+      const res = await t.request({
+        method: 'POST',
+        url: `/api/v1/organizations/${org.id}/webhooks`,
+        headers: owner.auth,
+        payload: { url },
+      });
       expect(res.statusCode, `${url}: ${res.body}`).toBe(400);
       expect(json(res).error.code).toBe('VALIDATION_ERROR');
     }

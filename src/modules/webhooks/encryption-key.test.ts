@@ -6,7 +6,18 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createOrg, createWebhook, deliveryRows, attemptRows, rowsOf, signedInUser, type SignedInUser, startReceiver, type Receiver, stripeVerify } from '../../../test/factories.js';
+import {
+  createOrg,
+  createWebhook,
+  deliveryRows,
+  attemptRows,
+  rowsOf,
+  signedInUser,
+  type SignedInUser,
+  startReceiver,
+  type Receiver,
+  stripeVerify,
+} from '../../../test/factories.js';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { DecryptError, decrypt } from '../../lib/secrets.js';
 import { createDeliveryWorker, type DeliveryWorker } from './worker/index.js';
@@ -37,7 +48,11 @@ afterAll(async () => {
 
 /** The app restarted on the same database (and clock) with another ENCRYPTION_KEY, with a delivery worker of its own. */
 async function restartWith(encryptionKey: string, env: Record<string, string> = {}) {
-  const app = await createTestApp({ database: underA.database, clock: underA.clock, env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', ENCRYPTION_KEY: encryptionKey, ...env } });
+  const app = await createTestApp({
+    database: underA.database,
+    clock: underA.clock,
+    env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', ENCRYPTION_KEY: encryptionKey, ...env },
+  });
   apps.push(app);
   const worker = createDeliveryWorker(app.deps, { pollMs: 50 });
   workers.push(worker);
@@ -47,7 +62,11 @@ async function restartWith(encryptionKey: string, env: Record<string, string> = 
 
 /** The same, without a worker (its API only). */
 async function apiWith(encryptionKey: string) {
-  const app = await createTestApp({ database: underA.database, clock: underA.clock, env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', ENCRYPTION_KEY: encryptionKey } });
+  const app = await createTestApp({
+    database: underA.database,
+    clock: underA.clock,
+    env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', ENCRYPTION_KEY: encryptionKey },
+  });
   apps.push(app);
   return app;
 }
@@ -63,12 +82,19 @@ async function endpoint(app: TestApp) {
 
 /** One `project.created` event for the organization, through the API of `app`. */
 async function projectCreated(app: TestApp, orgId: string) {
-  const res = await app.request({ method: 'POST', url: `/api/v1/organizations/${orgId}/projects`, headers: owner.auth, payload: { name: 'P' } });
+  const res = await app.request({
+    method: 'POST',
+    url: `/api/v1/organizations/${orgId}/projects`,
+    headers: owner.auth,
+    payload: { name: 'P' },
+  });
   expect(res.statusCode, res.body).toBe(201);
 }
 
 async function secretEncOf(app: TestApp, endpointId: string): Promise<string> {
-  const [row] = rowsOf(await app.deps.db.execute(sql`select secret_enc from webhook_endpoints where id = ${endpointId}`));
+  const [row] = rowsOf(
+    await app.deps.db.execute(sql`select secret_enc from webhook_endpoints where id = ${endpointId}`),
+  );
   return row!.secret_enc as string;
 }
 
@@ -90,7 +116,13 @@ describe('ENCRYPTION_KEY changed under existing endpoints', () => {
     worker.wake();
     await worker.drain(60_000);
     [d] = await deliveryRows(app, hook.id);
-    expect(d).toMatchObject({ status: 'failed', attempts: 2, next_retry_at: null, response_status: null, delivered_at: null });
+    expect(d).toMatchObject({
+      status: 'failed',
+      attempts: 2,
+      next_retry_at: null,
+      response_status: null,
+      delivered_at: null,
+    });
     expect(d!.last_error).toContain(UNREADABLE);
     expect(d!.last_error).not.toMatch(/unable to authenticate/i);
     const attempts = await attemptRows(app, d!.id);
@@ -101,7 +133,13 @@ describe('ENCRYPTION_KEY changed under existing endpoints', () => {
     expect(rx.received).toHaveLength(0);
 
     // What the organization sees.
-    const listed = json(await app.request({ method: 'GET', url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}/deliveries`, headers: owner.auth })).data;
+    const listed = json(
+      await app.request({
+        method: 'GET',
+        url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}/deliveries`,
+        headers: owner.auth,
+      }),
+    ).data;
     expect(listed).toHaveLength(1);
     expect(listed[0]).toMatchObject({ id: d!.id, status: 'failed', attempts: 2, nextRetryAt: null });
     expect(listed[0].lastError).toContain(UNREADABLE);
@@ -134,7 +172,11 @@ describe('ENCRYPTION_KEY changed under existing endpoints', () => {
     expect(stripeVerify(underB, rx.received[0]!, hook.secret)).toMatchObject({ type: 'project.created' });
 
     // A rotated secret is encrypted with the first key too.
-    const rotated = await underBA.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}/rotate-secret`, headers: owner.auth });
+    const rotated = await underBA.request({
+      method: 'POST',
+      url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}/rotate-secret`,
+      headers: owner.auth,
+    });
     expect(rotated.statusCode, rotated.body).toBe(200);
     const newSecret = json(rotated).data.secret as string;
     expect(decrypt(Buffer.from(B, 'hex'), await secretEncOf(underBA, hook.id))).toBe(newSecret);

@@ -4,7 +4,15 @@
 // with or without the id): delivery-migration.test.ts.
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOrg, createWebhook, rowsOf, setPlan, signedInUser, type SignedInUser, stripeVerify } from '../../../test/factories.js';
+import {
+  createOrg,
+  createWebhook,
+  rowsOf,
+  setPlan,
+  signedInUser,
+  type SignedInUser,
+  stripeVerify,
+} from '../../../test/factories.js';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { workerFixtures } from '../../../test/fixtures/worker.js';
 import type { DeliveryWorker } from './worker/index.js';
@@ -34,15 +42,29 @@ describe('the event id', () => {
     const hookB = await createWebhook(t, org.id, owner, { url: b.url });
     await worker.start();
     for (const name of ['one', 'two']) {
-      const res = await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/projects`, headers: owner.auth, payload: { name } });
+      const res = await t.request({
+        method: 'POST',
+        url: `/api/v1/organizations/${org.id}/projects`,
+        headers: owner.auth,
+        payload: { name },
+      });
       expect(res.statusCode, res.body).toBe(201);
     }
     await worker.drain(60_000);
 
-    const events = rowsOf(await t.deps.db.execute(sql`select id from events where organization_id = ${org.id} and type = 'project.created' order by created_at, id`));
+    const events = rowsOf(
+      await t.deps.db.execute(
+        sql`select id from events where organization_id = ${org.id} and type = 'project.created' order by created_at, id`,
+      ),
+    );
     expect(events).toHaveLength(2);
     const byName = (rx: typeof a, secret: string) =>
-      Object.fromEntries(rx.received.map((r) => [(JSON.parse(r.body) as { data: { name: string } }).data.name, stripeVerify(t, r, secret)]));
+      Object.fromEntries(
+        rx.received.map((r) => [
+          (JSON.parse(r.body) as { data: { name: string } }).data.name,
+          stripeVerify(t, r, secret),
+        ]),
+      );
     const fromA = byName(a, hookA.secret);
     const fromB = byName(b, hookB.secret);
     for (const name of ['one', 'two']) {
@@ -59,7 +81,11 @@ describe('the event id', () => {
     const org = await createOrg(t, owner);
     const hook = await createWebhook(t, org.id, owner, { url: rx.url });
     await worker.start();
-    const res = await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}/test`, headers: owner.auth });
+    const res = await t.request({
+      method: 'POST',
+      url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}/test`,
+      headers: owner.auth,
+    });
     expect(res.statusCode, res.body).toBe(200);
     await worker.drain(60_000);
     expect(stripeVerify(t, rx.received[0]!, hook.secret)).toMatchObject({ id: json(res).data.eventId, type: 'test' });

@@ -4,7 +4,15 @@
 // endpoint at its cap with a long queue neither starves the others nor gets more than its cap.
 // PGlite, and PostgreSQL with TEST_DATABASE_URL.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createOrg, createWebhook, login, type Receiver, setPlan, signedInUser, type SignedInUser } from '../../../test/factories.js';
+import {
+  createOrg,
+  createWebhook,
+  login,
+  type Receiver,
+  setPlan,
+  signedInUser,
+  type SignedInUser,
+} from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
 import { deferred, workerFixtures } from '../../../test/fixtures/worker.js';
 import { expectRefused, load, useTempDirs } from '../../../test/fixtures/config.js';
@@ -46,7 +54,8 @@ describe('WEBHOOK_ORG_CONCURRENCY', () => {
   it('defaults to 32; takes a whole number of at least 1', () => {
     expect(load().webhook.orgConcurrency).toBe(32);
     expect(load({ WEBHOOK_ORG_CONCURRENCY: '8' }).webhook.orgConcurrency).toBe(8);
-    for (const bad of ['0', '-1', '2.5', 'many']) expectRefused(() => load({ WEBHOOK_ORG_CONCURRENCY: bad }), 'WEBHOOK_ORG_CONCURRENCY');
+    for (const bad of ['0', '-1', '2.5', 'many'])
+      expectRefused(() => load({ WEBHOOK_ORG_CONCURRENCY: bad }), 'WEBHOOK_ORG_CONCURRENCY');
     expect(t.deps.config.webhook.orgConcurrency).toBe(3);
   });
 });
@@ -74,7 +83,10 @@ describe('an organization whose endpoints never answer', () => {
       await waitUntil('the noisy organization fills its share', () => held() === 3 && w.stats().inFlight === 3);
       await record(quiet.id, 5);
       w.wake();
-      await waitUntil('the quiet organization has all 5', async () => (await statusCounts(quietHook.id)).delivered === 5);
+      await waitUntil(
+        'the quiet organization has all 5',
+        async () => (await statusCounts(quietHook.id)).delivered === 5,
+      );
       expect(quietRx.received).toHaveLength(5);
       // Claims went by meanwhile (one per quiet delivery at least): the noisy one never got a fourth slot.
       expect(held()).toBe(3);
@@ -139,7 +151,11 @@ describe('an endpoint at its cap with a long queue', () => {
       await record(busy.id, 5, 'load.side');
       await record(other.id, 5);
       w.wake();
-      await waitUntil('both others have all 5', async () => (await statusCounts(sideHook.id)).delivered === 5 && (await statusCounts(otherHook.id)).delivered === 5);
+      await waitUntil(
+        'both others have all 5',
+        async () =>
+          (await statusCounts(sideHook.id)).delivered === 5 && (await statusCounts(otherHook.id)).delivered === 5,
+      );
       expect(hot.rx.received).toHaveLength(2);
       expect(await statusCounts(hotHook.id)).toEqual({ pending: 400 });
     } finally {

@@ -33,26 +33,61 @@ afterAll(async () => {
 describe('webhook delivery happy path', () => {
   it('signs a project.created event that Stripe’s verifier accepts', async () => {
     const owner = await signedInUser(t, 'hooks');
-    const org = json(await t.request({ method: 'POST', url: '/api/v1/organizations', headers: owner.auth, payload: { name: 'Hooks', slug: `hooks-${Date.now()}` } }));
+    const org = json(
+      await t.request({
+        method: 'POST',
+        url: '/api/v1/organizations',
+        headers: owner.auth,
+        payload: { name: 'Hooks', slug: `hooks-${Date.now()}` },
+      }),
+    );
     const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`;
-    const created = await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/webhooks`, headers: owner.auth, payload: { url, events: ['project.created'] } });
+    const created = await t.request({
+      method: 'POST',
+      url: `/api/v1/organizations/${org.id}/webhooks`,
+      headers: owner.auth,
+      payload: { url, events: ['project.created'] },
+    });
     expect(created.statusCode, created.body).toBe(201);
     const { secret, id } = json(created).data;
     expect(secret).toMatch(/^whsec_[0-9a-f]{64}$/);
 
-    await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/projects`, headers: owner.auth, payload: { name: 'P' } });
+    await t.request({
+      method: 'POST',
+      url: `/api/v1/organizations/${org.id}/projects`,
+      headers: owner.auth,
+      payload: { name: 'P' },
+    });
     await worker.drain();
     expect(received).toHaveLength(1);
     const got = received[0]!;
     // The signature's t comes from the app's (fake) clock: verify at that time, with Stripe's 300 s tolerance.
     const now = Math.floor(t.clock.now().getTime() / 1000);
     const stripe = new Stripe('sk_test_x');
-    const event = stripe.webhooks.constructEvent(got.body, got.headers['x-webhook-signature'] as string, secret, 300, undefined, now) as unknown as Record<string, unknown>;
+    const event = stripe.webhooks.constructEvent(
+      got.body,
+      got.headers['x-webhook-signature'] as string,
+      secret,
+      300,
+      undefined,
+      now,
+    ) as unknown as Record<string, unknown>;
     expect(event).toMatchObject({ type: 'project.created', data: { name: 'P', organizationId: org.id } });
     expect(got.headers['user-agent']).toBe('Tenantry-Webhooks/1.0');
     expect(got.headers['x-webhook-event']).toBe('project.created');
 
-    const deliveries = json(await t.request({ method: 'GET', url: `/api/v1/organizations/${org.id}/webhooks/${id}/deliveries`, headers: owner.auth }));
-    expect(deliveries.data[0]).toMatchObject({ id: got.headers['x-webhook-delivery-id'], status: 'delivered', attempts: 1, responseStatus: 204 });
+    const deliveries = json(
+      await t.request({
+        method: 'GET',
+        url: `/api/v1/organizations/${org.id}/webhooks/${id}/deliveries`,
+        headers: owner.auth,
+      }),
+    );
+    expect(deliveries.data[0]).toMatchObject({
+      id: got.headers['x-webhook-delivery-id'],
+      status: 'delivered',
+      attempts: 1,
+      responseStatus: 204,
+    });
   });
 });

@@ -19,7 +19,8 @@ const HookParams = Type.Object({ id });
 const DeliveryParams = Type.Object({ id, deliveryId });
 
 const SUMMARY = ' (alias of the organization path)';
-const NOTE = ' The organization is found from the endpoint: an unknown id answers 404 (docs/api.md#flat-webhook-paths).';
+const NOTE =
+  ' The organization is found from the endpoint: an unknown id answers 404 (docs/api.md#flat-webhook-paths).';
 
 /** The flat alias of an endpoint route: its url under /webhooks/:id and its own operationId; its params are the url's. */
 export type FlatAlias = (url: string, operationId: string) => Alias;

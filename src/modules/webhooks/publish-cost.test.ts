@@ -10,7 +10,17 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMember, createApiKey, createOrg, createWebhook, rowsOf, setPlan, signedInUser, type SignedInUser, stripeVerify } from '../../../test/factories.js';
+import {
+  addMember,
+  createApiKey,
+  createOrg,
+  createWebhook,
+  rowsOf,
+  setPlan,
+  signedInUser,
+  type SignedInUser,
+  stripeVerify,
+} from '../../../test/factories.js';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { workerFixtures } from '../../../test/fixtures/worker.js';
 import { periodOf } from '../../platform/quota.js';
@@ -24,7 +34,11 @@ const fx = workerFixtures(() => t);
 
 beforeAll(async () => {
   t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } });
-  [owner, member, outsider] = await Promise.all([signedInUser(t, 'cost-owner'), signedInUser(t, 'cost-member'), signedInUser(t, 'cost-outsider')]);
+  [owner, member, outsider] = await Promise.all([
+    signedInUser(t, 'cost-owner'),
+    signedInUser(t, 'cost-member'),
+    signedInUser(t, 'cost-outsider'),
+  ]);
 });
 afterAll(async () => {
   await fx.stopAll();
@@ -41,13 +55,19 @@ async function stored(orgId: string, marker: string) {
       (select count(*)::int from events e where e.organization_id = ${orgId} and strpos(e::text, ${marker}) > 0)
         + (select count(*)::int from webhook_deliveries d where d.organization_id = ${orgId} and strpos(d::text, ${marker}) > 0) as holding`),
   );
-  return { eventBytes: Number(row!.event_bytes), deliveryBytes: Number(row!.delivery_bytes), deliveries: Number(row!.deliveries), holding: Number(row!.holding) };
+  return {
+    eventBytes: Number(row!.event_bytes),
+    deliveryBytes: Number(row!.delivery_bytes),
+    deliveries: Number(row!.deliveries),
+    holding: Number(row!.holding),
+  };
 }
 
 /** The organization's month of usage (its API-key counter rows) set to `requests` (platform/audit/counters.ts). */
 async function setUsage(orgId: string, requests: number) {
   const p = periodOf(t.clock.now());
-  await t.deps.db.execute(sql`insert into audit_log_counters (organization_id, actor_type, actor_id, action, day, shard, total)
+  await t.deps.db
+    .execute(sql`insert into audit_log_counters (organization_id, actor_type, actor_id, action, day, shard, total)
     values (${orgId}, 'api_key', '', '', ${`${p}-01`}::date, 0, ${requests})`);
 }
 
@@ -57,7 +77,10 @@ async function usage(orgId: string): Promise<number> {
   return json(res).data.usage.apiRequests as number;
 }
 
-const event = (marker = '', size = 0) => ({ type: 'order.shipped', data: { orderId: 'ord_1', marker, blob: randomBytes(size).toString('hex') } });
+const event = (marker = '', size = 0) => ({
+  type: 'order.shipped',
+  data: { orderId: 'ord_1', marker, blob: randomBytes(size).toString('hex') },
+});
 
 describe('what a published event stores', () => {
   it('its body once, whatever the number of endpoints it goes to', async () => {
@@ -93,7 +116,10 @@ describe('what a published event stores', () => {
     const rx = await fx.receiver((req, res) => res.writeHead(req.url === '/hook/0' && ++calls === 1 ? 500 : 204).end());
     const org = await createOrg(t, owner);
     await setPlan(t, org.id, 'enterprise');
-    const hooks = [await createWebhook(t, org.id, owner, { url: `${rx.url}/0` }), await createWebhook(t, org.id, owner, { url: `${rx.url}/1` })];
+    const hooks = [
+      await createWebhook(t, org.id, owner, { url: `${rx.url}/0` }),
+      await createWebhook(t, org.id, owner, { url: `${rx.url}/1` }),
+    ];
     const body = event('', 2_000);
     const res = await publish(t, org.id, owner.auth, body);
     expect(res.statusCode, res.body).toBe(201);
@@ -117,9 +143,20 @@ describe('what a published event stores', () => {
     expect(stripeVerify(t, to1[0]!, hooks[1]!.secret)).toEqual(expected);
 
     // The deliveries list shows the body each delivery sends.
-    const list = await t.request({ method: 'GET', url: `/api/v1/organizations/${org.id}/webhooks/${hooks[0]!.id}/deliveries`, headers: owner.auth });
+    const list = await t.request({
+      method: 'GET',
+      url: `/api/v1/organizations/${org.id}/webhooks/${hooks[0]!.id}/deliveries`,
+      headers: owner.auth,
+    });
     expect(list.statusCode, list.body).toBe(200);
-    expect(json(list).data).toEqual([expect.objectContaining({ eventType: 'order.shipped', status: 'delivered', attempts: 2, payload: JSON.parse(to0[0]!.body) })]);
+    expect(json(list).data).toEqual([
+      expect.objectContaining({
+        eventType: 'order.shipped',
+        status: 'delivered',
+        attempts: 2,
+        payload: JSON.parse(to0[0]!.body),
+      }),
+    ]);
   });
 });
 
@@ -154,7 +191,11 @@ describe('the monthly quota of publishing', () => {
     // A second instance reads the month from the database: the two publishes are there.
     const second = await createTestApp({ database: t.database, clock: t.clock });
     try {
-      const res = await second.request({ method: 'GET', url: `/api/v1/organizations/${org.id}/projects`, headers: key.headers });
+      const res = await second.request({
+        method: 'GET',
+        url: `/api/v1/organizations/${org.id}/projects`,
+        headers: key.headers,
+      });
       expect(res.statusCode, res.body).toBe(429);
       expect(json(res).error.code).toBe('QUOTA_EXCEEDED');
       const published = await publish(second, org.id, owner.auth, event());
@@ -176,7 +217,16 @@ describe('the monthly quota of publishing', () => {
     expect((await publish(t, org.id, owner.auth, event())).statusCode).toBe(201);
     expect(await usage(org.id)).toBe(4);
     // Other requests of signed-in people are not counted.
-    expect((await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/projects`, headers: owner.auth, payload: { name: 'p' } })).statusCode).toBe(201);
+    expect(
+      (
+        await t.request({
+          method: 'POST',
+          url: `/api/v1/organizations/${org.id}/projects`,
+          headers: owner.auth,
+          payload: { name: 'p' },
+        })
+      ).statusCode,
+    ).toBe(201);
     expect(await usage(org.id)).toBe(4);
   });
 

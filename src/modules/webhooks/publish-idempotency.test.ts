@@ -3,7 +3,16 @@
 // at once), the same key with another request answers 409, each organization has its own keys,
 // and after 24 h (the app's fake clock moved) the key makes a new event.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiKey, createOrg, createWebhook, eventsOf, login, type MadeKey, signedInUser, type SignedInUser } from '../../../test/factories.js';
+import {
+  createApiKey,
+  createOrg,
+  createWebhook,
+  eventsOf,
+  login,
+  type MadeKey,
+  signedInUser,
+  type SignedInUser,
+} from '../../../test/factories.js';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { footprint, publish } from '../../../test/fixtures/publish.js';
 
@@ -39,7 +48,11 @@ describe('Idempotency-Key', () => {
     expect(first.statusCode, first.body).toBe(201);
     expect(json(first).data).toMatchObject({ type: 'order.shipped', deliveries: 1 });
     const afterFirst = await footprint(t, org.id);
-    expect(afterFirst).toMatchObject({ events: before.events + 1, deliveries: before.deliveries + 1, keys: before.keys + 1 });
+    expect(afterFirst).toMatchObject({
+      events: before.events + 1,
+      deliveries: before.deliveries + 1,
+      keys: before.keys + 1,
+    });
 
     t.clock.advance(60 * 60 * 1000);
     // The key is the organization's: a person repeating it gets the key's answer too; the data's key order does not matter.
@@ -59,10 +72,17 @@ describe('Idempotency-Key', () => {
     const k = newKey();
     expect((await send(k)).statusCode).toBe(201);
     const before = await footprint(t, org.id);
-    for (const payload of [{ ...ORDER, type: 'order.created' }, { ...ORDER, data: { orderId: 'ord_8', total: 12.5 } }, { ...ORDER, data: {} }]) {
+    for (const payload of [
+      { ...ORDER, type: 'order.created' },
+      { ...ORDER, data: { orderId: 'ord_8', total: 12.5 } },
+      { ...ORDER, data: {} },
+    ]) {
       const res = await send(k, payload);
       expect(res.statusCode, res.body).toBe(409);
-      expect(json(res).error).toMatchObject({ code: 'CONFLICT', message: 'This Idempotency-Key was used for another request' });
+      expect(json(res).error).toMatchObject({
+        code: 'CONFLICT',
+        message: 'This Idempotency-Key was used for another request',
+      });
     }
     expect(await footprint(t, org.id)).toEqual(before);
   });
@@ -92,7 +112,11 @@ describe('Idempotency-Key', () => {
     expect(answers.map((a) => a.statusCode)).toEqual([201, 201, 201, 201, 201]);
     expect(new Set(answers.map((a) => a.body)).size).toBe(1);
     expect(answers.filter((a) => a.headers['idempotent-replayed'] === 'true')).toHaveLength(4);
-    expect(await footprint(t, org.id)).toMatchObject({ events: before.events + 1, deliveries: before.deliveries + 1, keys: before.keys + 1 });
+    expect(await footprint(t, org.id)).toMatchObject({
+      events: before.events + 1,
+      deliveries: before.deliveries + 1,
+      keys: before.keys + 1,
+    });
   });
 
   it('is per organization: the same key in two organizations makes two events', async () => {
@@ -105,7 +129,8 @@ describe('Idempotency-Key', () => {
     expect([a.statusCode, b.statusCode]).toEqual([201, 201]);
     expect(json(a).data.id).not.toBe(json(b).data.id);
     expect(b.headers['idempotent-replayed']).toBeUndefined();
-    const published = async (orgId: string) => (await eventsOf(t, orgId)).filter((e) => e.type === 'order.shipped').map((e) => e.id as string);
+    const published = async (orgId: string) =>
+      (await eventsOf(t, orgId)).filter((e) => e.type === 'order.shipped').map((e) => e.id as string);
     expect(await published(second.id)).toEqual([json(b).data.id]);
     expect(await published(org.id)).toContain(json(a).data.id);
     expect(await footprint(t, second.id)).toMatchObject({ keys: 1 });

@@ -11,8 +11,14 @@ const EXAMPLE = { type: 'order.shipped', data: { orderId: 'ord_1042', carrier: '
 export const PublishEventBody = named(
   'PublishEventRequest',
   Body({
-    type: Type.String({ minLength: 1, maxLength: 100, description: 'A custom `a.b` type (e.g. `order.shipped`), not one of the service’s own (docs/api.md#event-types)' }),
-    data: Type.Record(Type.String(), Type.Unknown(), { description: 'Any JSON object: the `data` of the delivered body' }),
+    type: Type.String({
+      minLength: 1,
+      maxLength: 100,
+      description: 'A custom `a.b` type (e.g. `order.shipped`), not one of the service’s own (docs/api.md#event-types)',
+    }),
+    data: Type.Record(Type.String(), Type.Unknown(), {
+      description: 'Any JSON object: the `data` of the delivered body',
+    }),
   }),
   { examples: [EXAMPLE] },
 );
@@ -23,7 +29,9 @@ export const PublishEventResponse = named(
     data: Type.Object({
       id: Type.String({ description: 'The event (`evt_…`): the `id` of every delivery’s body' }),
       type: Type.String(),
-      deliveries: Type.Integer({ description: 'Deliveries queued: the active endpoints subscribed to this type or to every event' }),
+      deliveries: Type.Integer({
+        description: 'Deliveries queued: the active endpoints subscribed to this type or to every event',
+      }),
     }),
   }),
   { examples: [{ success: true, data: { id: 'evt_01jq3cd2f4h6k8m0p2r4t6w8y0', type: EXAMPLE.type, deliveries: 2 } }] },
@@ -31,7 +39,12 @@ export const PublishEventResponse = named(
 
 const Headers = Type.Object({
   'idempotency-key': Type.Optional(
-    Type.String({ minLength: 1, maxLength: 255, description: 'Repeated within 24 h in this organization: the first answer again, nothing recorded (docs/api.md#publishing-your-own-events)' }),
+    Type.String({
+      minLength: 1,
+      maxLength: 255,
+      description:
+        'Repeated within 24 h in this organization: the first answer again, nothing recorded (docs/api.md#publishing-your-own-events)',
+    }),
   ),
 });
 
@@ -49,10 +62,26 @@ export function publishRoutes(deps: Infra) {
         'to every active endpoint of the organization subscribed to it or to every event. With `Idempotency-Key`, a repeat within 24 h answers the first answer ' +
         '(with `Idempotent-Replayed: true`) and records nothing; the same key with another `type` or `data` answers 409. Every publish counts against the ' +
         'organization’s monthly apiRequests quota, with an access token as with an API key (429 QUOTA_EXCEEDED past it).',
-      schema: { params: OrgParams, headers: Headers, body: ref(PublishEventBody), response: { 201: ref(PublishEventResponse, 'Recorded, and its deliveries queued') } },
+      schema: {
+        params: OrgParams,
+        headers: Headers,
+        body: ref(PublishEventBody),
+        response: { 201: ref(PublishEventResponse, 'Recorded, and its deliveries queued') },
+      },
       errors: [
-        { code: 'VALIDATION_ERROR', name: 'serviceType', message: 'Invalid request body', details: 'type: "project.created" is an event type of the service; publish your own types, like "order.shipped"' },
-        { code: 'CONFLICT', name: 'idempotencyKeyReused', message: 'This Idempotency-Key was used for another request', details: 'It was first sent with another type or data; send a new key for a new event' },
+        {
+          code: 'VALIDATION_ERROR',
+          name: 'serviceType',
+          message: 'Invalid request body',
+          details:
+            'type: "project.created" is an event type of the service; publish your own types, like "order.shipped"',
+        },
+        {
+          code: 'CONFLICT',
+          name: 'idempotencyKeyReused',
+          message: 'This Idempotency-Key was used for another request',
+          details: 'It was first sent with another type or data; send a new key for a new event',
+        },
       ],
       handler: async (ctx, { body }) => {
         // The headers schema let through one string at most.

@@ -32,7 +32,10 @@ let eventsKey: MadeKey;
 let webhooksKey: MadeKey;
 let otherKey: MadeKey;
 const fx = workerFixtures(() => t);
-const ORDER = { type: 'order.shipped', data: { orderId: 'ord_1', lines: [{ sku: 'A', qty: 2 }], gift: false, note: null } };
+const ORDER = {
+  type: 'order.shipped',
+  data: { orderId: 'ord_1', lines: [{ sku: 'A', qty: 2 }], gift: false, note: null },
+};
 
 beforeAll(async () => {
   t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } });
@@ -68,7 +71,10 @@ describe('publishing an event', () => {
     const res = await publish(t, org.id, owner.auth, ORDER);
     expect(res.statusCode, res.body).toBe(201);
     const body = json(res);
-    expect(body).toEqual({ success: true, data: { id: expect.stringMatching(/^evt_[0-9a-z]{26}$/), type: 'order.shipped', deliveries: 1 } });
+    expect(body).toEqual({
+      success: true,
+      data: { id: expect.stringMatching(/^evt_[0-9a-z]{26}$/), type: 'order.shipped', deliveries: 1 },
+    });
     expect(res.headers['idempotent-replayed']).toBeUndefined();
 
     await worker.drain(60_000);
@@ -76,10 +82,23 @@ describe('publishing an event', () => {
     expect(rx.received).toHaveLength(1);
     const got = rx.received[0]!;
     expect(got.headers['x-webhook-event']).toBe('order.shipped');
-    expect(stripeVerify(t, got, hook.secret)).toEqual({ id: body.data.id, type: 'order.shipped', timestamp: t.clock.now().toISOString(), data: ORDER.data });
-    expect((await eventsOf(t, org.id)).filter((e) => e.id === body.data.id)).toEqual([expect.objectContaining({ type: 'order.shipped', data: ORDER.data })]);
-    expect(await deliveryRows(t, hook.id)).toEqual([expect.objectContaining({ event_id: body.data.id, status: 'delivered' })]);
-    await t.request({ method: 'DELETE', url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}`, headers: owner.auth });
+    expect(stripeVerify(t, got, hook.secret)).toEqual({
+      id: body.data.id,
+      type: 'order.shipped',
+      timestamp: t.clock.now().toISOString(),
+      data: ORDER.data,
+    });
+    expect((await eventsOf(t, org.id)).filter((e) => e.id === body.data.id)).toEqual([
+      expect.objectContaining({ type: 'order.shipped', data: ORDER.data }),
+    ]);
+    expect(await deliveryRows(t, hook.id)).toEqual([
+      expect.objectContaining({ event_id: body.data.id, status: 'delivered' }),
+    ]);
+    await t.request({
+      method: 'DELETE',
+      url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}`,
+      headers: owner.auth,
+    });
   });
 
   it('is allowed to admins and to a key with write:events (whose request leaves no change entry, only its request audit)', async () => {
@@ -104,9 +123,18 @@ describe('publishing an event', () => {
     await make(['project.created']);
     const paused = await make(['order.shipped']);
     const deleted = await make([]);
-    const patch = await t.request({ method: 'PATCH', url: `/api/v1/organizations/${o.id}/webhooks/${paused.id}`, headers: owner.auth, payload: { isActive: false } });
+    const patch = await t.request({
+      method: 'PATCH',
+      url: `/api/v1/organizations/${o.id}/webhooks/${paused.id}`,
+      headers: owner.auth,
+      payload: { isActive: false },
+    });
     expect(patch.statusCode, patch.body).toBe(200);
-    const del = await t.request({ method: 'DELETE', url: `/api/v1/organizations/${o.id}/webhooks/${deleted.id}`, headers: owner.auth });
+    const del = await t.request({
+      method: 'DELETE',
+      url: `/api/v1/organizations/${o.id}/webhooks/${deleted.id}`,
+      headers: owner.auth,
+    });
     expect(del.statusCode, del.body).toBe(200);
 
     const cases: Array<[string, string[]]> = [
@@ -120,7 +148,8 @@ describe('publishing an event', () => {
       expect(json(res).data.deliveries, type).toBe(endpoints.length);
       const hooks = [all, shipped, created, paused, deleted];
       const reached = [];
-      for (const h of hooks) if ((await deliveryRows(t, h.id)).some((d) => d.event_id === json(res).data.id)) reached.push(h.id);
+      for (const h of hooks)
+        if ((await deliveryRows(t, h.id)).some((d) => d.event_id === json(res).data.id)) reached.push(h.id);
       expect(reached.sort(), type).toEqual([...endpoints].sort());
     }
     // An organization without endpoints records the event all the same.
@@ -132,7 +161,14 @@ describe('publishing an event', () => {
 });
 
 describe('refusals record nothing', () => {
-  const refuses = async (orgId: string, headers: Record<string, string>, payload: unknown, status: number, code: string, details?: RegExp) => {
+  const refuses = async (
+    orgId: string,
+    headers: Record<string, string>,
+    payload: unknown,
+    status: number,
+    code: string,
+    details?: RegExp,
+  ) => {
     const before = [await footprint(t, org.id), await footprint(t, other.id)];
     const res = await publish(t, orgId, headers, payload);
     expect(res.statusCode, `${JSON.stringify(payload)}: ${res.body}`).toBe(status);
@@ -142,27 +178,60 @@ describe('refusals record nothing', () => {
   };
 
   it('a type of the service’s own catalogue or an alias of one: 400 naming type', async () => {
-    for (const type of ['project.created', 'member.added', 'billing.updated', 'api_key.revoked', 'subscription.updated', 'test']) {
+    for (const type of [
+      'project.created',
+      'member.added',
+      'billing.updated',
+      'api_key.revoked',
+      'subscription.updated',
+      'test',
+    ]) {
       await refuses(org.id, owner.auth, { type, data: {} }, 400, 'VALIDATION_ERROR', /^type: /);
     }
   });
 
   it('a type that is not a custom a.b name: 400 naming type', async () => {
-    for (const type of ['order', 'Order.Shipped', 'order.', '.shipped', 'order..shipped', '1order.shipped', 'order shipped.x', 'order-shipped.x', `order.${'x'.repeat(100)}`, '']) {
+    for (const type of [
+      'order',
+      'Order.Shipped',
+      'order.',
+      '.shipped',
+      'order..shipped',
+      '1order.shipped',
+      'order shipped.x',
+      'order-shipped.x',
+      `order.${'x'.repeat(100)}`,
+      '',
+    ]) {
       await refuses(org.id, owner.auth, { type, data: {} }, 400, 'VALIDATION_ERROR', /^type: /);
     }
   });
 
   it('data that is not a JSON object, a missing field or an unknown one: 400 naming it', async () => {
-    for (const data of [[], [1], 'x', 1, true, null]) await refuses(org.id, owner.auth, { type: 'order.shipped', data }, 400, 'VALIDATION_ERROR', /^data: /);
+    for (const data of [[], [1], 'x', 1, true, null])
+      await refuses(org.id, owner.auth, { type: 'order.shipped', data }, 400, 'VALIDATION_ERROR', /^data: /);
     await refuses(org.id, owner.auth, { type: 'order.shipped' }, 400, 'VALIDATION_ERROR', /^data: is required/);
     await refuses(org.id, owner.auth, { data: {} }, 400, 'VALIDATION_ERROR', /^type: is required/);
-    await refuses(org.id, owner.auth, { ...ORDER, extra: 1 }, 400, 'VALIDATION_ERROR', /^extra: is not an allowed field/);
+    await refuses(
+      org.id,
+      owner.auth,
+      { ...ORDER, extra: 1 },
+      400,
+      'VALIDATION_ERROR',
+      /^extra: is not an allowed field/,
+    );
   });
 
   it('an Idempotency-Key that is empty or longer than 255 characters: 400 naming it', async () => {
     for (const key of ['', 'k'.repeat(256)]) {
-      await refuses(org.id, { ...owner.auth, 'idempotency-key': key }, ORDER, 400, 'VALIDATION_ERROR', /^idempotency-key: /);
+      await refuses(
+        org.id,
+        { ...owner.auth, 'idempotency-key': key },
+        ORDER,
+        400,
+        'VALIDATION_ERROR',
+        /^idempotency-key: /,
+      );
     }
   });
 

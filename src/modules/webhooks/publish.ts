@@ -34,12 +34,18 @@ export interface PublishAnswer {
 /** A custom `a.b` name (the rule endpoints' `events` accept), never one of the service's own types or aliases. */
 export function checkCustomType(type: string): void {
   if ((EVENT_TYPES as readonly string[]).includes(type) || ALIASES[type]) {
-    throw validationError('Invalid request body', `type: "${type}" is an event type of the service; publish your own types, like "order.shipped"`);
+    throw validationError(
+      'Invalid request body',
+      `type: "${type}" is an event type of the service; publish your own types, like "order.shipped"`,
+    );
   }
   try {
     validateEventTypes([type]);
   } catch {
-    throw validationError('Invalid request body', `type: "${type}" is not a custom type like "order.shipped" (lowercase letters, digits and _, parts joined by dots)`);
+    throw validationError(
+      'Invalid request body',
+      `type: "${type}" is not a custom type like "order.shipped" (lowercase letters, digits and _, parts joined by dots)`,
+    );
   }
 }
 
@@ -72,22 +78,37 @@ async function storedAnswer(tx: Tx, organizationId: string, key: string, input: 
       sameRequest: sql<boolean>`coalesce(${events.type} = ${input.type} and ${events.data} = ${JSON.stringify(input.data)}::jsonb, false)`,
     })
     .from(eventIdempotencyKeys)
-    .leftJoin(events, and(eq(events.organizationId, eventIdempotencyKeys.organizationId), eq(events.id, eventIdempotencyKeys.eventId)))
+    .leftJoin(
+      events,
+      and(eq(events.organizationId, eventIdempotencyKeys.organizationId), eq(events.id, eventIdempotencyKeys.eventId)),
+    )
     .where(and(eq(eventIdempotencyKeys.organizationId, organizationId), eq(eventIdempotencyKeys.key, key)));
   if (!row) throw new Error('idempotency key row vanished while locked');
   if (!row.sameRequest) {
-    throw conflict('This Idempotency-Key was used for another request', 'It was first sent with another type or data; send a new key for a new event');
+    throw conflict(
+      'This Idempotency-Key was used for another request',
+      'It was first sent with another type or data; send a new key for a new event',
+    );
   }
   return { status: row.response.status, body: row.response.body as PublishedBody, replayed: true };
 }
 
-export async function publishEvent(deps: Infra, access: OrgAccess, input: PublishInput, key: string | undefined): Promise<PublishAnswer> {
+export async function publishEvent(
+  deps: Infra,
+  access: OrgAccess,
+  input: PublishInput,
+  key: string | undefined,
+): Promise<PublishAnswer> {
   checkCustomType(input.type);
   const organizationId = access.organizationId;
   return transaction(deps.db, async (tx) => {
-    if (key !== undefined && !(await claimKey(deps, tx, organizationId, key))) return storedAnswer(tx, organizationId, key, input);
+    if (key !== undefined && !(await claimKey(deps, tx, organizationId, key)))
+      return storedAnswer(tx, organizationId, key, input);
     const { eventId, deliveryIds } = await recordEvent(deps, tx, organizationId, input.type, input.data);
-    const body: PublishedBody = { success: true, data: { id: eventId, type: input.type, deliveries: deliveryIds.length } };
+    const body: PublishedBody = {
+      success: true,
+      data: { id: eventId, type: input.type, deliveries: deliveryIds.length },
+    };
     if (key !== undefined) {
       await tx
         .update(eventIdempotencyKeys)

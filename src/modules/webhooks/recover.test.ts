@@ -55,13 +55,19 @@ async function after(seconds: number) {
   await worker.drain(60_000);
 }
 async function projectCreated(orgId: string, name: string) {
-  const res = await t.request({ method: 'POST', url: `/api/v1/organizations/${orgId}/projects`, headers: owner.auth, payload: { name } });
+  const res = await t.request({
+    method: 'POST',
+    url: `/api/v1/organizations/${orgId}/projects`,
+    headers: owner.auth,
+    payload: { name },
+  });
   expect(res.statusCode, res.body).toBe(201);
   await after(0);
 }
 const recover = (url: string, payload: InjectOptions['payload'], headers: Record<string, string> = owner.auth) =>
   t.request({ method: 'POST', url: `${url}/recover`, headers, payload });
-const byName = async (hookId: string) => Object.fromEntries((await deliveryRows(t, hookId)).map((d) => [d.event_data.name as string, d]));
+const byName = async (hookId: string) =>
+  Object.fromEntries((await deliveryRows(t, hookId)).map((d) => [d.event_data.name as string, d]));
 
 async function endpoint(rx: Receiver) {
   const org = await createOrg(t, owner);
@@ -131,7 +137,10 @@ describe('recover', () => {
 
     // Nothing left to recover since T; the old one is recovered with an earlier `since`.
     expect(json(await recover(base, { since }))).toEqual({ success: true, data: { queued: 0 } });
-    expect(json(await recover(base, { since: new Date(Date.parse(since) - 3600_000).toISOString() }))).toEqual({ success: true, data: { queued: 1 } });
+    expect(json(await recover(base, { since: new Date(Date.parse(since) - 3600_000).toISOString() }))).toEqual({
+      success: true,
+      data: { queued: 1 },
+    });
 
     // Each recovery is in the audit log, with the status answered.
     const audit = (await auditOf(t, org.id)).filter((a) => a.action.endsWith('/recover'));
@@ -195,7 +204,9 @@ describe('recover: refusals', () => {
     // The endpoint through another organization's path, by its owner or by the owner of both: 404.
     const stranger = await signedInUser(t, 'recover-stranger');
     const theirs = await createOrg(t, stranger);
-    expect((await recover(`/api/v1/organizations/${theirs.id}/webhooks/${hook.id}`, { since }, stranger.auth)).statusCode).toBe(404);
+    expect(
+      (await recover(`/api/v1/organizations/${theirs.id}/webhooks/${hook.id}`, { since }, stranger.auth)).statusCode,
+    ).toBe(404);
     const mine = await createOrg(t, owner);
     const cross = await recover(`/api/v1/organizations/${mine.id}/webhooks/${hook.id}`, { since });
     expect(cross.statusCode, cross.body).toBe(404);
@@ -214,12 +225,15 @@ describe('recover: refusals', () => {
     const since = t.clock.now().toISOString();
     await projectCreated(org.id, 'x');
     await after(60);
-    expect((await t.request({ method: 'PATCH', url: base, headers: owner.auth, payload: { isActive: false } })).statusCode).toBe(200);
+    expect(
+      (await t.request({ method: 'PATCH', url: base, headers: owner.auth, payload: { isActive: false } })).statusCode,
+    ).toBe(200);
     const paused = await recover(base, { since });
     expect(paused.statusCode, paused.body).toBe(409);
     expect(json(paused).error).toMatchObject({ code: 'CONFLICT', message: 'The endpoint is disabled' });
     expect((await t.request({ method: 'DELETE', url: base, headers: owner.auth })).statusCode).toBe(200);
-    for (const url of [base, `/api/v1/webhooks/${hook.id}`]) expect((await recover(url, { since })).statusCode).toBe(404);
+    for (const url of [base, `/api/v1/webhooks/${hook.id}`])
+      expect((await recover(url, { since })).statusCode).toBe(404);
     expect((await deliveryRows(t, hook.id)).map((d) => d.status)).toEqual(['failed']);
   });
 });

@@ -31,13 +31,21 @@ async function after(seconds: number) {
   worker.wake();
   await drain();
 }
-const answer = (status: number, body = '') => (_req: unknown, res: ServerResponse) => res.writeHead(status, { 'content-type': 'text/plain' }).end(body);
+const answer =
+  (status: number, body = '') =>
+  (_req: unknown, res: ServerResponse) =>
+    res.writeHead(status, { 'content-type': 'text/plain' }).end(body);
 
 async function hookWithEvent(rx: Receiver) {
   const org = await createOrg(t, owner);
   const hook = await createWebhook(t, org.id, owner, { url: rx.url });
   const recordedAt = t.clock.now();
-  const res = await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/projects`, headers: owner.auth, payload: { name: 'P' } });
+  const res = await t.request({
+    method: 'POST',
+    url: `/api/v1/organizations/${org.id}/projects`,
+    headers: owner.auth,
+    payload: { name: 'P' },
+  });
   expect(res.statusCode, res.body).toBe(201);
   await drain();
   const [d] = await deliveryRows(t, hook.id);
@@ -69,15 +77,34 @@ describe('retries', () => {
     expect(rx.received).toHaveLength(1);
     expect(delivery).toMatchObject({ status: 'pending', attempts: 1, response_status: 500, response_body: 'boom' });
     expect(new Date(delivery.next_retry_at).getTime()).toBe(recordedAt.getTime() + 60_000);
-    const listed = json(await t.request({ method: 'GET', url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}/deliveries`, headers: owner.auth })).data[0];
-    expect(listed).toMatchObject({ status: 'pending', attempts: 1, responseStatus: 500, nextRetryAt: new Date(recordedAt.getTime() + 60_000).toISOString(), deliveredAt: null });
+    const listed = json(
+      await t.request({
+        method: 'GET',
+        url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}/deliveries`,
+        headers: owner.auth,
+      }),
+    ).data[0];
+    expect(listed).toMatchObject({
+      status: 'pending',
+      attempts: 1,
+      responseStatus: 500,
+      nextRetryAt: new Date(recordedAt.getTime() + 60_000).toISOString(),
+      deliveredAt: null,
+    });
 
     await after(59);
     expect(rx.received).toHaveLength(1);
     await after(1);
     expect(rx.received).toHaveLength(2);
     const [d] = await deliveryRows(t, hook.id);
-    expect(d).toMatchObject({ status: 'delivered', attempts: 2, response_status: 200, response_body: 'ok', next_retry_at: null, last_error: null });
+    expect(d).toMatchObject({
+      status: 'delivered',
+      attempts: 2,
+      response_status: 200,
+      response_body: 'ok',
+      next_retry_at: null,
+      last_error: null,
+    });
     expect(new Date(d!.delivered_at).getTime()).toBe(recordedAt.getTime() + 60_000);
 
     // The same delivery id and body on both attempts; the body's timestamp is when the event was
@@ -87,7 +114,9 @@ describe('retries', () => {
     expect(second.headers['x-webhook-delivery-id']).toBe(d!.id);
     expect(second.body).toBe(first.body);
     expect(JSON.parse(second.body).timestamp).toBe(recordedAt.toISOString());
-    expect(second.headers['x-webhook-signature']).toMatch(new RegExp(`^t=${Math.floor(recordedAt.getTime() / 1000) + 60},`));
+    expect(second.headers['x-webhook-signature']).toMatch(
+      new RegExp(`^t=${Math.floor(recordedAt.getTime() / 1000) + 60},`),
+    );
     expect(stripeVerify(t, second, hook.secret)).toMatchObject({ type: 'project.created' });
 
     const attempts = await attemptRows(t, d!.id);
@@ -103,7 +132,11 @@ describe('retries', () => {
     const { org, hook, delivery, recordedAt } = await hookWithEvent(rx);
     expect(delivery).toMatchObject({ status: 'pending', attempts: 1 });
     let at = recordedAt.getTime();
-    for (const [n, delay] of [[2, 60], [3, 300], [4, 900]] as const) {
+    for (const [n, delay] of [
+      [2, 60],
+      [3, 300],
+      [4, 900],
+    ] as const) {
       const [before] = await deliveryRows(t, hook.id);
       at += delay * 1000;
       expect(new Date(before!.next_retry_at).getTime()).toBe(at);
@@ -113,7 +146,13 @@ describe('retries', () => {
       expect(rx.received).toHaveLength(n);
     }
     const [d] = await deliveryRows(t, hook.id);
-    expect(d).toMatchObject({ status: 'failed', attempts: 4, next_retry_at: null, response_status: 500, delivered_at: null });
+    expect(d).toMatchObject({
+      status: 'failed',
+      attempts: 4,
+      next_retry_at: null,
+      response_status: 500,
+      delivered_at: null,
+    });
     expect(d!.response_body).toBe(long.slice(0, 500));
     expect(d!.response_body).toHaveLength(500);
 
@@ -136,8 +175,21 @@ describe('retries', () => {
     expect(times).toEqual([0, 60_000, 360_000, 1_260_000]);
 
     await signIn();
-    const listed = json(await t.request({ method: 'GET', url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}/deliveries`, headers: owner.auth })).data[0];
-    expect(listed).toMatchObject({ id: d!.id, status: 'failed', attempts: 4, nextRetryAt: null, responseStatus: 500, deliveredAt: null });
+    const listed = json(
+      await t.request({
+        method: 'GET',
+        url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}/deliveries`,
+        headers: owner.auth,
+      }),
+    ).data[0];
+    expect(listed).toMatchObject({
+      id: d!.id,
+      status: 'failed',
+      attempts: 4,
+      nextRetryAt: null,
+      responseStatus: 500,
+      deliveredAt: null,
+    });
     expect(listed.responseBody).toHaveLength(500);
   });
 
@@ -165,8 +217,24 @@ describe('retries', () => {
     const again = await t.request({ method: 'POST', url, headers: owner.auth });
     expect(again.statusCode, again.body).toBe(409);
     // The flat alias, and an unknown delivery.
-    expect((await t.request({ method: 'POST', url: `/api/v1/webhooks/${hook.id}/deliveries/${failed!.id}/retry`, headers: owner.auth })).statusCode).toBe(409);
-    expect((await t.request({ method: 'POST', url: `/api/v1/webhooks/${hook.id}/deliveries/dlv_nope/retry`, headers: owner.auth })).statusCode).toBe(404);
+    expect(
+      (
+        await t.request({
+          method: 'POST',
+          url: `/api/v1/webhooks/${hook.id}/deliveries/${failed!.id}/retry`,
+          headers: owner.auth,
+        })
+      ).statusCode,
+    ).toBe(409);
+    expect(
+      (
+        await t.request({
+          method: 'POST',
+          url: `/api/v1/webhooks/${hook.id}/deliveries/dlv_nope/retry`,
+          headers: owner.auth,
+        })
+      ).statusCode,
+    ).toBe(404);
   });
 
   it('a failed delivery retried by hand that fails again goes back to failed, without new automatic retries', async () => {
@@ -175,7 +243,11 @@ describe('retries', () => {
     for (const delay of [60, 300, 900]) await after(delay);
     const [failed] = await deliveryRows(t, hook.id);
     await signIn();
-    const res = await t.request({ method: 'POST', url: `/api/v1/webhooks/${hook.id}/deliveries/${failed!.id}/retry`, headers: owner.auth });
+    const res = await t.request({
+      method: 'POST',
+      url: `/api/v1/webhooks/${hook.id}/deliveries/${failed!.id}/retry`,
+      headers: owner.auth,
+    });
     expect(res.statusCode, res.body).toBe(200);
     await drain();
     const [d] = await deliveryRows(t, hook.id);
@@ -202,10 +274,19 @@ describe('what counts as a failure', () => {
   });
 
   it('other non-2xx answers (301, 404, 429) fail; a 2xx other than 200 (202) delivers', async () => {
-    for (const [status, delivered] of [[301, false], [404, false], [429, false], [202, true]] as const) {
+    for (const [status, delivered] of [
+      [301, false],
+      [404, false],
+      [429, false],
+      [202, true],
+    ] as const) {
       const rx = await receiver(answer(status));
       const { delivery } = await hookWithEvent(rx);
-      expect(delivery, `HTTP ${status}`).toMatchObject({ status: delivered ? 'delivered' : 'pending', attempts: 1, response_status: status });
+      expect(delivery, `HTTP ${status}`).toMatchObject({
+        status: delivered ? 'delivered' : 'pending',
+        attempts: 1,
+        response_status: status,
+      });
     }
   });
 
@@ -226,7 +307,11 @@ describe('deleting the endpoint', () => {
     const rx = await receiver(answer(500));
     const { org, hook, delivery } = await hookWithEvent(rx);
     expect(delivery).toMatchObject({ status: 'pending', attempts: 1 });
-    const res = await t.request({ method: 'DELETE', url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}`, headers: owner.auth });
+    const res = await t.request({
+      method: 'DELETE',
+      url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}`,
+      headers: owner.auth,
+    });
     expect(res.statusCode, res.body).toBe(200);
     const [canceled] = await deliveryRows(t, hook.id);
     expect(canceled).toMatchObject({ status: 'canceled', next_retry_at: null, attempts: 1 });
@@ -245,11 +330,20 @@ describe('deleting the endpoint during an attempt', () => {
     const rx = await receiver((_req, res) => void answered.then(() => res.writeHead(204).end()));
     const org = await createOrg(t, owner);
     const hook = await createWebhook(t, org.id, owner, { url: rx.url });
-    const res = await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/projects`, headers: owner.auth, payload: { name: 'P' } });
+    const res = await t.request({
+      method: 'POST',
+      url: `/api/v1/organizations/${org.id}/projects`,
+      headers: owner.auth,
+      payload: { name: 'P' },
+    });
     expect(res.statusCode).toBe(201);
     worker.wake();
     await rx.waitFor(1);
-    const del = await t.request({ method: 'DELETE', url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}`, headers: owner.auth });
+    const del = await t.request({
+      method: 'DELETE',
+      url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}`,
+      headers: owner.auth,
+    });
     expect(del.statusCode, del.body).toBe(200);
     answerNow();
     await drain();

@@ -4,7 +4,16 @@
 // The retry made at the asked time is delivered and verifies with the `stripe` package.
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createOrg, createWebhook, deliveryRows, login, type Receiver, signedInUser, type SignedInUser, stripeVerify } from '../../../test/factories.js';
+import {
+  createOrg,
+  createWebhook,
+  deliveryRows,
+  login,
+  type Receiver,
+  signedInUser,
+  type SignedInUser,
+  stripeVerify,
+} from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
 import { workerFixtures } from '../../../test/fixtures/worker.js';
 import type { DeliveryWorker } from './worker/index.js';
@@ -35,7 +44,12 @@ function firstAnswer(status: number, headers: () => Record<string, string>) {
 async function firstAttempt(rx: Receiver) {
   const org = await createOrg(t, owner);
   const hook = await createWebhook(t, org.id, owner, { url: rx.url });
-  const res = await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/projects`, headers: owner.auth, payload: { name: 'P' } });
+  const res = await t.request({
+    method: 'POST',
+    url: `/api/v1/organizations/${org.id}/projects`,
+    headers: owner.auth,
+    payload: { name: 'P' },
+  });
   expect(res.statusCode, res.body).toBe(201);
   const at = t.clock.now().getTime();
   await drain();
@@ -108,7 +122,9 @@ describe('Retry-After on a 429 or 503', () => {
   });
 
   it('a date a week away, too', async () => {
-    const rx = await fx.receiver(firstAnswer(503, () => ({ 'retry-after': new Date(t.clock.now().getTime() + 7 * 86_400_000).toUTCString() })));
+    const rx = await fx.receiver(
+      firstAnswer(503, () => ({ 'retry-after': new Date(t.clock.now().getTime() + 7 * 86_400_000).toUTCString() })),
+    );
     const { at, nextRetryAt } = await firstAttempt(rx);
     expect(nextRetryAt).toBe(at + 3_600_000);
   });
@@ -127,7 +143,9 @@ describe('Retry-After on a 429 or 503', () => {
 describe('Retry-After on other answers', () => {
   it('is ignored on a 500, a 502 and a redirect: the schedule applies', async () => {
     for (const status of [500, 502, 302]) {
-      const rx = await fx.receiver(firstAnswer(status, () => ({ 'retry-after': '1800', location: 'http://127.0.0.1:9/' })));
+      const rx = await fx.receiver(
+        firstAnswer(status, () => ({ 'retry-after': '1800', location: 'http://127.0.0.1:9/' })),
+      );
       const { at, nextRetryAt } = await firstAttempt(rx);
       expect(nextRetryAt, String(status)).toBe(at + 60_000);
       await after(60);

@@ -8,7 +8,17 @@ import { sql } from 'drizzle-orm';
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhookSignature } from '../../../client/src/webhooks.js';
-import { createOrg, createWebhook, deliveryRows, login, type ReceivedRequest, rowsOf, signedInUser, type SignedInUser, stripeVerify } from '../../../test/factories.js';
+import {
+  createOrg,
+  createWebhook,
+  deliveryRows,
+  login,
+  type ReceivedRequest,
+  rowsOf,
+  signedInUser,
+  type SignedInUser,
+  stripeVerify,
+} from '../../../test/factories.js';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { workerFixtures } from '../../../test/fixtures/worker.js';
 import { encrypt } from '../../lib/secrets.js';
@@ -51,7 +61,12 @@ async function setup() {
 async function delivered(rx: { received: ReceivedRequest[] }, orgId: string): Promise<ReceivedRequest> {
   // Counted before the event exists: on PostgreSQL its commit can wake the worker at once.
   const before = rx.received.length;
-  const res = await t.request({ method: 'POST', url: `/api/v1/organizations/${orgId}/projects`, headers: owner.auth, payload: { name: 'P' } });
+  const res = await t.request({
+    method: 'POST',
+    url: `/api/v1/organizations/${orgId}/projects`,
+    headers: owner.auth,
+    payload: { name: 'P' },
+  });
   expect(res.statusCode, res.body).toBe(201);
   worker.wake();
   await worker.drain(60_000);
@@ -60,7 +75,12 @@ async function delivered(rx: { received: ReceivedRequest[] }, orgId: string): Pr
 }
 
 async function rotate(url: string, payload?: InjectOptions['payload']) {
-  const res = await t.request({ method: 'POST', url: `${url}/rotate-secret`, headers: owner.auth, ...(payload === undefined ? {} : { payload }) });
+  const res = await t.request({
+    method: 'POST',
+    url: `${url}/rotate-secret`,
+    headers: owner.auth,
+    ...(payload === undefined ? {} : { payload }),
+  });
   expect(res.statusCode, res.body).toBe(200);
   return json(res).data.secret as string;
 }
@@ -78,7 +98,11 @@ const clientVerifies = (req: ReceivedRequest, secret: string) =>
   verifyWebhookSignature(req.body, signature(req), secret, { now: Math.floor(t.clock.now().getTime() / 1000) });
 
 async function endpointRow(id: string) {
-  const [row] = rowsOf(await t.deps.db.execute(sql`select secret_enc, previous_secret_enc, previous_secret_expires_at from webhook_endpoints where id = ${id}`));
+  const [row] = rowsOf(
+    await t.deps.db.execute(
+      sql`select secret_enc, previous_secret_enc, previous_secret_expires_at from webhook_endpoints where id = ${id}`,
+    ),
+  );
   return row!;
 }
 
@@ -129,7 +153,12 @@ describe('rotate-secret with graceSeconds', () => {
     await rotate(base, { graceSeconds: 600 });
     expect((await endpointRow(hook.id)).previous_secret_enc).not.toBeNull();
     // As today: no body, or an empty one sent as JSON.
-    const bare = await t.request({ method: 'POST', url: `${base}/rotate-secret`, headers: { ...owner.auth, 'content-type': 'application/json' }, payload: '' });
+    const bare = await t.request({
+      method: 'POST',
+      url: `${base}/rotate-secret`,
+      headers: { ...owner.auth, 'content-type': 'application/json' },
+      payload: '',
+    });
     expect(bare.statusCode, bare.body).toBe(200);
     expect(await endpointRow(hook.id)).toMatchObject({ previous_secret_enc: null, previous_secret_expires_at: null });
     await rotate(base, { graceSeconds: 600 });
@@ -160,7 +189,14 @@ describe('rotate-secret with graceSeconds', () => {
   it('graceSeconds out of range, not an integer or not a number: 400, and nothing changes', async () => {
     const { rx, org, hook, base } = await setup();
     const before = await endpointRow(hook.id);
-    for (const payload of [{ graceSeconds: -1 }, { graceSeconds: 604_801 }, { graceSeconds: 1.5 }, { graceSeconds: '60' }, { graceSeconds: null }, { grace: 60 }]) {
+    for (const payload of [
+      { graceSeconds: -1 },
+      { graceSeconds: 604_801 },
+      { graceSeconds: 1.5 },
+      { graceSeconds: '60' },
+      { graceSeconds: null },
+      { grace: 60 },
+    ]) {
       const res = await t.request({ method: 'POST', url: `${base}/rotate-secret`, headers: owner.auth, payload });
       expect(res.statusCode, JSON.stringify(payload)).toBe(400);
       expect(json(res)).toMatchObject({ success: false, error: { code: 'VALIDATION_ERROR' } });
@@ -171,7 +207,9 @@ describe('rotate-secret with graceSeconds', () => {
     expect(verifies(req, hook.secret)).toBe(true);
     // The bounds themselves are accepted.
     await rotate(base, { graceSeconds: 604_800 });
-    expect(new Date((await endpointRow(hook.id)).previous_secret_expires_at).getTime()).toBe(t.clock.now().getTime() + 604_800_000);
+    expect(new Date((await endpointRow(hook.id)).previous_secret_expires_at).getTime()).toBe(
+      t.clock.now().getTime() + 604_800_000,
+    );
   });
 
   it('a previous secret no key of ENCRYPTION_KEY opens: delivered, signed with the current secret only', async () => {

@@ -29,12 +29,21 @@ import {
 const tags = ['Webhooks'];
 const DELIVERY_NOT_FOUND: ErrorExample = { code: 'NOT_FOUND', name: 'deliveryNotFound', message: 'Delivery not found' };
 const ENDPOINT_NOT_FOUND: ErrorExample = { code: 'NOT_FOUND', message: 'Webhook endpoint not found' };
-const BAD_URL: ErrorExample = { code: 'VALIDATION_ERROR', message: 'Invalid webhook URL', details: 'url: blocked: destination not allowed' };
-const SEATS: ErrorExample = { code: 'PLAN_LIMIT_EXCEEDED', message: 'Plan limit reached: 1 webhook endpoints', details: "Upgrade the organization's plan to add more webhook endpoints" };
+const BAD_URL: ErrorExample = {
+  code: 'VALIDATION_ERROR',
+  message: 'Invalid webhook URL',
+  details: 'url: blocked: destination not allowed',
+};
+const SEATS: ErrorExample = {
+  code: 'PLAN_LIMIT_EXCEEDED',
+  message: 'Plan limit reached: 1 webhook endpoints',
+  details: "Upgrade the organization's plan to add more webhook endpoints",
+};
 const ORG_REQUIRED = 'organizationId: is required when not using an API key';
 const READ = 'Members, or an API key with read:webhooks.';
 const MANAGE = 'Owners and admins, or an API key with write:webhooks.';
-const CREATE = 'The answer carries the signing `secret`, shown again only by rotate-secret. Endpoints are limited by the plan (402); private and loopback targets are refused (docs/api.md#webhook-url-rules).';
+const CREATE =
+  'The answer carries the signing `secret`, shown again only by rotate-secret. Endpoints are limited by the plan (402); private and loopback targets are refused (docs/api.md#webhook-url-rules).';
 const read = { org: 'orgId', permission: 'webhooks:read' } as const;
 const manage = { org: 'orgId', permission: 'webhooks:manage' } as const;
 
@@ -72,7 +81,11 @@ export function webhookRoutes(deps: Infra) {
       tags,
       summary: 'Update a webhook endpoint (webhooks:manage)',
       description: `${MANAGE} Any of \`url\`, \`description\`, \`events\`, \`isActive\`; \`isActive: false\` pauses it and cancels its queued deliveries when they come due.`,
-      schema: { params: OrgHookParams, body: ref(PatchBody), response: { 200: ref(EndpointResponse, 'The updated endpoint') } },
+      schema: {
+        params: OrgHookParams,
+        body: ref(PatchBody),
+        response: { 200: ref(EndpointResponse, 'The updated endpoint') },
+      },
       errors: [BAD_URL, ENDPOINT_NOT_FOUND],
       handler: async (ctx, { params, body }) => success(await hooks.updateEndpoint(deps, ctx.access, params.id, body)),
     }),
@@ -101,7 +114,11 @@ export function webhookRoutes(deps: Infra) {
       tags,
       summary: 'Deliveries, newest first (webhooks:read)',
       description: `${READ} Each delivery with its status, attempts and last answer (docs/api.md#deliveries).`,
-      schema: { params: OrgHookParams, querystring: PageQuery, response: { 200: ref(DeliveryListResponse, 'A page of deliveries') } },
+      schema: {
+        params: OrgHookParams,
+        querystring: PageQuery,
+        response: { 200: ref(DeliveryListResponse, 'A page of deliveries') },
+      },
       errors: [ENDPOINT_NOT_FOUND],
       handler: async (ctx, { params, query }) => ({
         success: true as const,
@@ -117,9 +134,13 @@ export function webhookRoutes(deps: Infra) {
       tags,
       summary: "A delivery's attempts, oldest first (webhooks:read)",
       description: `${READ} Each attempt with its status code or error, duration and time; the newest 100 at most. A delivery of another endpoint or organization answers 404 (docs/api.md#deliveries).`,
-      schema: { params: OrgDeliveryParams, response: { 200: ref(DeliveryAttemptListResponse, "The delivery's attempts") } },
+      schema: {
+        params: OrgDeliveryParams,
+        response: { 200: ref(DeliveryAttemptListResponse, "The delivery's attempts") },
+      },
       errors: [ENDPOINT_NOT_FOUND, DELIVERY_NOT_FOUND],
-      handler: async (ctx, { params }) => success(await hooks.listAttempts(deps, ctx.access, params.id, params.deliveryId)),
+      handler: async (ctx, { params }) =>
+        success(await hooks.listAttempts(deps, ctx.access, params.id, params.deliveryId)),
     }),
     ...controlRoutes(deps, flat),
     route({
@@ -135,9 +156,14 @@ export function webhookRoutes(deps: Infra) {
       errors: [
         ENDPOINT_NOT_FOUND,
         DELIVERY_NOT_FOUND,
-        { code: 'CONFLICT', message: 'The delivery is delivered', details: 'Only a failed or pending delivery can be retried' },
+        {
+          code: 'CONFLICT',
+          message: 'The delivery is delivered',
+          details: 'Only a failed or pending delivery can be retried',
+        },
       ],
-      handler: async (ctx, { params }) => success(await hooks.retryDelivery(deps, ctx.access, params.id, params.deliveryId)),
+      handler: async (ctx, { params }) =>
+        success(await hooks.retryDelivery(deps, ctx.access, params.id, params.deliveryId)),
     }),
     route({
       method: 'GET',
@@ -158,7 +184,11 @@ export function webhookRoutes(deps: Infra) {
       tags,
       summary: 'Register an endpoint (webhooks:manage); the signing secret is in this response',
       description: `${MANAGE} ${CREATE}`,
-      schema: { params: OrgParams, body: ref(CreateBody), response: { 201: ref(EndpointSecretResponse, 'The endpoint and its secret') } },
+      schema: {
+        params: OrgParams,
+        body: ref(CreateBody),
+        response: { 201: ref(EndpointSecretResponse, 'The endpoint and its secret') },
+      },
       errors: [BAD_URL, SEATS],
       handler: async (ctx, { body }) => success(await hooks.createEndpoint(deps, ctx.access, body)),
     }),
@@ -171,8 +201,20 @@ export function webhookRoutes(deps: Infra) {
       tags,
       summary: 'Register an endpoint; the organization comes from the API key or from organizationId',
       description: `${MANAGE} With an access token, \`organizationId\` is required (400 otherwise). ${CREATE}`,
-      schema: { body: ref(CreateFlatBody), response: { 201: ref(EndpointSecretResponse, 'The endpoint and its secret') } },
-      errors: [{ code: 'VALIDATION_ERROR', name: 'organizationRequired', message: 'Invalid request body', details: ORG_REQUIRED }, BAD_URL, SEATS],
+      schema: {
+        body: ref(CreateFlatBody),
+        response: { 201: ref(EndpointSecretResponse, 'The endpoint and its secret') },
+      },
+      errors: [
+        {
+          code: 'VALIDATION_ERROR',
+          name: 'organizationRequired',
+          message: 'Invalid request body',
+          details: ORG_REQUIRED,
+        },
+        BAD_URL,
+        SEATS,
+      ],
       handler: async (ctx, { body }) => {
         const { organizationId: _, ...input } = body;
         return success(await hooks.createEndpoint(deps, ctx.access, input));

@@ -12,7 +12,14 @@ import { auditChange } from '../../platform/audit/record.js';
 import { assertWithinLimit, lockPlanLimits } from '../../platform/plans.js';
 import { validateEventTypes } from '../../platform/event-catalogue.js';
 import { WAKE_CHANNEL } from '../../platform/outbox.js';
-import { type DeliveryRow, type EndpointRow, events, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../db/tables/webhooks.js';
+import {
+  type DeliveryRow,
+  type EndpointRow,
+  events,
+  webhookAttempts,
+  webhookDeliveries,
+  webhookEndpoints,
+} from '../../db/tables/webhooks.js';
 import { transaction } from '../../db/transaction.js';
 
 export const presentEndpoint = (e: EndpointRow) => ({
@@ -30,7 +37,10 @@ export const presentEndpoint = (e: EndpointRow) => ({
 /** The event fields of a delivery's body, read from its event row (a delivery holds no copy). */
 const bodyColumns = { type: events.type, data: events.data, createdAt: events.createdAt };
 type Body = { type: string; data: Record<string, unknown>; createdAt: Date };
-const withEvent = and(eq(events.organizationId, webhookDeliveries.organizationId), eq(events.id, webhookDeliveries.eventId));
+const withEvent = and(
+  eq(events.organizationId, webhookDeliveries.organizationId),
+  eq(events.id, webhookDeliveries.eventId),
+);
 
 export const presentDelivery = (d: DeliveryRow, e: Body) => ({
   id: d.id,
@@ -62,7 +72,11 @@ function checkUrl(deps: Infra, url: string) {
 
 /** The endpoint `id` of the organization, not deleted. */
 export const live = (access: OrgAccess, id: string) =>
-  and(eq(webhookEndpoints.organizationId, access.organizationId), eq(webhookEndpoints.id, id), isNull(webhookEndpoints.deletedAt));
+  and(
+    eq(webhookEndpoints.organizationId, access.organizationId),
+    eq(webhookEndpoints.id, id),
+    isNull(webhookEndpoints.deletedAt),
+  );
 
 async function load(tx: Tx | Infra['db'], access: OrgAccess, id: string) {
   const [e] = await tx.select().from(webhookEndpoints).where(live(access, id));
@@ -89,7 +103,11 @@ export async function listEndpoints(deps: Infra, access: OrgAccess) {
   return rows.map(presentEndpoint);
 }
 
-export async function createEndpoint(deps: Infra, access: OrgAccess, input: { url: string; description?: string | null; events?: string[] }) {
+export async function createEndpoint(
+  deps: Infra,
+  access: OrgAccess,
+  input: { url: string; description?: string | null; events?: string[] },
+) {
   checkUrl(deps, input.url);
   const eventTypes = validateEventTypes(input.events ?? []);
   const now = deps.clock.now();
@@ -159,7 +177,13 @@ export async function deleteEndpoint(deps: Infra, access: OrgAccess, id: string)
     await tx
       .update(webhookDeliveries)
       .set({ status: 'canceled', nextRetryAt: null, lastError: 'endpoint deleted', updatedAt: now })
-      .where(and(eq(webhookDeliveries.organizationId, access.organizationId), eq(webhookDeliveries.endpointId, id), eq(webhookDeliveries.status, 'pending')));
+      .where(
+        and(
+          eq(webhookDeliveries.organizationId, access.organizationId),
+          eq(webhookDeliveries.endpointId, id),
+          eq(webhookDeliveries.status, 'pending'),
+        ),
+      );
     await auditChange(deps, tx, access);
   });
 }
@@ -189,7 +213,13 @@ export async function listAttempts(deps: Infra, access: OrgAccess, id: string, d
   const [d] = await deps.db
     .select({ id: webhookDeliveries.id })
     .from(webhookDeliveries)
-    .where(and(eq(webhookDeliveries.organizationId, access.organizationId), eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.endpointId, id)));
+    .where(
+      and(
+        eq(webhookDeliveries.organizationId, access.organizationId),
+        eq(webhookDeliveries.id, deliveryId),
+        eq(webhookDeliveries.endpointId, id),
+      ),
+    );
   if (!d) throw notFound('Delivery not found');
   // webhook_attempts_delivery_idx (organization_id, delivery_id, attempt), read backwards.
   const rows = await deps.db
@@ -218,11 +248,18 @@ export async function retryDelivery(deps: Infra, access: OrgAccess, id: string, 
       .select({ d: webhookDeliveries, e: bodyColumns })
       .from(webhookDeliveries)
       .innerJoin(events, withEvent)
-      .where(and(eq(webhookDeliveries.organizationId, access.organizationId), eq(webhookDeliveries.endpointId, id), eq(webhookDeliveries.id, deliveryId)))
+      .where(
+        and(
+          eq(webhookDeliveries.organizationId, access.organizationId),
+          eq(webhookDeliveries.endpointId, id),
+          eq(webhookDeliveries.id, deliveryId),
+        ),
+      )
       .for('update', { of: webhookDeliveries });
     if (!row) throw notFound('Delivery not found');
     const d = row.d;
-    if (d.status === 'delivered' || d.status === 'canceled') throw conflict(`The delivery is ${d.status}`, 'Only a failed or pending delivery can be retried');
+    if (d.status === 'delivered' || d.status === 'canceled')
+      throw conflict(`The delivery is ${d.status}`, 'Only a failed or pending delivery can be retried');
     const [updated] = await tx
       .update(webhookDeliveries)
       .set({ status: 'pending', nextRetryAt: now, updatedAt: now })

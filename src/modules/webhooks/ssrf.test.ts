@@ -3,7 +3,17 @@
 // address (an endpoint row written straight into the database, bypassing the create check).
 import dns from 'node:dns';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { attemptRows, createOrg, createWebhook, deliveryRows, type Receiver, setPlan, signedInUser, type SignedInUser, startReceiver } from '../../../test/factories.js';
+import {
+  attemptRows,
+  createOrg,
+  createWebhook,
+  deliveryRows,
+  type Receiver,
+  setPlan,
+  signedInUser,
+  type SignedInUser,
+  startReceiver,
+} from '../../../test/factories.js';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { newId } from '../../lib/ids.js';
 import { encrypt } from '../../lib/secrets.js';
@@ -54,7 +64,12 @@ const REFUSED = [
   'not a url',
   'https://user:pass@example.com/hook',
 ];
-const ACCEPTED = ['https://example.com/hook', 'http://172.32.0.1/', 'http://8.8.8.8/x', 'https://hooks.example.org:8443/in?x=1'];
+const ACCEPTED = [
+  'https://example.com/hook',
+  'http://172.32.0.1/',
+  'http://8.8.8.8/x',
+  'https://hooks.example.org:8443/in?x=1',
+];
 
 let t: TestApp;
 let worker: DeliveryWorker;
@@ -77,15 +92,30 @@ afterAll(async () => {
 describe('at create and update', () => {
   it.each(REFUSED)('refuses %s with 400 VALIDATION_ERROR (create, flat create and update)', async (url) => {
     const org = await createOrg(t, owner);
-    const create = await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/webhooks`, headers: owner.auth, payload: { url } });
+    const create = await t.request({
+      method: 'POST',
+      url: `/api/v1/organizations/${org.id}/webhooks`,
+      headers: owner.auth,
+      payload: { url },
+    });
     expect(create.statusCode, create.body).toBe(400);
     expect(json(create).error.code).toBe('VALIDATION_ERROR');
-    const flat = await t.request({ method: 'POST', url: '/api/v1/webhooks', headers: owner.auth, payload: { url, organizationId: org.id } });
+    const flat = await t.request({
+      method: 'POST',
+      url: '/api/v1/webhooks',
+      headers: owner.auth,
+      payload: { url, organizationId: org.id },
+    });
     expect(flat.statusCode, flat.body).toBe(400);
     expect(json(flat).error.code).toBe('VALIDATION_ERROR');
 
     const hook = await createWebhook(t, org.id, owner, { url: 'https://example.com/ok' });
-    const update = await t.request({ method: 'PATCH', url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}`, headers: owner.auth, payload: { url } });
+    const update = await t.request({
+      method: 'PATCH',
+      url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}`,
+      headers: owner.auth,
+      payload: { url },
+    });
     expect(update.statusCode, update.body).toBe(400);
     expect(json(update).error.code).toBe('VALIDATION_ERROR');
     const got = json(await t.request({ method: 'GET', url: `/api/v1/webhooks/${hook.id}`, headers: owner.auth })).data;
@@ -98,7 +128,12 @@ describe('at create and update', () => {
     for (const url of ACCEPTED) {
       const hook = await createWebhook(t, org.id, owner, { url });
       expect(hook.url).toBe(url);
-      const update = await t.request({ method: 'PATCH', url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}`, headers: owner.auth, payload: { url } });
+      const update = await t.request({
+        method: 'PATCH',
+        url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}`,
+        headers: owner.auth,
+        payload: { url },
+      });
       expect(update.statusCode, update.body).toBe(200);
     }
   });
@@ -127,7 +162,12 @@ describe('at delivery time', () => {
     receivers.push(rx);
     const org = await createOrg(t, owner);
     const hookId = await rawEndpoint(org.id, urlOf(rx));
-    const res = await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/projects`, headers: owner.auth, payload: { name: 'p' } });
+    const res = await t.request({
+      method: 'POST',
+      url: `/api/v1/organizations/${org.id}/projects`,
+      headers: owner.auth,
+      payload: { name: 'p' },
+    });
     expect(res.statusCode, res.body).toBe(201);
     await worker.drain(60_000);
     const [d] = await deliveryRows(t, hookId);
@@ -144,16 +184,17 @@ describe('at delivery time', () => {
     expect(attempts[0]!.error).toMatch(/^blocked/);
   });
 
-  it.each([(rx: Receiver) => `http://127.0.0.1:${rx.port}/hook`, (rx: Receiver) => `http://[::ffff:127.0.0.1]:${rx.port}/hook`, (rx: Receiver) => `http://2130706433:${rx.port}/hook`])(
-    'an address literal is refused without connecting (%#)',
-    async (urlOf) => {
-      const { rx, d } = await deliverTo(urlOf);
-      expect(rx.connections).toBe(0);
-      expect(rx.received).toHaveLength(0);
-      expect(d).toMatchObject({ status: 'pending', attempts: 1, response_status: null });
-      expect(d.last_error).toMatch(/^blocked/);
-    },
-  );
+  it.each([
+    (rx: Receiver) => `http://127.0.0.1:${rx.port}/hook`,
+    (rx: Receiver) => `http://[::ffff:127.0.0.1]:${rx.port}/hook`,
+    (rx: Receiver) => `http://2130706433:${rx.port}/hook`,
+  ])('an address literal is refused without connecting (%#)', async (urlOf) => {
+    const { rx, d } = await deliverTo(urlOf);
+    expect(rx.connections).toBe(0);
+    expect(rx.received).toHaveLength(0);
+    expect(d).toMatchObject({ status: 'pending', attempts: 1, response_status: null });
+    expect(d.last_error).toMatch(/^blocked/);
+  });
 });
 
 describe('at delivery time, a public-looking hostname that resolves to a non-public address', () => {
@@ -189,38 +230,58 @@ describe('at delivery time, a public-looking hostname that resolves to a non-pub
     ['2002:7f00:1::1'],
     ['2001:0:4136:e378:8000:63bf:80ff:fffe'],
     ['93.184.215.14', '10.20.30.40'],
-  ])('resolving to %s is refused, and the stored error (read over HTTP) names no address', async (...addresses: string[]) => {
-    const rx = await startReceiver();
-    receivers.push(rx);
-    const host = `hooks-${++n}.partner.example`;
-    zone.set(host, addresses);
-    const org = await createOrg(t, owner);
-    // Accepted at create: the name has a dot and is not an address literal.
-    const hook = await createWebhook(t, org.id, owner, { url: `http://${host}:${rx.port}/hook` });
-    const test = await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}/test`, headers: owner.auth });
-    expect(test.statusCode, test.body).toBe(200);
-    await worker.drain(60_000);
+  ])(
+    'resolving to %s is refused, and the stored error (read over HTTP) names no address',
+    async (...addresses: string[]) => {
+      const rx = await startReceiver();
+      receivers.push(rx);
+      const host = `hooks-${++n}.partner.example`;
+      zone.set(host, addresses);
+      const org = await createOrg(t, owner);
+      // Accepted at create: the name has a dot and is not an address literal.
+      const hook = await createWebhook(t, org.id, owner, { url: `http://${host}:${rx.port}/hook` });
+      const test = await t.request({
+        method: 'POST',
+        url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}/test`,
+        headers: owner.auth,
+      });
+      expect(test.statusCode, test.body).toBe(200);
+      await worker.drain(60_000);
 
-    expect(rx.connections).toBe(0);
-    const list = await t.request({ method: 'GET', url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}/deliveries`, headers: owner.auth });
-    expect(list.statusCode, list.body).toBe(200);
-    const [d] = json(list).data as { status: string; attempts: number; responseStatus: number | null; lastError: string }[];
-    expect(d).toMatchObject({ status: 'pending', attempts: 1, responseStatus: null });
-    expect(d!.lastError).toMatch(/^blocked: destination not allowed/);
-    for (const a of addresses) expect(d!.lastError).not.toContain(a);
-    expect(d!.lastError).not.toMatch(IPV4);
-    expect(d!.lastError).not.toMatch(IPV6);
-    const [row] = await deliveryRows(t, hook.id);
-    const [attempt] = await attemptRows(t, row!.id as string);
-    expect(attempt!.error).toBe(d!.lastError);
-  });
+      expect(rx.connections).toBe(0);
+      const list = await t.request({
+        method: 'GET',
+        url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}/deliveries`,
+        headers: owner.auth,
+      });
+      expect(list.statusCode, list.body).toBe(200);
+      const [d] = json(list).data as {
+        status: string;
+        attempts: number;
+        responseStatus: number | null;
+        lastError: string;
+      }[];
+      expect(d).toMatchObject({ status: 'pending', attempts: 1, responseStatus: null });
+      expect(d!.lastError).toMatch(/^blocked: destination not allowed/);
+      for (const a of addresses) expect(d!.lastError).not.toContain(a);
+      expect(d!.lastError).not.toMatch(IPV4);
+      expect(d!.lastError).not.toMatch(IPV6);
+      const [row] = await deliveryRows(t, hook.id);
+      const [attempt] = await attemptRows(t, row!.id as string);
+      expect(attempt!.error).toBe(d!.lastError);
+    },
+  );
 
   it('an address literal is refused with the same words', async () => {
     const rx = await startReceiver();
     receivers.push(rx);
     const org = await createOrg(t, owner);
     const hookId = await rawEndpointOf(org.id, `http://[2002:7f00:1::1]:${rx.port}/hook`);
-    const test = await t.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/webhooks/${hookId}/test`, headers: owner.auth });
+    const test = await t.request({
+      method: 'POST',
+      url: `/api/v1/organizations/${org.id}/webhooks/${hookId}/test`,
+      headers: owner.auth,
+    });
     expect(test.statusCode, test.body).toBe(200);
     await worker.drain(60_000);
     const [d] = await deliveryRows(t, hookId);
@@ -236,7 +297,9 @@ describe('connection failures', () => {
     const rx = await startReceiver();
     await rx.close();
     try {
-      const result = await sender.send(`http://127.0.0.1:${rx.port}/hook`, '{}', { 'content-type': 'application/json' });
+      const result = await sender.send(`http://127.0.0.1:${rx.port}/hook`, '{}', {
+        'content-type': 'application/json',
+      });
       expect(result).toMatchObject({ status: null, body: null, error: 'connect ECONNREFUSED' });
     } finally {
       await sender.close();

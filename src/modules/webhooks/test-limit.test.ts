@@ -3,7 +3,15 @@
 // seconds until a slot frees) and queues nothing; exact under concurrent requests; the window
 // slides; another endpoint has its own. The queued events are delivered to a real receiver.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOrg, createWebhook, deliveryRows, setPlan, signedInUser, type SignedInUser, stripeVerify } from '../../../test/factories.js';
+import {
+  createOrg,
+  createWebhook,
+  deliveryRows,
+  setPlan,
+  signedInUser,
+  type SignedInUser,
+  stripeVerify,
+} from '../../../test/factories.js';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
 import { workerFixtures } from '../../../test/fixtures/worker.js';
 import type { DeliveryWorker } from './worker/index.js';
@@ -28,7 +36,13 @@ async function endpoint() {
   const rx = await fx.receiver();
   const org = await createOrg(t, owner);
   const hook = await createWebhook(t, org.id, owner, { url: rx.url, events: ['project.created'] });
-  return { rx, org, hook, url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}/test`, flat: `/api/v1/webhooks/${hook.id}/test` };
+  return {
+    rx,
+    org,
+    hook,
+    url: `/api/v1/organizations/${org.id}/webhooks/${hook.id}/test`,
+    flat: `/api/v1/webhooks/${hook.id}/test`,
+  };
 }
 
 const send = (url: string) => t.request({ method: 'POST', url, headers: owner.auth });
@@ -44,7 +58,11 @@ async function expectLimited(url: string, retryAfter: number) {
   expect(res.headers['retry-after']).toBe(String(retryAfter));
   expect(json(res)).toEqual({
     success: false,
-    error: { code: 'RATE_LIMIT_EXCEEDED', message: 'Too many test events for this endpoint', details: expect.stringContaining(`retry in ${retryAfter} seconds`) },
+    error: {
+      code: 'RATE_LIMIT_EXCEEDED',
+      message: 'Too many test events for this endpoint',
+      details: expect.stringContaining(`retry in ${retryAfter} seconds`),
+    },
   });
 }
 
@@ -67,7 +85,8 @@ describe('POST …/webhooks/{id}/test: 10 per endpoint per minute', () => {
     worker.wake();
     await worker.drain(60_000);
     expect(rx.received).toHaveLength(10);
-    for (const req of rx.received) expect(stripeVerify(t, req, hook.secret)).toMatchObject({ type: 'test', data: { webhookId: hook.id } });
+    for (const req of rx.received)
+      expect(stripeVerify(t, req, hook.secret)).toMatchObject({ type: 'test', data: { webhookId: hook.id } });
     expect((await deliveryRows(t, hook.id)).every((d) => d.status === 'delivered')).toBe(true);
 
     // A minute after the ten: allowed again.
@@ -84,7 +103,9 @@ describe('POST …/webhooks/{id}/test: 10 per endpoint per minute', () => {
     for (const r of answers.filter((a) => a.statusCode === 429)) expect(r.headers['retry-after']).toBe('60');
     const rows = await deliveryRows(t, hook.id);
     expect(rows).toHaveLength(10);
-    expect(new Set(rows.map((r) => r.id))).toEqual(new Set(answers.filter((a) => a.statusCode === 200).map((a) => json(a).data.deliveryId)));
+    expect(new Set(rows.map((r) => r.id))).toEqual(
+      new Set(answers.filter((a) => a.statusCode === 200).map((a) => json(a).data.deliveryId)),
+    );
   });
 
   it('the window slides: a slot frees a minute after each test event', async () => {
@@ -114,7 +135,12 @@ describe('POST …/webhooks/{id}/test: 10 per endpoint per minute', () => {
     // Ordinary events to an endpoint do not use its test slots.
     const c = await endpoint();
     for (let i = 0; i < 12; i++) {
-      const res = await t.request({ method: 'POST', url: `/api/v1/organizations/${c.org.id}/projects`, headers: owner.auth, payload: { name: `P${i}` } });
+      const res = await t.request({
+        method: 'POST',
+        url: `/api/v1/organizations/${c.org.id}/projects`,
+        headers: owner.auth,
+        payload: { name: `P${i}` },
+      });
       expect(res.statusCode, res.body).toBe(201);
     }
     await sendOk(c.url, 10);

@@ -9,7 +9,10 @@ import { createDeliveryWorker, type DeliveryWorker } from './worker/index.js';
 
 const fx = workerFixtures(() => slowApp);
 const { receiver } = fx;
-const answer = (status: number, body = '') => (_req: unknown, res: ServerResponse) => res.writeHead(status, { 'content-type': 'text/plain' }).end(body);
+const answer =
+  (status: number, body = '') =>
+  (_req: unknown, res: ServerResponse) =>
+    res.writeHead(status, { 'content-type': 'text/plain' }).end(body);
 let slowApp: TestApp;
 afterAll(async () => {
   await fx.stopAll();
@@ -35,7 +38,12 @@ describe('timeout (WEBHOOK_TIMEOUT_MS=500)', () => {
     const org = await createOrg(slowApp, user);
     const hook = await createWebhook(slowApp, org.id, user, { url: rx.url });
     const started = Date.now();
-    const res = await slowApp.request({ method: 'POST', url: `/api/v1/organizations/${org.id}/projects`, headers: user.auth, payload: { name: 'slow' } });
+    const res = await slowApp.request({
+      method: 'POST',
+      url: `/api/v1/organizations/${org.id}/projects`,
+      headers: user.auth,
+      payload: { name: 'slow' },
+    });
     expect(res.statusCode).toBe(201);
     await slowWorker.drain(60_000);
     expect(Date.now() - started).toBeGreaterThanOrEqual(450);

@@ -42,11 +42,15 @@ export function upsertCounters(after: string): SQL {
 /** Requests made with one API key over its life (its audit entries), as a scalar subquery. */
 export const keyRequestsSql = (orgId: SQLWrapper, keyId: SQLWrapper) =>
   sql<number>`(select coalesce(sum(c.total), 0) from audit_log_counters c
-    where c.organization_id = ${orgId} and c.actor_type = 'api_key' and c.actor_id = ${keyId} and c.action = '')`.mapWith(Number);
+    where c.organization_id = ${orgId} and c.actor_type = 'api_key' and c.actor_id = ${keyId} and c.action = '')`.mapWith(
+    Number,
+  );
 
 /** The time of an API key's last request (its newest audit entry), as a scalar subquery. */
 export const keyLastUsedSql = (orgId: SQLWrapper, keyId: SQLWrapper) =>
-  sql<Date | null>`(select max(a.created_at) from audit_logs a where a.organization_id = ${orgId} and a.actor_id = ${keyId})`.mapWith(auditLogs.createdAt);
+  sql<Date | null>`(select max(a.created_at) from audit_logs a where a.organization_id = ${orgId} and a.actor_id = ${keyId})`.mapWith(
+    auditLogs.createdAt,
+  );
 
 /**
  * The audit action of a publish by a signed-in person (`POST /organizations/{orgId}/events`): its
@@ -74,7 +78,9 @@ export async function apiRequestsInMonth(db: Db, orgId: string, period: string):
 }
 
 /** Locks the organizations of the entries in CTE `v` (step 1 of the lock order). */
-export const lockOrganizations = sql.raw(`select o.id from organizations o where o.id in (select organization_id from v) order by o.id for key share`);
+export const lockOrganizations = sql.raw(
+  `select o.id from organizations o where o.id in (select organization_id from v) order by o.id for key share`,
+);
 
 /**
  * The CTEs `o` (step 1 of the lock order) and `e` (the entries of CTE `v` inserted once `o` has

@@ -63,7 +63,10 @@ export function createSharedState(redis: Redis | null, keyPrefix: string, logger
       try {
         return (await redis.exists(k(kind, id))) === 1;
       } catch (err) {
-        logger.warn({ err: { message: (err as Error).message } }, 'revocation lookup in Redis failed; checking the database');
+        logger.warn(
+          { err: { message: (err as Error).message } },
+          'revocation lookup in Redis failed; checking the database',
+        );
         return null;
       }
     },
@@ -78,7 +81,11 @@ export function createSharedState(redis: Redis | null, keyPrefix: string, logger
         return;
       }
       // INCR then EXPIRE in one transaction: a version never lingers without its expiry.
-      await redis.multi().incr(v(kind, id)).expire(v(kind, id), Math.max(1, Math.ceil(ttlS))).exec();
+      await redis
+        .multi()
+        .incr(v(kind, id))
+        .expire(v(kind, id), Math.max(1, Math.ceil(ttlS)))
+        .exec();
     },
     async version(kind, id) {
       if (!redis) {
@@ -88,7 +95,10 @@ export function createSharedState(redis: Redis | null, keyPrefix: string, logger
       try {
         return (await redis.get(v(kind, id))) ?? '';
       } catch (err) {
-        logger.warn({ err: { message: (err as Error).message } }, 'version lookup in Redis failed; reading the database');
+        logger.warn(
+          { err: { message: (err as Error).message } },
+          'version lookup in Redis failed; reading the database',
+        );
         return null;
       }
     },

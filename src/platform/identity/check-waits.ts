@@ -89,7 +89,9 @@ export function createCheckWaits(redis: Redis | null, channelPrefix: string, log
       .then(() => {
         listening = true;
       })
-      .catch((err: Error) => logger.warn({ err: { message: err.message } }, 'sign-in checks channel unavailable; waiting checks poll'));
+      .catch((err: Error) =>
+        logger.warn({ err: { message: err.message } }, 'sign-in checks channel unavailable; waiting checks poll'),
+      );
   }
 
   return {

@@ -21,7 +21,10 @@ describe('password hashing', () => {
   it('stores Argon2id at m=64 MiB, t=3, p=4 unless told otherwise, and signs in with it', async () => {
     const email = uniqueEmail('argon');
     const { userId } = await registerUser(t, email);
-    const [row] = await queryRows<{ password_hash: string }>(t, sql`select password_hash from users where id = ${userId}`);
+    const [row] = await queryRows<{ password_hash: string }>(
+      t,
+      sql`select password_hash from users where id = ${userId}`,
+    );
     expect(row!.password_hash.startsWith(PRODUCTION_PREFIX)).toBe(true);
     await verifyEmailOf(t, email);
     expect((await login(t, email)).accessToken).toEqual(expect.any(String));

@@ -7,7 +7,12 @@ import { randomToken } from '../../lib/secrets.js';
 import { QueueFullError, Semaphore } from '../../lib/semaphore.js';
 
 // 2 is Algorithm.Argon2id (a const enum, which isolated modules cannot read).
-export const ARGON2_OPTIONS = { algorithm: 2 as Algorithm.Argon2id, memoryCost: 65536, timeCost: 3, parallelism: 4 } as const;
+export const ARGON2_OPTIONS = {
+  algorithm: 2 as Algorithm.Argon2id,
+  memoryCost: 65536,
+  timeCost: 3,
+  parallelism: 4,
+} as const;
 
 /** The cost of new hashes. Verifying reads the cost from the stored hash, so any hash made before keeps working. */
 export interface HashCost {
@@ -28,7 +33,9 @@ export function createPasswordHasher(concurrency: number, queueLimit: number, co
       return await gate.run(fn);
     } catch (err) {
       if (err instanceof QueueFullError) {
-        throw new AppError('SERVICE_UNAVAILABLE', 'Too many sign-in attempts in progress', 'Try again in a moment', { 'Retry-After': '1' });
+        throw new AppError('SERVICE_UNAVAILABLE', 'Too many sign-in attempts in progress', 'Try again in a moment', {
+          'Retry-After': '1',
+        });
       }
       throw err;
     }

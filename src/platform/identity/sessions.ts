@@ -186,7 +186,13 @@ export function createSessionStore(db: Db, config: Config, clock: Clock, shared:
       const rows = await tx
         .update(sessions)
         .set({ revokedAt: clock.now(), revokedReason: reason })
-        .where(and(eq(sessions.userId, userId), isNull(sessions.revokedAt), keep ? sql`${sessions.id} <> ${keep}` : undefined))
+        .where(
+          and(
+            eq(sessions.userId, userId),
+            isNull(sessions.revokedAt),
+            keep ? sql`${sessions.id} <> ${keep}` : undefined,
+          ),
+        )
         .returning({ id: sessions.id });
       const revoked = rows.map((r) => r.id);
       await markRevoked(revoked);

@@ -60,7 +60,8 @@ interface RingKey {
 }
 
 /** The moment a key retired at `retiresAt` stops being published and accepted. */
-export const publishedUntil = (config: Config, retiresAt: Date) => new Date(retiresAt.getTime() + config.auth.accessTtlS * 1000 + REFRESH_MS);
+export const publishedUntil = (config: Config, retiresAt: Date) =>
+  new Date(retiresAt.getTime() + config.auth.accessTtlS * 1000 + REFRESH_MS);
 
 function generate(alg: AsymmetricAlgorithm): { privateKey: KeyObject; publicKey: KeyObject } {
   if (alg === 'ES256') return generateKeyPairSync('ec', { namedCurve: 'P-256' });
@@ -69,14 +70,28 @@ function generate(alg: AsymmetricAlgorithm): { privateKey: KeyObject; publicKey:
 }
 
 /** A new key of `alg`, stored encrypted; published now, signing from `activeFrom`. */
-export async function insertSigningKey(tx: Tx | Db, config: Config, alg: AsymmetricAlgorithm, now: Date, activeFrom: Date): Promise<SigningKeyRow> {
+export async function insertSigningKey(
+  tx: Tx | Db,
+  config: Config,
+  alg: AsymmetricAlgorithm,
+  now: Date,
+  activeFrom: Date,
+): Promise<SigningKeyRow> {
   const { privateKey, publicKey } = generate(alg);
   const kid = newId('jwk', now.getTime());
   const jwk = { ...(publicKey.export({ format: 'jwk' }) as Record<string, string>), kid, alg, use: 'sig' };
   const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
   const [row] = await tx
     .insert(signingKeys)
-    .values({ id: kid, algorithm: alg, publicJwk: jwk, privateKeyEnc: encrypt(config.encryptionKey, pem), createdAt: now, activeFrom, retiresAt: null })
+    .values({
+      id: kid,
+      algorithm: alg,
+      publicJwk: jwk,
+      privateKeyEnc: encrypt(config.encryptionKey, pem),
+      createdAt: now,
+      activeFrom,
+      retiresAt: null,
+    })
     .returning();
   return row!;
 }
@@ -102,7 +117,9 @@ export async function ensureSigningKey(db: Db, config: Config, clock: Clock, alg
     await tx
       .update(signingKeys)
       .set({ retiresAt: now })
-      .where(and(sql`${signingKeys.algorithm} <> ${alg}`, or(isNull(signingKeys.retiresAt), gt(signingKeys.retiresAt, now))));
+      .where(
+        and(sql`${signingKeys.algorithm} <> ${alg}`, or(isNull(signingKeys.retiresAt), gt(signingKeys.retiresAt, now))),
+      );
     const [live] = await tx
       .select({ id: signingKeys.id })
       .from(signingKeys)
@@ -126,7 +143,13 @@ export interface Rotation {
  * replaces stop signing at that moment (never later than they were already due to) and stay
  * published until their last token has expired. Keys past their publication are deleted.
  */
-export async function rotateSigningKey(db: Db, config: Config, clock: Clock, alg: AsymmetricAlgorithm, delayS: number): Promise<Rotation> {
+export async function rotateSigningKey(
+  db: Db,
+  config: Config,
+  clock: Clock,
+  alg: AsymmetricAlgorithm,
+  delayS: number,
+): Promise<Rotation> {
   return transaction(db, async (tx) => {
     await lockKeys(tx);
     const now = clock.now();
@@ -134,21 +157,28 @@ export async function rotateSigningKey(db: Db, config: Config, clock: Clock, alg
     const retired = await tx
       .update(signingKeys)
       .set({ retiresAt: activeFrom })
-      .where(and(eq(signingKeys.algorithm, alg), or(isNull(signingKeys.retiresAt), gt(signingKeys.retiresAt, activeFrom))))
+      .where(
+        and(eq(signingKeys.algorithm, alg), or(isNull(signingKeys.retiresAt), gt(signingKeys.retiresAt, activeFrom))),
+      )
       .returning({ kid: signingKeys.id, retiresAt: signingKeys.retiresAt });
     const key = await insertSigningKey(tx, config, alg, now, activeFrom);
     const deleted = await dropSpentKeys(tx, config, now);
     return {
       kid: key.id,
       activeFrom,
-      retired: retired.map((r) => ({ kid: r.kid, retiresAt: r.retiresAt!, publishedUntil: publishedUntil(config, r.retiresAt!) })),
+      retired: retired.map((r) => ({
+        kid: r.kid,
+        retiresAt: r.retiresAt!,
+        publishedUntil: publishedUntil(config, r.retiresAt!),
+      })),
       deleted: deleted.map((d) => d.id),
     };
   });
 }
 
 const unreadableKey = () =>
-  new AppError('INTERNAL_ERROR',
+  new AppError(
+    'INTERNAL_ERROR',
     'The token signing key cannot be read',
     'It was encrypted with a key that ENCRYPTION_KEY no longer lists: list that key again, or run rotate-signing-key --delay-s 0',
   );
@@ -168,7 +198,12 @@ export function createSigningKeyRing(db: Db, config: Config, clock: Clock, logge
     const rows = await db
       .select()
       .from(signingKeys)
-      .where(and(inArray(signingKeys.algorithm, [...ASYMMETRIC_ALGORITHMS]), or(isNull(signingKeys.retiresAt), gt(signingKeys.retiresAt, new Date(at - ttlMs - REFRESH_MS)))));
+      .where(
+        and(
+          inArray(signingKeys.algorithm, [...ASYMMETRIC_ALGORITHMS]),
+          or(isNull(signingKeys.retiresAt), gt(signingKeys.retiresAt, new Date(at - ttlMs - REFRESH_MS))),
+        ),
+      );
     const next = new Map<string, RingKey>();
     for (const r of rows) {
       const known = keys.get(r.id);
@@ -210,7 +245,11 @@ export function createSigningKeyRing(db: Db, config: Config, clock: Clock, logge
       if (k.retiresAt !== null && k.retiresAt <= at) continue;
       if (!best || k.activeFrom > best.activeFrom) best = k;
     }
-    if (!best && fallback) logger.warn({ kid: fallback.kid }, 'no signing key is current for JWT_ALGORITHM; signing with the latest retired one');
+    if (!best && fallback)
+      logger.warn(
+        { kid: fallback.kid },
+        'no signing key is current for JWT_ALGORITHM; signing with the latest retired one',
+      );
     return best ?? fallback;
   }
 
@@ -247,7 +286,10 @@ export function createSigningKeyRing(db: Db, config: Config, clock: Clock, logge
      * the keys again (at most once a second), for a key added by another process.
      */
     async verificationKey(kid: string): Promise<{ alg: AsymmetricAlgorithm; key: KeyObject } | null> {
-      if (stale()) void reload().catch((err: Error) => logger.warn({ err: { message: err.message } }, 'reading the signing keys failed'));
+      if (stale())
+        void reload().catch((err: Error) =>
+          logger.warn({ err: { message: err.message } }, 'reading the signing keys failed'),
+        );
       let k = keys.get(kid);
       if (!k && now() - lastUnknownReload >= UNKNOWN_KID_RELOAD_MS) {
         lastUnknownReload = now();

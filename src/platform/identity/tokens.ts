@@ -61,7 +61,12 @@ export function createTokenService(config: Config, clock: Clock, ring: SigningKe
   // The `iat` in the payload (from the injected clock) is kept as is.
   const signHs256 = createSigner({ key: config.jwtSecret, algorithm: 'HS256' });
   const signRefreshJwt = createSigner({ key: config.jwtRefreshSecret, algorithm: 'HS256' });
-  const verifierOptions = { algorithms: ['HS256' as const], allowedIss: ISSUER, ignoreExpiration: true, ignoreNotBefore: true };
+  const verifierOptions = {
+    algorithms: ['HS256' as const],
+    allowedIss: ISSUER,
+    ignoreExpiration: true,
+    ignoreNotBefore: true,
+  };
   const verifyHs256 = createVerifier({ ...verifierOptions, key: config.jwtSecret });
   const verifyRefreshJwt = createVerifier({ ...verifierOptions, key: config.jwtRefreshSecret });
   // Tokens verified once, by text, with the key that verified them (null: JWT_SECRET).
@@ -74,12 +79,14 @@ export function createTokenService(config: Config, clock: Clock, ring: SigningKe
   const nowS = () => Math.floor(clock.now().getTime() / 1000);
 
   function checkTimes(claims: { iat?: unknown; exp?: unknown }) {
-    if (typeof claims.exp !== 'number' || typeof claims.iat !== 'number') throw new TokenError('Token lacks iat or exp');
+    if (typeof claims.exp !== 'number' || typeof claims.iat !== 'number')
+      throw new TokenError('Token lacks iat or exp');
     if (claims.exp <= nowS()) throw new TokenError('Token has expired');
   }
 
   function checkAccessShape(claims: AccessClaims) {
-    if (typeof claims.userId !== 'string' || typeof claims.sessionId !== 'string') throw new TokenError('Invalid token');
+    if (typeof claims.userId !== 'string' || typeof claims.sessionId !== 'string')
+      throw new TokenError('Invalid token');
   }
 
   async function verifyAsymmetric(keys: SigningKeyRing, token: string): Promise<AccessClaims> {
@@ -95,7 +102,8 @@ export function createTokenService(config: Config, clock: Clock, ring: SigningKe
     let claims: AccessClaims;
     try {
       // The algorithm is the key's, never the header's choice.
-      claims = (await jwtVerify(token, key.key, { algorithms: [key.alg], issuer: ISSUER, currentDate: clock.now() })).payload as unknown as AccessClaims;
+      claims = (await jwtVerify(token, key.key, { algorithms: [key.alg], issuer: ISSUER, currentDate: clock.now() }))
+        .payload as unknown as AccessClaims;
     } catch {
       throw new TokenError('Invalid token');
     }
@@ -131,14 +139,22 @@ export function createTokenService(config: Config, clock: Clock, ring: SigningKe
         sessionId: s.sessionId,
         sub: s.user.id,
         amr: s.amr,
-        ...(s.organization ? { org_id: s.organization.id, org_role: s.organization.role, org_permissions: [...s.organization.permissions] } : {}),
+        ...(s.organization
+          ? {
+              org_id: s.organization.id,
+              org_role: s.organization.role,
+              org_permissions: [...s.organization.permissions],
+            }
+          : {}),
         iss: ISSUER,
         iat,
         exp: iat + config.auth.accessTtlS,
       };
       if (!ring) return signHs256(claims);
       const k = await ring.signer();
-      return new SignJWT(claims as unknown as Record<string, unknown>).setProtectedHeader({ alg: k.alg, kid: k.kid, typ: 'JWT' }).sign(k.key);
+      return new SignJWT(claims as unknown as Record<string, unknown>)
+        .setProtectedHeader({ alg: k.alg, kid: k.kid, typ: 'JWT' })
+        .sign(k.key);
     },
 
     /** A refresh token carries the session id and a random token id; only the id's hash is stored. */
@@ -146,7 +162,11 @@ export function createTokenService(config: Config, clock: Clock, ring: SigningKe
       const iat = nowS();
       const jti = randomToken(24);
       const exp = iat + config.auth.refreshTtlS;
-      return { token: signRefreshJwt({ userId, sessionId, jti, iss: ISSUER, iat, exp }), jti, expiresAt: new Date(exp * 1000) };
+      return {
+        token: signRefreshJwt({ userId, sessionId, jti, iss: ISSUER, iat, exp }),
+        jti,
+        expiresAt: new Date(exp * 1000),
+      };
     },
 
     async verifyAccess(token: string): Promise<AccessClaims> {

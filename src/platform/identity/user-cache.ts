@@ -10,7 +10,11 @@ import { users, type UserRow } from '../../db/tables/users.js';
 
 export function createUserCache(db: Db, versions: SharedState) {
   const cache = createVersionedCache<UserRow>(versions, 'user', { ttlMs: 60_000, maxWeight: 50_000 });
-  const byId = db.select().from(users).where(eq(users.id, sql.placeholder('id'))).prepare('user_by_id');
+  const byId = db
+    .select()
+    .from(users)
+    .where(eq(users.id, sql.placeholder('id')))
+    .prepare('user_by_id');
   const row = async (userId: string): Promise<UserRow | undefined> => (await byId.execute({ id: userId }))[0];
 
   return {

@@ -20,7 +20,8 @@ function capture() {
   return { logger: pino({ level: 'info' }, stream), text: () => lines.join('') };
 }
 
-const configFor = (env: Config['env']) => ({ env, smtpUrl: null, mailFrom: 'Tenantry <no-reply@localhost>' }) as Pick<Config, 'env' | 'smtpUrl' | 'mailFrom'>;
+const configFor = (env: Config['env']) =>
+  ({ env, smtpUrl: null, mailFrom: 'Tenantry <no-reply@localhost>' }) as Pick<Config, 'env' | 'smtpUrl' | 'mailFrom'>;
 
 describe('the log mailer (no SMTP_URL)', () => {
   it('prints the link in development, so a developer can follow it', async () => {
@@ -35,7 +36,9 @@ describe('the log mailer (no SMTP_URL)', () => {
     const log = capture();
     const mailer = createMailer(configFor('production'), log.logger);
     await mailer.send(magicLinkMail('prod@example.com', `https://app.example.com/magic-link?token=${TOKEN}`));
-    await mailer.send(resetPasswordMail('prod@example.com', `https://app.example.com/reset-password?foo=1&token=${TOKEN}#${TOKEN}`));
+    await mailer.send(
+      resetPasswordMail('prod@example.com', `https://app.example.com/reset-password?foo=1&token=${TOKEN}#${TOKEN}`),
+    );
     const out = log.text();
     expect(out).not.toContain(TOKEN);
     // Still useful to an operator: who, what, and where the link pointed.
@@ -47,8 +50,12 @@ describe('the log mailer (no SMTP_URL)', () => {
 
 describe('redactLinks', () => {
   it('blanks every query value and fragment of a link, and any long token-like run', () => {
-    expect(redactLinks(`Go: https://a.example/x?token=${TOKEN}&b=2#frag now`)).toBe('Go: https://a.example/x?token=[redacted]&b=[redacted]#[redacted] now');
-    expect(redactLinks(`Accept: http://app.test/invitations/${TOKEN}`)).toBe('Accept: http://app.test/invitations/[redacted]');
+    expect(redactLinks(`Go: https://a.example/x?token=${TOKEN}&b=2#frag now`)).toBe(
+      'Go: https://a.example/x?token=[redacted]&b=[redacted]#[redacted] now',
+    );
+    expect(redactLinks(`Accept: http://app.test/invitations/${TOKEN}`)).toBe(
+      'Accept: http://app.test/invitations/[redacted]',
+    );
     expect(redactLinks(`code ${TOKEN}.`)).toBe('code [redacted].');
     expect(redactLinks('Plain words stay as they are, and so does https://app.example.com/verify-email.')).toBe(
       'Plain words stay as they are, and so does https://app.example.com/verify-email.',

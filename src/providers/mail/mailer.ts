@@ -75,7 +75,14 @@ export function redactLinks(text: string): string {
       const hash = link.indexOf('#');
       const url = hash === -1 ? link : link.slice(0, hash);
       const q = url.indexOf('?');
-      const query = q === -1 ? '' : `?${url.slice(q + 1).split('&').map((param) => param.replace(/=.*$/s, '=[redacted]')).join('&')}`;
+      const query =
+        q === -1
+          ? ''
+          : `?${url
+              .slice(q + 1)
+              .split('&')
+              .map((param) => param.replace(/=.*$/s, '=[redacted]'))
+              .join('&')}`;
       return `${q === -1 ? url : url.slice(0, q)}${query}${hash === -1 ? '' : '#[redacted]'}`;
     })
     .replace(TOKEN_LIKE, '[redacted]');
@@ -91,7 +98,9 @@ export function createLogMailer(logger: Logger, opts: { redactLinks?: boolean } 
   return {
     async send(mail) {
       const text = redact ? redactLinks(mail.text) : mail.text;
-      const note = redact ? 'no SMTP_URL set, printed instead with its links redacted' : 'no SMTP_URL set, printed instead';
+      const note = redact
+        ? 'no SMTP_URL set, printed instead with its links redacted'
+        : 'no SMTP_URL set, printed instead';
       logger.info({ mail: { to: mail.to, subject: mail.subject } }, `mail (${note}):\n${text}`);
     },
     async close() {},
@@ -107,6 +116,10 @@ export function createMailer(config: Pick<Config, 'env' | 'smtpUrl' | 'mailFrom'
 /** Sent after the answer (after commit): a mail failure is logged, never thrown at the caller. */
 export function sendLater(mailer: Mailer, logger: Logger, mail: Mail): void {
   mailer.later(() =>
-    mailer.send(mail).catch((err: Error) => logger.error({ err: { message: err.message }, to: mail.to, subject: mail.subject }, 'mail delivery failed')),
+    mailer
+      .send(mail)
+      .catch((err: Error) =>
+        logger.error({ err: { message: err.message }, to: mail.to, subject: mail.subject }, 'mail delivery failed'),
+      ),
   );
 }

@@ -26,10 +26,24 @@ export const verifyEmailMail = (to: string, link: string) =>
   );
 
 export const resetPasswordMail = (to: string, link: string) =>
-  build(to, 'Reset your password', 'Someone asked to reset the password of your Tenantry account.', 'Reset password', link, 'This link expires in 1 hour and works once. If it was not you, ignore this message: your password stays as it is.');
+  build(
+    to,
+    'Reset your password',
+    'Someone asked to reset the password of your Tenantry account.',
+    'Reset password',
+    link,
+    'This link expires in 1 hour and works once. If it was not you, ignore this message: your password stays as it is.',
+  );
 
 export const magicLinkMail = (to: string, link: string) =>
-  build(to, 'Your sign-in link', 'Use this link to sign in to Tenantry.', 'Sign in', link, 'This link expires in 15 minutes and works once. If you did not ask for it, ignore this message.');
+  build(
+    to,
+    'Your sign-in link',
+    'Use this link to sign in to Tenantry.',
+    'Sign in',
+    link,
+    'This link expires in 15 minutes and works once. If you did not ask for it, ignore this message.',
+  );
 
 export const invitationMail = (to: string, orgName: string, inviter: string, role: string, link: string) =>
   build(

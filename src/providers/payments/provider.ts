@@ -14,7 +14,13 @@ export interface ProviderSubscription {
 export interface PaymentProvider {
   kind: 'stripe' | 'test';
   createCustomer(input: { organizationId: string; name: string; email: string | null }): Promise<string>;
-  createCheckout(input: { customerId: string; priceId: string; successUrl: string; cancelUrl: string; organizationId: string }): Promise<{ sessionId: string; url: string }>;
+  createCheckout(input: {
+    customerId: string;
+    priceId: string;
+    successUrl: string;
+    cancelUrl: string;
+    organizationId: string;
+  }): Promise<{ sessionId: string; url: string }>;
   createPortal(input: { customerId: string; returnUrl: string }): Promise<string>;
   cancelAtPeriodEnd(subscriptionId: string): Promise<ProviderSubscription>;
   cancelNow(subscriptionId: string): Promise<void>;

@@ -42,12 +42,18 @@ function check<T extends TSchema>(schema: T, value: unknown, at: string): Static
   const seen = new Set<string>();
   for (const err of Value.Errors(schema, value)) {
     // A union reports every branch: the first error at or under a field says enough.
-    const said = [...seen].some((p) => p === err.instancePath || (err.keyword !== 'required' && p.startsWith(`${err.instancePath}/`)));
+    const said = [...seen].some(
+      (p) => p === err.instancePath || (err.keyword !== 'required' && p.startsWith(`${err.instancePath}/`)),
+    );
     if (err.keyword === 'anyOf' || said) continue;
     seen.add(err.instancePath);
     const path = [at, ...err.instancePath.split('/').filter(Boolean)].filter(Boolean).join('.');
     const required = (err.params as { requiredProperties?: string[] }).requiredProperties;
-    lines.push(required ? required.map((p) => `${path ? `${path}.` : ''}${p}: is required`).join('; ') : `${path || '(root)'}: ${err.message}`);
+    lines.push(
+      required
+        ? required.map((p) => `${path ? `${path}.` : ''}${p}: is required`).join('; ')
+        : `${path || '(root)'}: ${err.message}`,
+    );
     if (lines.length === 3) break;
   }
   throw new StripeShapeError(lines.join('; ') || `${at || '(root)'}: is invalid`);
@@ -93,7 +99,13 @@ export function createStripeClient(config: Config): Stripe {
   return new Stripe(config.stripe.secretKey!, {
     maxNetworkRetries: 1,
     timeout: 15_000,
-    ...(base ? { host: base.hostname, port: Number(base.port || (base.protocol === 'https:' ? 443 : 80)), protocol: base.protocol.replace(':', '') as 'http' | 'https' } : {}),
+    ...(base
+      ? {
+          host: base.hostname,
+          port: Number(base.port || (base.protocol === 'https:' ? 443 : 80)),
+          protocol: base.protocol.replace(':', '') as 'http' | 'https',
+        }
+      : {}),
   });
 }
 
@@ -110,7 +122,10 @@ export function createStripeProvider(config: Config): PaymentProvider {
   return {
     kind: 'stripe',
     createCustomer: ({ organizationId, name, email }) =>
-      call(async () => (await stripe.customers.create({ name, ...(email ? { email } : {}), metadata: { organizationId } })).id),
+      call(
+        async () =>
+          (await stripe.customers.create({ name, ...(email ? { email } : {}), metadata: { organizationId } })).id,
+      ),
     createCheckout: ({ customerId, priceId, successUrl, cancelUrl, organizationId }) =>
       call(async () => {
         const session = await stripe.checkout.sessions.create({
@@ -125,8 +140,14 @@ export function createStripeProvider(config: Config): PaymentProvider {
         });
         return { sessionId: session.id, url: session.url ?? '' };
       }),
-    createPortal: ({ customerId, returnUrl }) => call(async () => (await stripe.billingPortal.sessions.create({ customer: customerId, return_url: returnUrl })).url),
-    cancelAtPeriodEnd: (id) => call(async () => toProviderSubscription(await stripe.subscriptions.update(id, { cancel_at_period_end: true }), 'subscription')),
+    createPortal: ({ customerId, returnUrl }) =>
+      call(
+        async () => (await stripe.billingPortal.sessions.create({ customer: customerId, return_url: returnUrl })).url,
+      ),
+    cancelAtPeriodEnd: (id) =>
+      call(async () =>
+        toProviderSubscription(await stripe.subscriptions.update(id, { cancel_at_period_end: true }), 'subscription'),
+      ),
     cancelNow: (id) =>
       call(async () => {
         try {
@@ -141,6 +162,7 @@ export function createStripeProvider(config: Config): PaymentProvider {
           throw err;
         }
       }),
-    getSubscription: (id) => call(async () => toProviderSubscription(await stripe.subscriptions.retrieve(id), 'subscription')),
+    getSubscription: (id) =>
+      call(async () => toProviderSubscription(await stripe.subscriptions.retrieve(id), 'subscription')),
   };
 }

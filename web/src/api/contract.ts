@@ -34,5 +34,4 @@ interface CookieModePaths {
   } & Unused;
 }
 
-export type WebPaths = Omit<paths, '/api/v1/auth/refresh'> &
-  Pick<CookieModePaths, '/api/v1/auth/refresh'>;
+export type WebPaths = Omit<paths, '/api/v1/auth/refresh'> & Pick<CookieModePaths, '/api/v1/auth/refresh'>;

@@ -39,7 +39,8 @@ export function toProblem(error: unknown, fieldFor: Partial<Record<ErrorCode, st
     fields[field] = fields[field] ? `${fields[field]}; ${what}` : text;
   }
   const named = fieldFor[code];
-  if (named && Object.keys(fields).length === 0) fields[named] = details && details !== message ? `${message}: ${details}` : message;
+  if (named && Object.keys(fields).length === 0)
+    fields[named] = details && details !== message ? `${message}: ${details}` : message;
   const taken = Object.keys(fields).length > 0;
   return { code, message: taken ? null : details && details !== message ? `${message} (${details})` : message, fields };
 }

@@ -5,12 +5,18 @@
 // then fails its exchange instead of signing this browser into someone else's account.
 const KEY = 'tenantry.oauth.verifier';
 
-const base64url = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+const base64url = (bytes: Uint8Array) =>
+  btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 
 /** The URL that starts a bound sign-in with `provider`, its verifier kept for the callback. */
 export async function socialSignInUrl(provider: 'google' | 'github'): Promise<string> {
   const verifier = base64url(crypto.getRandomValues(new Uint8Array(32)));
-  const challenge = base64url(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier))));
+  const challenge = base64url(
+    new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier))),
+  );
   sessionStorage.setItem(KEY, verifier);
   const redirectTo = `${window.location.origin}/auth/callback`;
   return `/api/v1/auth/oauth/${provider}?${new URLSearchParams({ redirectTo, codeChallenge: challenge }).toString()}`;

@@ -21,7 +21,8 @@ export type SessionState =
 
 // Sign-in routes take no access token, and their 401 speaks of the credentials given, not of an
 // expired token: no token is sent there and their 401 does not start a refresh.
-const PUBLIC_AUTH = /\/api\/v1\/auth\/(?:login|refresh|register|verify-email|resend-verification|password\/|magic-link|two-factor\/login|oauth\/)/;
+const PUBLIC_AUTH =
+  /\/api\/v1\/auth\/(?:login|refresh|register|verify-email|resend-verification|password\/|magic-link|two-factor\/login|oauth\/)/;
 const REFRESH_EARLY_S = 60;
 
 let state: SessionState = { status: 'loading' };
@@ -143,7 +144,9 @@ export async function switchOrganization(organizationId: string | null): Promise
   let problem: unknown = null;
   const run = async () => {
     try {
-      const { data, error, response } = await locked(() => publicApi.POST('/api/v1/auth/refresh', { headers: COOKIE_MODE, body: { organizationId } }));
+      const { data, error, response } = await locked(() =>
+        publicApi.POST('/api/v1/auth/refresh', { headers: COOKIE_MODE, body: { organizationId } }),
+      );
       if (data) {
         keep(data.accessToken, data.expiresIn, data.organizationId ?? null);
         return true;

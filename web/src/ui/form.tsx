@@ -32,7 +32,13 @@ export function Field({
   error,
   hint,
   ...input
-}: InputProps & { label: string; value: string; onChange: (value: string) => void; error?: string | undefined; hint?: ReactNode }) {
+}: InputProps & {
+  label: string;
+  value: string;
+  onChange: (value: string) => void;
+  error?: string | undefined;
+  hint?: ReactNode;
+}) {
   const id = useId();
   const described = [hint ? `${id}-hint` : null, error ? `${id}-error` : null].filter(Boolean).join(' ');
   return (
@@ -77,7 +83,13 @@ export function SelectField({
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>
-      <select id={id} value={value} onChange={(e) => onChange(e.target.value)} aria-invalid={error ? true : undefined} aria-describedby={error ? `${id}-error` : undefined}>
+      <select
+        id={id}
+        value={value}
+        onChange={(e) => onChange(e.target.value)}
+        aria-invalid={error ? true : undefined}
+        aria-describedby={error ? `${id}-error` : undefined}
+      >
         {options.map(([v, text]) => (
           <option key={v} value={v}>
             {text}

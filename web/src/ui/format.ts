@@ -5,7 +5,8 @@ export function when(iso: string | null | undefined): string {
   return Number.isNaN(d.getTime()) ? iso : d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 }
 
-export const count = (n: number | null | undefined) => (n === null || n === undefined ? 'unlimited' : n.toLocaleString());
+export const count = (n: number | null | undefined) =>
+  n === null || n === undefined ? 'unlimited' : n.toLocaleString();
 
 /** A slug from a name: lowercase letters and digits joined by single dashes, 50 characters at most. */
 export function slugify(name: string): string {

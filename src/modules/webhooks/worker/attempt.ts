@@ -18,7 +18,8 @@ type Secret = string | KeyObject;
  */
 export function signatureHeader(secrets: Secret | readonly Secret[], timestampS: number, body: string): string {
   const signed = `${timestampS}.${body}`;
-  const mac = (s: Secret) => (typeof s === 'string' ? hmacSha256Hex(s, signed) : createHmac('sha256', s).update(signed).digest('hex'));
+  const mac = (s: Secret) =>
+    typeof s === 'string' ? hmacSha256Hex(s, signed) : createHmac('sha256', s).update(signed).digest('hex');
   const list = (Array.isArray(secrets) ? secrets : [secrets]) as readonly Secret[];
   return `t=${timestampS}${list.map((s) => `,v1=${mac(s)}`).join('')}`;
 }
@@ -63,14 +64,23 @@ export function createAttempter(deps: Pick<Infra, 'config' | 'clock' | 'logger'>
    */
   function previousOf(d: ClaimedDelivery, nowMs: number): KeyObject | null {
     const enc = d.previousSecretEnc;
-    if (enc === null || d.previousSecretExpiresAt === null || d.previousSecretExpiresAt.getTime() <= nowMs || unreadablePrevious.has(enc)) return null;
+    if (
+      enc === null ||
+      d.previousSecretExpiresAt === null ||
+      d.previousSecretExpiresAt.getTime() <= nowMs ||
+      unreadablePrevious.has(enc)
+    )
+      return null;
     try {
       return secretOf(enc);
     } catch (err) {
       if (!(err instanceof DecryptError)) throw err;
       if (unreadablePrevious.size >= 10_000) unreadablePrevious.clear();
       unreadablePrevious.add(enc);
-      deps.logger.warn({ endpointId: d.endpointId, reason: err.reason }, "the endpoint's previous signing secret cannot be decrypted with ENCRYPTION_KEY: deliveries are signed with the current secret only");
+      deps.logger.warn(
+        { endpointId: d.endpointId, reason: err.reason },
+        "the endpoint's previous signing secret cannot be decrypted with ENCRYPTION_KEY: deliveries are signed with the current secret only",
+      );
       return null;
     }
   }
@@ -78,12 +88,19 @@ export function createAttempter(deps: Pick<Infra, 'config' | 'clock' | 'logger'>
   function attempted(d: ClaimedDelivery, sent: SendResult): AttemptResult {
     const at = deps.clock.now();
     const number = d.attempts + 1;
-    return { canceled: null, number, sent, outcome: afterAttempt(number, sent.status, retryDelaysS, at, sent.retryAfter ?? null), at };
+    return {
+      canceled: null,
+      number,
+      sent,
+      outcome: afterAttempt(number, sent.status, retryDelaysS, at, sent.retryAfter ?? null),
+      at,
+    };
   }
 
   return async function attempt(d: ClaimedDelivery): Promise<AttemptResult> {
     // The endpoint changed after the event was recorded: nothing is sent (see docs/decisions.md).
-    if (d.deleted || d.url === null || d.secretEnc === null) return { canceled: 'endpoint deleted', at: deps.clock.now() };
+    if (d.deleted || d.url === null || d.secretEnc === null)
+      return { canceled: 'endpoint deleted', at: deps.clock.now() };
     if (!d.isActive) return { canceled: 'endpoint disabled', at: deps.clock.now() };
     let secret: KeyObject;
     try {

@@ -173,7 +173,8 @@ export async function claimDue(query: Query, args: ClaimArgs): Promise<ClaimResu
     url: (r.url as string | null) ?? null,
     secretEnc: (r.secret_enc as string | null) ?? null,
     previousSecretEnc: (r.previous_secret_enc as string | null) ?? null,
-    previousSecretExpiresAt: r.previous_secret_expires_at == null ? null : new Date(r.previous_secret_expires_at as string | Date),
+    previousSecretExpiresAt:
+      r.previous_secret_expires_at == null ? null : new Date(r.previous_secret_expires_at as string | Date),
     isActive: r.is_active === true,
     deleted: r.deleted === true,
   }));

@@ -33,7 +33,10 @@ export type { WorkerOptions } from './scheduler.js';
 
 export function createDeliveryWorker(deps: Infra, opts: WorkerOptions = {}) {
   const workerId = `wrk_${randomBytes(6).toString('hex')}`;
-  const settings = workerSettings({ perOrganization: deps.config.webhook.orgConcurrency, ...opts }, deps.config.webhook.timeoutMs);
+  const settings = workerSettings(
+    { perOrganization: deps.config.webhook.orgConcurrency, ...opts },
+    deps.config.webhook.timeoutMs,
+  );
   // One connection per in-flight request of an endpoint: its requests never queue in the pool.
   const sender = createWebhookSender(deps.config.webhook, { connectionsPerOrigin: settings.perEndpoint });
   const db = queryOn(deps);
@@ -65,7 +68,11 @@ export function createDeliveryWorker(deps: Infra, opts: WorkerOptions = {}) {
       .then(() => disableFailing(deps, endpoints))
       .then(
         () => undefined,
-        (err: Error) => deps.logger.error({ err: { message: err.message }, endpoints }, 'turning off a failing webhook endpoint failed: tried again at its next failed attempt'),
+        (err: Error) =>
+          deps.logger.error(
+            { err: { message: err.message }, endpoints },
+            'turning off a failing webhook endpoint failed: tried again at its next failed attempt',
+          ),
       )
       .finally(() => disablesQueued--);
   }
@@ -177,7 +184,13 @@ export function createDeliveryWorker(deps: Infra, opts: WorkerOptions = {}) {
     /** Nudge the loop (new events in this process, or a test that moved the clock). */
     wake: signal,
     /** Claims, deliveries claimed, result batches and results written so far (tests, benchmarks). */
-    stats: () => ({ ...stats, batches: recorder.batches, recorded: recorder.recorded, inFlight: sched.inFlight, unrecorded: recorder.unrecorded }),
+    stats: () => ({
+      ...stats,
+      batches: recorder.batches,
+      recorded: recorder.recorded,
+      inFlight: sched.inFlight,
+      unrecorded: recorder.unrecorded,
+    }),
     /** Resolves when nothing is claimable right now, nothing is in flight and every result is written (tests, benchmarks). */
     async drain(timeoutMs = 10_000): Promise<void> {
       const deadline = Date.now() + timeoutMs;

@@ -13,14 +13,32 @@ export type Query = (name: string, text: string, values: unknown[]) => Promise<R
 export function queryOn(deps: Infra): { query: Query; close(): Promise<void> } {
   const { pool, pglite, url } = deps.dbHandle;
   if (pool && url) {
-    const own = new pg.Pool({ connectionString: url, max: 2, connectionTimeoutMillis: 5000, idleTimeoutMillis: 30_000, options: '-c plan_cache_mode=force_generic_plan' });
-    const lost = (err: Error) => deps.logger.warn({ err: { message: err.message } }, 'webhook worker: database connection lost');
+    const own = new pg.Pool({
+      connectionString: url,
+      max: 2,
+      connectionTimeoutMillis: 5000,
+      idleTimeoutMillis: 30_000,
+      options: '-c plan_cache_mode=force_generic_plan',
+    });
+    const lost = (err: Error) =>
+      deps.logger.warn({ err: { message: err.message } }, 'webhook worker: database connection lost');
     own.on('error', lost);
     own.on('connect', (client) => client.on('error', lost));
-    return { query: async (name, text, values) => (await own.query({ name, text, values })).rows as Rows, close: () => own.end() };
+    return {
+      query: async (name, text, values) => (await own.query({ name, text, values })).rows as Rows,
+      close: () => own.end(),
+    };
   }
-  if (pool) return { query: async (name, text, values) => (await pool.query({ name, text, values })).rows as Rows, close: async () => {} };
-  if (pglite) return { query: async (_name, text, values) => (await pglite.query(text, values)).rows as Rows, close: async () => {} };
+  if (pool)
+    return {
+      query: async (name, text, values) => (await pool.query({ name, text, values })).rows as Rows,
+      close: async () => {},
+    };
+  if (pglite)
+    return {
+      query: async (_name, text, values) => (await pglite.query(text, values)).rows as Rows,
+      close: async () => {},
+    };
   throw new Error('webhook worker: no database driver');
 }
 

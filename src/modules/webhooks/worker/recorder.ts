@@ -99,7 +99,12 @@ export interface FailingEndpoint {
   endpointId: string;
 }
 
-export async function recordResults(query: Query, rows: ResultRow[], disableAfterS: number, again = false): Promise<FailingEndpoint[]> {
+export async function recordResults(
+  query: Query,
+  rows: ResultRow[],
+  disableAfterS: number,
+  again = false,
+): Promise<FailingEndpoint[]> {
   const result = again
     ? await query('tenantry_webhooks_record_again', RECORD_AGAIN, [JSON.stringify(rows), disableAfterS])
     : await query('tenantry_webhooks_record', RECORD, [JSON.stringify(rows), disableAfterS]);
@@ -109,7 +114,18 @@ export async function recordResults(query: Query, rows: ResultRow[], disableAfte
 /** The row that records `result` of the attempt on claimed delivery `d`. */
 export function rowOf(d: ClaimedDelivery, result: AttemptResult): ResultRow {
   const t = result.at.toISOString();
-  if (result.canceled !== null) return { o: d.organizationId, i: d.id, k: d.lockedBy, ep: d.endpointId, c: true, e: result.canceled, s: 'canceled', nr: null, t };
+  if (result.canceled !== null)
+    return {
+      o: d.organizationId,
+      i: d.id,
+      k: d.lockedBy,
+      ep: d.endpointId,
+      c: true,
+      e: result.canceled,
+      s: 'canceled',
+      nr: null,
+      t,
+    };
   const { sent, outcome } = result;
   return {
     o: d.organizationId,
@@ -216,7 +232,10 @@ export class Recorder {
       return;
     } catch (err) {
       if (batch.length === 1) return this.lost(batch[0]!, err as Error);
-      this.logger.warn({ err: { message: (err as Error).message }, results: batch.length }, 'webhook results batch failed: writing them one by one');
+      this.logger.warn(
+        { err: { message: (err as Error).message }, results: batch.length },
+        'webhook results batch failed: writing them one by one',
+      );
     }
     // One bad row must not lose the others. A result that cannot be written keeps its lease until
     // it runs out, and the delivery is attempted again (as after a crash). Without a database
@@ -240,6 +259,9 @@ export class Recorder {
   }
 
   private lost(row: ResultRow, err: Error): void {
-    this.logger.error({ err: { message: err.message }, deliveryId: row.i }, 'webhook delivery result not recorded: attempted again when its lease runs out');
+    this.logger.error(
+      { err: { message: err.message }, deliveryId: row.i },
+      'webhook delivery result not recorded: attempted again when its lease runs out',
+    );
   }
 }

@@ -12,7 +12,8 @@ const plus = (s: number) => new Date(at.getTime() + s * 1000);
 describe('accepted', () => {
   it('is any 2xx, and nothing else (no response, 1xx, redirects, 4xx, 5xx)', () => {
     for (const status of [200, 201, 202, 204, 299]) expect(accepted(status), String(status)).toBe(true);
-    for (const status of [null, 100, 199, 300, 301, 302, 304, 400, 404, 429, 500, 503]) expect(accepted(status), String(status)).toBe(false);
+    for (const status of [null, 100, 199, 300, 301, 302, 304, 400, 404, 429, 500, 503])
+      expect(accepted(status), String(status)).toBe(false);
   });
 });
 
@@ -50,7 +51,11 @@ describe('afterAttempt', () => {
   });
 
   it('redirects and other non-2xx answers are failures like a 500', () => {
-    for (const status of [301, 302, 404, 429]) expect(afterAttempt(1, status, DEFAULT, at), String(status)).toEqual({ status: 'pending', nextRetryAt: plus(60) });
+    for (const status of [301, 302, 404, 429])
+      expect(afterAttempt(1, status, DEFAULT, at), String(status)).toEqual({
+        status: 'pending',
+        nextRetryAt: plus(60),
+      });
   });
 
   it('follows WEBHOOK_RETRY_DELAYS: one delay means two attempts', () => {
@@ -67,8 +72,14 @@ describe('Retry-After', () => {
 
   it('a 429 or 503 asking for longer than the schedule moves the next attempt to that time, in seconds or as an HTTP date', () => {
     for (const status of [429, 503]) {
-      expect(afterAttempt(1, status, DEFAULT, at, '120'), String(status)).toEqual({ status: 'pending', nextRetryAt: plus(120) });
-      expect(afterAttempt(1, status, DEFAULT, at, httpDate(600)), String(status)).toEqual({ status: 'pending', nextRetryAt: plus(600) });
+      expect(afterAttempt(1, status, DEFAULT, at, '120'), String(status)).toEqual({
+        status: 'pending',
+        nextRetryAt: plus(120),
+      });
+      expect(afterAttempt(1, status, DEFAULT, at, httpDate(600)), String(status)).toEqual({
+        status: 'pending',
+        nextRetryAt: plus(600),
+      });
     }
     expect(afterAttempt(2, 503, DEFAULT, at, ' 1800 ')).toEqual({ status: 'pending', nextRetryAt: plus(1800) });
   });
@@ -81,17 +92,29 @@ describe('Retry-After', () => {
 
   it('never waits more than an hour for it; a schedule longer than an hour still applies', () => {
     expect(afterAttempt(1, 429, DEFAULT, at, '86400')).toEqual({ status: 'pending', nextRetryAt: plus(3600) });
-    expect(afterAttempt(1, 503, DEFAULT, at, httpDate(7 * 86400))).toEqual({ status: 'pending', nextRetryAt: plus(3600) });
-    expect(afterAttempt(1, 503, DEFAULT, at, '99999999999999999999')).toEqual({ status: 'pending', nextRetryAt: plus(3600) });
+    expect(afterAttempt(1, 503, DEFAULT, at, httpDate(7 * 86400))).toEqual({
+      status: 'pending',
+      nextRetryAt: plus(3600),
+    });
+    expect(afterAttempt(1, 503, DEFAULT, at, '99999999999999999999')).toEqual({
+      status: 'pending',
+      nextRetryAt: plus(3600),
+    });
     expect(afterAttempt(1, 429, [7200], at, '86400')).toEqual({ status: 'pending', nextRetryAt: plus(7200) });
   });
 
   it('is ignored on any other status, and when it is neither form', () => {
     for (const status of [500, 502, 504, 404, 301, null]) {
-      expect(afterAttempt(1, status, DEFAULT, at, '1800'), String(status)).toEqual({ status: 'pending', nextRetryAt: plus(60) });
+      expect(afterAttempt(1, status, DEFAULT, at, '1800'), String(status)).toEqual({
+        status: 'pending',
+        nextRetryAt: plus(60),
+      });
     }
     for (const value of ['', 'soon', '-5', '1.5', '10 s', 'Mon, 99 Foo 2026 25:00:00 GMT', null]) {
-      expect(afterAttempt(1, 429, DEFAULT, at, value), String(value)).toEqual({ status: 'pending', nextRetryAt: plus(60) });
+      expect(afterAttempt(1, 429, DEFAULT, at, value), String(value)).toEqual({
+        status: 'pending',
+        nextRetryAt: plus(60),
+      });
     }
   });
 

@@ -44,7 +44,13 @@ export function retryAfterTime(value: string | null | undefined, at: Date): Date
  * What follows attempt number `attempt` (1-based), answered with `responseStatus` at `at`.
  * `retryAfter` is the answer's Retry-After header, heeded on a 429 or 503 only.
  */
-export function afterAttempt(attempt: number, responseStatus: number | null, retryDelaysS: readonly number[], at: Date, retryAfter: string | null = null): Outcome {
+export function afterAttempt(
+  attempt: number,
+  responseStatus: number | null,
+  retryDelaysS: readonly number[],
+  at: Date,
+  retryAfter: string | null = null,
+): Outcome {
   if (accepted(responseStatus)) return DELIVERED;
   if (attempt > retryDelaysS.length) return FAILED;
   let next = at.getTime() + retryDelaysS[attempt - 1]! * 1000;

@@ -22,7 +22,11 @@ const slot = (endpointId: string, organizationId = `org-${endpointId}`) => ({ en
 const to = (...endpointIds: string[]) => endpointIds.map((endpointId) => slot(endpointId));
 
 /** A whole claim: signalled, started, and these deliveries taken. */
-function claimOf(sched: Scheduler, deliveries: Array<{ endpointId: string; organizationId: string }>, endedOn: string | null = null): Claim {
+function claimOf(
+  sched: Scheduler,
+  deliveries: Array<{ endpointId: string; organizationId: string }>,
+  endedOn: string | null = null,
+): Claim {
   const claim = sched.startClaim();
   sched.claimed(claim, deliveries, endedOn);
   sched.endClaim();
@@ -50,7 +54,13 @@ describe('workerSettings', () => {
   });
 
   it('bounds: at least one slot, one per endpoint, one per claim and one per batch; an endpoint never more than every slot', () => {
-    expect(workerSettings({ concurrency: 0, batchSize: 0 }, 1)).toMatchObject({ concurrency: 1, perEndpoint: 1, minClaim: 1, batchSize: 1, maxUnrecorded: 4 });
+    expect(workerSettings({ concurrency: 0, batchSize: 0 }, 1)).toMatchObject({
+      concurrency: 1,
+      perEndpoint: 1,
+      minClaim: 1,
+      batchSize: 1,
+      maxUnrecorded: 4,
+    });
     expect(workerSettings({ concurrency: 3 }, 1)).toMatchObject({ perEndpoint: 1, minClaim: 1 });
     expect(workerSettings({ concurrency: 8 }, 1)).toMatchObject({ perEndpoint: 2, minClaim: 1 });
     expect(workerSettings({ concurrency: 4, perEndpoint: 10 }, 1)).toMatchObject({ perEndpoint: 4 });
@@ -61,8 +71,15 @@ describe('workerSettings', () => {
   it('an organization holds 32 slots by default, between one and every slot; a claim never waits for more than one organization may hold', () => {
     expect(workerSettings({ perOrganization: 0 }, 1)).toMatchObject({ perOrganization: 1, minClaim: 1 });
     expect(workerSettings({ concurrency: 16, perOrganization: 100 }, 1)).toMatchObject({ perOrganization: 16 });
-    expect(workerSettings({ perOrganization: 4 }, 1)).toMatchObject({ perOrganization: 4, perEndpoint: 64, minClaim: 4 });
-    expect(workerSettings({ concurrency: 1024, perOrganization: 500 }, 1)).toMatchObject({ perOrganization: 500, minClaim: 128 });
+    expect(workerSettings({ perOrganization: 4 }, 1)).toMatchObject({
+      perOrganization: 4,
+      perEndpoint: 64,
+      minClaim: 4,
+    });
+    expect(workerSettings({ concurrency: 1024, perOrganization: 500 }, 1)).toMatchObject({
+      perOrganization: 500,
+      minClaim: 128,
+    });
   });
 });
 
@@ -93,7 +110,12 @@ describe('when to claim', () => {
     sched.signal();
     const claim = sched.startClaim();
     expect(claim.room).toBe(7);
-    expect(claim.before).toEqual(new Map([['a', 2], ['b', 1]]));
+    expect(claim.before).toEqual(
+      new Map([
+        ['a', 2],
+        ['b', 1],
+      ]),
+    );
     // A snapshot: what changes later does not reach the claim in progress.
     sched.release(slot('b'));
     expect(claim.before.get('b')).toBe(1);
@@ -164,7 +186,12 @@ describe('slots per endpoint', () => {
     sched.signal();
     claimOf(sched, to('a', 'b', 'a'));
     expect(sched.inFlight).toBe(3);
-    expect(sched.busy).toEqual(new Map([['a', 2], ['b', 1]]));
+    expect(sched.busy).toEqual(
+      new Map([
+        ['a', 2],
+        ['b', 1],
+      ]),
+    );
     sched.release(slot('a'));
     sched.release(slot('b'));
     expect(sched.busy).toEqual(new Map([['a', 1]]));
@@ -227,10 +254,20 @@ describe('slots per organization', () => {
     const { sched } = scheduler({ concurrency: 16 });
     sched.signal();
     claimOf(sched, [slot('a', 'o1'), slot('b', 'o1'), slot('c', 'o2')]);
-    expect(sched.busyOrgs).toEqual(new Map([['o1', 2], ['o2', 1]]));
+    expect(sched.busyOrgs).toEqual(
+      new Map([
+        ['o1', 2],
+        ['o2', 1],
+      ]),
+    );
     sched.signal();
     const claim = sched.startClaim();
-    expect(claim.beforeOrgs).toEqual(new Map([['o1', 2], ['o2', 1]]));
+    expect(claim.beforeOrgs).toEqual(
+      new Map([
+        ['o1', 2],
+        ['o2', 1],
+      ]),
+    );
     sched.claimed(claim, []);
     sched.endClaim();
     sched.release(slot('a', 'o1'));

@@ -83,7 +83,10 @@ export interface Slot {
   organizationId: string;
 }
 
-type Limits = Pick<WorkerSettings, 'concurrency' | 'perEndpoint' | 'perOrganization' | 'minClaim' | 'maxUnrecorded' | 'claimDelayMs'>;
+type Limits = Pick<
+  WorkerSettings,
+  'concurrency' | 'perEndpoint' | 'perOrganization' | 'minClaim' | 'maxUnrecorded' | 'claimDelayMs'
+>;
 
 const add = (m: Map<string, number>, key: string, n: number) => {
   const v = (m.get(key) ?? 0) + n;
@@ -148,7 +151,12 @@ export class Scheduler {
     this.urgent = false;
     this.freed = 0;
     this.claiming = true;
-    return { room: this.limits.concurrency - this.inFlight, before: new Map(this.busy), beforeOrgs: new Map(this.busyOrgs), after: this.cursor };
+    return {
+      room: this.limits.concurrency - this.inFlight,
+      before: new Map(this.busy),
+      beforeOrgs: new Map(this.busyOrgs),
+      after: this.cursor,
+    };
   }
 
   /**

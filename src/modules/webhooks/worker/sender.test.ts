@@ -24,9 +24,13 @@ describe('the timeout (WEBHOOK_TIMEOUT_MS=500)', () => {
       const started = performance.now();
       // Both start in one tick: the second waits for the only connection, which the first holds
       // until their common deadline.
-      const [first, second] = await Promise.all([sender.send(`${rx.url}/a`, '{"n":1}', {}), sender.send(`${rx.url}/b`, '{"n":2}', {})]);
+      const [first, second] = await Promise.all([
+        sender.send(`${rx.url}/a`, '{"n":1}', {}),
+        sender.send(`${rx.url}/b`, '{"n":2}', {}),
+      ]);
       expect(performance.now() - started).toBeGreaterThanOrEqual(450);
-      for (const r of [first, second]) expect(r).toMatchObject({ status: null, body: null, error: 'timeout after 500 ms' });
+      for (const r of [first, second])
+        expect(r).toMatchObject({ status: null, body: null, error: 'timeout after 500 ms' });
       // A third, queued after the second on that origin, is answered: the queue has moved past the
       // second, which was not written on the connection that then opened.
       expect(await sender.send(`${rx.url}/c`, '{"n":3}', {})).toMatchObject({ status: 204, error: null });

@@ -37,7 +37,11 @@ const safeLookup: LookupFunction = (hostname, options, callback) => {
     if (err) return callback(err, '', 0);
     const blocked = addresses.find((a) => isPrivateAddress(a.address));
     if (blocked || addresses.length === 0) {
-      return callback(new BlockedAddressError(blocked ? 'the host resolves to a non-public address' : 'the host has no address'), '', 0);
+      return callback(
+        new BlockedAddressError(blocked ? 'the host resolves to a non-public address' : 'the host has no address'),
+        '',
+        0,
+      );
     }
     if (options.all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, addresses);
     callback(null, addresses[0]!.address, addresses[0]!.family);
@@ -115,7 +119,8 @@ class Running {
 function header(rawHeaders: Buffer[], name: string): string {
   const values: string[] = [];
   for (let i = 0; i < rawHeaders.length; i += 2) {
-    if (rawHeaders[i]!.length === name.length && rawHeaders[i]!.toString('latin1').toLowerCase() === name) values.push(rawHeaders[i + 1]!.toString('latin1'));
+    if (rawHeaders[i]!.length === name.length && rawHeaders[i]!.toString('latin1').toLowerCase() === name)
+      values.push(rawHeaders[i + 1]!.toString('latin1'));
   }
   return values.join(',');
 }
@@ -160,7 +165,11 @@ class Attempt {
 
   answered() {
     const redirect = this.status >= 300 && this.status < 400;
-    this.finish(this.status, this.text.slice(0, BODY_LIMIT), redirect ? `redirect to ${this.location ?? ''} not followed` : null);
+    this.finish(
+      this.status,
+      this.text.slice(0, BODY_LIMIT),
+      redirect ? `redirect to ${this.location ?? ''} not followed` : null,
+    );
   }
 
   timeout() {
@@ -265,13 +274,27 @@ export function createWebhookSender(cfg: Config['webhook'], opts: SenderOptions 
     send(url: string, body: string, headers: Record<string, string>): Promise<SendResult> {
       const started = performance.now();
       const target = targetOf(url);
-      if (target.refused) return Promise.resolve({ status: null, body: null, error: target.refused, durationMs: Math.round(performance.now() - started) });
+      if (target.refused)
+        return Promise.resolve({
+          status: null,
+          body: null,
+          error: target.refused,
+          durationMs: Math.round(performance.now() - started),
+        });
       return new Promise<SendResult>((resolve) => {
         const attempt = new Attempt(started, started + cfg.timeoutMs, timeoutMessage, running, resolve);
         running.add(attempt);
         try {
           agent.dispatch(
-            { origin: target.origin, path: target.path, method: 'POST', body, headers, headersTimeout: backstopMs, bodyTimeout: backstopMs },
+            {
+              origin: target.origin,
+              path: target.path,
+              method: 'POST',
+              body,
+              headers,
+              headersTimeout: backstopMs,
+              bodyTimeout: backstopMs,
+            },
             attempt as unknown as Dispatcher.DispatchHandler,
           );
         } catch (err) {

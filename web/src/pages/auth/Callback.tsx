@@ -20,9 +20,12 @@ function readFragment(): { code: string | null; error: string | null } {
 
 /** What a failed sign-in says, by the error code the hand-off sent. */
 const FAILURES: Record<string, string> = {
-  AUTHENTICATION_ERROR: 'The provider did not sign you in, or the sign-in was refused. Start again from the sign-in page.',
-  VALIDATION_ERROR: 'The sign-in could not be completed: the provider did not share a usable email address, or the sign-in request expired. Start again from the sign-in page.',
-  EMAIL_NOT_VERIFIED: 'The provider has not verified your email address. Verify it with the provider, then sign in again.',
+  AUTHENTICATION_ERROR:
+    'The provider did not sign you in, or the sign-in was refused. Start again from the sign-in page.',
+  VALIDATION_ERROR:
+    'The sign-in could not be completed: the provider did not share a usable email address, or the sign-in request expired. Start again from the sign-in page.',
+  EMAIL_NOT_VERIFIED:
+    'The provider has not verified your email address. Verify it with the provider, then sign in again.',
   ACCOUNT_LOCKED: 'This account is locked for a while after too many failed attempts. Try again later.',
   SERVICE_UNAVAILABLE: 'The sign-in provider could not be reached. Try again shortly.',
   RATE_LIMIT_EXCEEDED: 'Too many sign-in attempts. Wait a minute, then try again.',
@@ -51,8 +54,16 @@ export function AuthCallback() {
     once(`oauth:${code}`, async (): Promise<SignInOutcome> => {
       // Only a sign-in this tab started: a code arriving without its verifier is not exchanged.
       const codeVerifier = takeVerifier();
-      if (!codeVerifier) return { done: false, problem: localProblem('This sign-in was not started in this browser tab. Start it again from the sign-in page.') };
-      return outcomeOf(await publicApi.POST('/api/v1/auth/oauth/exchange', { body: { code, codeVerifier }, headers: COOKIE_MODE }));
+      if (!codeVerifier)
+        return {
+          done: false,
+          problem: localProblem(
+            'This sign-in was not started in this browser tab. Start it again from the sign-in page.',
+          ),
+        };
+      return outcomeOf(
+        await publicApi.POST('/api/v1/auth/oauth/exchange', { body: { code, codeVerifier }, headers: COOKIE_MODE }),
+      );
     }).then(
       (o) => {
         if (!live) return;
@@ -90,7 +101,10 @@ export function AuthCallback() {
             const token = outcome.twoFactorToken;
             if (!token) return { code: 'VALIDATION_ERROR', message: 'The sign-in expired; start again.', fields: {} };
             const next = outcomeOf(
-              await publicApi.POST('/api/v1/auth/two-factor/login', { body: { twoFactorToken: token, code }, headers: COOKIE_MODE }),
+              await publicApi.POST('/api/v1/auth/two-factor/login', {
+                body: { twoFactorToken: token, code },
+                headers: COOKIE_MODE,
+              }),
               { AUTHENTICATION_ERROR: 'code' },
             );
             if (next.done) finishSignIn(null);

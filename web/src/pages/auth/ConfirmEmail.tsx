@@ -57,8 +57,9 @@ export function ConfirmEmail() {
       {session.status === 'signed-out' ? (
         <>
           <p>
-            Someone asked to move a Tenantry account to this email address. To confirm, <Link to={`/sign-in?next=${encodeURIComponent(here)}`}>sign in</Link>{' '}
-            to the account that asked, then confirm here.
+            Someone asked to move a Tenantry account to this email address. To confirm,{' '}
+            <Link to={`/sign-in?next=${encodeURIComponent(here)}`}>sign in</Link> to the account that asked, then
+            confirm here.
           </p>
           <p>If you did not ask for this, ignore the mail: nothing changes.</p>
         </>
@@ -66,8 +67,8 @@ export function ConfirmEmail() {
       {session.status === 'signed-in' ? (
         <>
           <p>
-            You are signed in as <strong>{session.user.email}</strong>. Confirm to move this account to the address the link was mailed to. Only
-            the account that asked for the change can confirm it.
+            You are signed in as <strong>{session.user.email}</strong>. Confirm to move this account to the address the
+            link was mailed to. Only the account that asked for the change can confirm it.
           </p>
           <div className="actions">
             <button type="button" className="primary" onClick={() => void confirm()} disabled={busy}>

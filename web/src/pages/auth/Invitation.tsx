@@ -54,12 +54,14 @@ export function AcceptInvitation() {
       {problem ? <Alert>{problem.message ?? Object.values(problem.fields).join(' ')}</Alert> : null}
       {signedIn ? (
         <p>
-          You are signed in as <strong>{session.user.email}</strong>. The invitation must have been sent to this address.
+          You are signed in as <strong>{session.user.email}</strong>. The invitation must have been sent to this
+          address.
         </p>
       ) : (
         <p>
           To accept, <Link to={`/sign-in?next=${encodeURIComponent(here)}`}>sign in</Link> or{' '}
-          <Link to={`/sign-up?next=${encodeURIComponent(here)}`}>create an account</Link> with the address the invitation was sent to.
+          <Link to={`/sign-up?next=${encodeURIComponent(here)}`}>create an account</Link> with the address the
+          invitation was sent to.
         </p>
       )}
       <div className="actions">

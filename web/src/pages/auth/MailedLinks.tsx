@@ -7,7 +7,11 @@ import { Alert, Field, Form, Notice, Submit, useSubmit } from '../../ui/form';
 import { Link, useMailedToken } from '../../router';
 import { AuthCard, finishSignIn, outcomeOf, TwoFactorStep, type SignInOutcome } from './shared';
 
-const NO_TOKEN: Problem = { code: 'VALIDATION_ERROR', message: 'This link has no token. Open the link from the mail again.', fields: {} };
+const NO_TOKEN: Problem = {
+  code: 'VALIDATION_ERROR',
+  message: 'This link has no token. Open the link from the mail again.',
+  fields: {},
+};
 
 /** The outcome of calling `call` once for this page's token (null while it runs). */
 function useTokenCall<T>(kind: string, token: string | null, call: (token: string) => Promise<T>): T | Problem | null {
@@ -71,10 +75,20 @@ export function ForgotPassword() {
   return (
     <AuthCard title="Reset your password">
       {sent ? (
-        <Notice>If an account uses {email.trim()}, a link to set a new password is on its way. It works for an hour.</Notice>
+        <Notice>
+          If an account uses {email.trim()}, a link to set a new password is on its way. It works for an hour.
+        </Notice>
       ) : (
         <Form onSubmit={() => void submit()} problem={problem} fields={['email']} label="Ask for a reset link">
-          <Field label="Email" type="email" autoComplete="email" value={email} onChange={setEmail} required error={problem?.fields.email} />
+          <Field
+            label="Email"
+            type="email"
+            autoComplete="email"
+            value={email}
+            onChange={setEmail}
+            required
+            error={problem?.fields.email}
+          />
           <div className="actions">
             <Submit busy={busy}>Send reset link</Submit>
           </div>
@@ -105,7 +119,9 @@ export function ResetPassword() {
       {changed ? (
         <>
           <Notice>Password changed</Notice>
-          <p>Every session was signed out. <Link to="/sign-in">Sign in</Link> with your new password.</p>
+          <p>
+            Every session was signed out. <Link to="/sign-in">Sign in</Link> with your new password.
+          </p>
         </>
       ) : (
         <Form onSubmit={() => void submit()} problem={problem} fields={['newPassword']} label="Set a new password">
@@ -132,7 +148,10 @@ export function MagicLink() {
   const token = useMailedToken();
   const verify = async (t: string, twoFactorCode?: string): Promise<SignInOutcome> =>
     outcomeOf(
-      await publicApi.POST('/api/v1/auth/magic-link/verify', { body: { token: t, ...(twoFactorCode ? { twoFactorCode } : {}) }, headers: COOKIE_MODE }),
+      await publicApi.POST('/api/v1/auth/magic-link/verify', {
+        body: { token: t, ...(twoFactorCode ? { twoFactorCode } : {}) },
+        headers: COOKIE_MODE,
+      }),
       { AUTHENTICATION_ERROR: 'code' },
     );
   const result = useTokenCall('magic', token, (t) => verify(t));
@@ -153,7 +172,10 @@ export function MagicLink() {
       ) : null}
       {result && (isProblem(result) || 'problem' in result) ? (
         <>
-          <Alert>{(isProblem(result) ? result : result.problem).message ?? 'This link cannot be used.'} Sign-in links work once, for 15 minutes.</Alert>
+          <Alert>
+            {(isProblem(result) ? result : result.problem).message ?? 'This link cannot be used.'} Sign-in links work
+            once, for 15 minutes.
+          </Alert>
           <p>
             <Link to="/sign-in">Go to sign in</Link>
           </p>

@@ -11,8 +11,11 @@ import { finishSignIn, outcomeOf, TwoFactorStep } from './shared';
 /** What a ceremony the browser refused or the person cancelled says. */
 export function ceremonyProblem(err: unknown): Problem {
   const name = (err as { name?: string } | null)?.name;
-  if (name === 'NotAllowedError' || name === 'AbortError') return localProblem('The passkey was not used: the request was cancelled or timed out.');
-  return localProblem(`This browser could not use a passkey${err instanceof Error && err.message ? ` (${err.message})` : ''}.`);
+  if (name === 'NotAllowedError' || name === 'AbortError')
+    return localProblem('The passkey was not used: the request was cancelled or timed out.');
+  return localProblem(
+    `This browser could not use a passkey${err instanceof Error && err.message ? ` (${err.message})` : ''}.`,
+  );
 }
 
 export function PasskeySignIn({ email, next }: { email: string; next: string | null }) {
@@ -22,16 +25,23 @@ export function PasskeySignIn({ email, next }: { email: string; next: string | n
   const signIn = () =>
     run(async () => {
       const address = email.trim();
-      const start = await publicApi.POST('/api/v1/auth/passkeys/authentication/options', { body: address ? { email: address } : {} });
+      const start = await publicApi.POST('/api/v1/auth/passkeys/authentication/options', {
+        body: address ? { email: address } : {},
+      });
       if (!start.data) return toProblem(start.error);
       let response;
       try {
-        response = await startAuthentication({ optionsJSON: start.data.options as PublicKeyCredentialRequestOptionsJSON });
+        response = await startAuthentication({
+          optionsJSON: start.data.options as PublicKeyCredentialRequestOptionsJSON,
+        });
       } catch (err) {
         return ceremonyProblem(err);
       }
       const outcome = outcomeOf(
-        await publicApi.POST('/api/v1/auth/passkeys/authentication/verify', { body: { challengeId: start.data.challengeId, response: { ...response, response: { ...response.response } } }, headers: COOKIE_MODE }),
+        await publicApi.POST('/api/v1/auth/passkeys/authentication/verify', {
+          body: { challengeId: start.data.challengeId, response: { ...response, response: { ...response.response } } },
+          headers: COOKIE_MODE,
+        }),
       );
       if (outcome.done) return finishSignIn(next);
       if ('twoFactor' in outcome) return setTicket(outcome.twoFactorToken ?? null);
@@ -42,9 +52,15 @@ export function PasskeySignIn({ email, next }: { email: string; next: string | n
     return (
       <TwoFactorStep
         submit={async (code) => {
-          const outcome = outcomeOf(await publicApi.POST('/api/v1/auth/two-factor/login', { body: { twoFactorToken: ticket, code }, headers: COOKIE_MODE }), {
-            AUTHENTICATION_ERROR: 'code',
-          });
+          const outcome = outcomeOf(
+            await publicApi.POST('/api/v1/auth/two-factor/login', {
+              body: { twoFactorToken: ticket, code },
+              headers: COOKIE_MODE,
+            }),
+            {
+              AUTHENTICATION_ERROR: 'code',
+            },
+          );
           if (outcome.done) finishSignIn(next);
           return 'problem' in outcome ? outcome.problem : null;
         }}

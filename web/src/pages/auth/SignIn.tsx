@@ -121,14 +121,22 @@ export function SignIn() {
 
   return (
     <AuthCard title="Sign in">
-      {notice ?? signedOutBecause ? <Notice>{notice ?? signedOutBecause}</Notice> : null}
+      {(notice ?? signedOutBecause) ? <Notice>{notice ?? signedOutBecause}</Notice> : null}
       <Form
         onSubmit={() => void (passwordOn ? submitPassword() : sendLink())}
         problem={problem}
         fields={['email', 'password']}
         label={passwordOn ? 'Sign in with a password' : 'Sign in by email'}
       >
-        <Field label="Email" type="email" autoComplete="email" value={email} onChange={setEmail} required error={problem?.fields.email} />
+        <Field
+          label="Email"
+          type="email"
+          autoComplete="email"
+          value={email}
+          onChange={setEmail}
+          required
+          error={problem?.fields.email}
+        />
         {passwordOn ? (
           <Field
             label="Password"
@@ -151,7 +159,12 @@ export function SignIn() {
         <div className="actions">
           {passwordOn ? <Submit busy={busy}>Sign in</Submit> : null}
           {linkOn ? (
-            <button type={passwordOn ? 'button' : 'submit'} className={passwordOn ? 'secondary' : 'primary'} onClick={passwordOn ? () => void sendLink() : undefined} disabled={busy}>
+            <button
+              type={passwordOn ? 'button' : 'submit'}
+              className={passwordOn ? 'secondary' : 'primary'}
+              onClick={passwordOn ? () => void sendLink() : undefined}
+              disabled={busy}
+            >
               Email me a sign-in link
             </button>
           ) : null}

@@ -36,7 +36,9 @@ export function SignUp() {
           We sent a verification link to <strong>{sentTo}</strong>. Open it to verify your address, then sign in.
         </Notice>
         <p>
-          <Link to={`/sign-in?email=${encodeURIComponent(sentTo)}${next ? `&next=${encodeURIComponent(next)}` : ''}`}>Go to sign in</Link>
+          <Link to={`/sign-in?email=${encodeURIComponent(sentTo)}${next ? `&next=${encodeURIComponent(next)}` : ''}`}>
+            Go to sign in
+          </Link>
         </p>
       </AuthCard>
     );
@@ -46,14 +48,33 @@ export function SignUp() {
     <AuthCard title="Create your account">
       {passwordOn ? null : (
         <p>
-          This service does not use passwords: an account is made the first time you sign in with one of the ways below. Already have
-          one? <Link to="/sign-in">Sign in</Link>
+          This service does not use passwords: an account is made the first time you sign in with one of the ways below.
+          Already have one? <Link to="/sign-in">Sign in</Link>
         </p>
       )}
       {passwordOn ? (
-        <Form onSubmit={() => void submit()} problem={problem} fields={['fullName', 'email', 'password']} label="Sign up">
-          <Field label="Full name" autoComplete="name" value={fullName} onChange={setFullName} error={problem?.fields.fullName} />
-          <Field label="Email" type="email" autoComplete="email" value={email} onChange={setEmail} required error={problem?.fields.email} />
+        <Form
+          onSubmit={() => void submit()}
+          problem={problem}
+          fields={['fullName', 'email', 'password']}
+          label="Sign up"
+        >
+          <Field
+            label="Full name"
+            autoComplete="name"
+            value={fullName}
+            onChange={setFullName}
+            error={problem?.fields.fullName}
+          />
+          <Field
+            label="Email"
+            type="email"
+            autoComplete="email"
+            value={email}
+            onChange={setEmail}
+            required
+            error={problem?.fields.email}
+          />
           <Field
             label="Password"
             type="password"
@@ -71,7 +92,8 @@ export function SignUp() {
       ) : null}
       <SocialButtons divider />
       <p className="small">
-        Already have an account? <Link to={next ? `/sign-in?next=${encodeURIComponent(next)}` : '/sign-in'}>Sign in</Link>
+        Already have an account?{' '}
+        <Link to={next ? `/sign-in?next=${encodeURIComponent(next)}` : '/sign-in'}>Sign in</Link>
       </p>
     </AuthCard>
   );

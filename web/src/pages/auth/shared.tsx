@@ -18,7 +18,8 @@ export function AuthCard({ title, children, wide }: { title: string; children: R
 }
 
 /** A sign-in answer: signed in (then on to `next`), asked for a second factor, or a problem. */
-export type SignInOutcome = { done: true } | { done: false; twoFactor: true; twoFactorToken?: string } | { done: false; problem: Problem };
+export type SignInOutcome =
+  { done: true } | { done: false; twoFactor: true; twoFactorToken?: string } | { done: false; problem: Problem };
 
 interface SignInResult {
   data?: BrowserSignIn | undefined;
@@ -31,7 +32,8 @@ export function outcomeOf(result: SignInResult, fieldFor: Parameters<typeof toPr
     return { done: true };
   }
   const err = result.error as { requiresTwoFactor?: boolean; twoFactorToken?: string } | undefined;
-  if (err?.requiresTwoFactor) return { done: false, twoFactor: true, ...(err.twoFactorToken ? { twoFactorToken: err.twoFactorToken } : {}) };
+  if (err?.requiresTwoFactor)
+    return { done: false, twoFactor: true, ...(err.twoFactorToken ? { twoFactorToken: err.twoFactorToken } : {}) };
   return { done: false, problem: toProblem(result.error, fieldFor) };
 }
 
@@ -40,11 +42,22 @@ export function finishSignIn(next: string | null) {
 }
 
 /** The second step: a TOTP code or a backup code, sent by `submit`. */
-export function TwoFactorStep({ submit, onCancel }: { submit: (code: string) => Promise<Problem | null>; onCancel?: () => void }) {
+export function TwoFactorStep({
+  submit,
+  onCancel,
+}: {
+  submit: (code: string) => Promise<Problem | null>;
+  onCancel?: () => void;
+}) {
   const [code, setCode] = useState('');
   const { busy, problem, run } = useSubmit();
   return (
-    <Form onSubmit={() => void run(() => submit(code.trim()))} problem={problem} fields={['code', 'twoFactorCode']} label="Two-factor code">
+    <Form
+      onSubmit={() => void run(() => submit(code.trim()))}
+      problem={problem}
+      fields={['code', 'twoFactorCode']}
+      label="Two-factor code"
+    >
       <p>Enter the 6-digit code from your authenticator app, or one of your backup codes.</p>
       <Field
         label="Code"

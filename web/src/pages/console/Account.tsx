@@ -35,7 +35,13 @@ function Profile() {
       </p>
       <Form onSubmit={() => void submit()} problem={problem} fields={['fullName']} label="Profile">
         {saved ? <Notice>Profile saved</Notice> : null}
-        <Field label="Full name" autoComplete="name" value={fullName} onChange={setTyped} error={problem?.fields.fullName} />
+        <Field
+          label="Full name"
+          autoComplete="name"
+          value={fullName}
+          onChange={setTyped}
+          error={problem?.fields.fullName}
+        />
         <div className="actions">
           <Submit busy={busy}>Save profile</Submit>
         </div>
@@ -52,8 +58,11 @@ function Password() {
   const submit = () =>
     run(async () => {
       setDone(false);
-      const { error } = await api.PUT('/api/v1/users/me/password', { body: { currentPassword: current, newPassword: next } });
-      if (error) return toProblem(error, { AUTHENTICATION_ERROR: 'currentPassword', ACCOUNT_LOCKED: 'currentPassword' });
+      const { error } = await api.PUT('/api/v1/users/me/password', {
+        body: { currentPassword: current, newPassword: next },
+      });
+      if (error)
+        return toProblem(error, { AUTHENTICATION_ERROR: 'currentPassword', ACCOUNT_LOCKED: 'currentPassword' });
       setDone(true);
       setCurrent('');
       setNext('');
@@ -61,7 +70,12 @@ function Password() {
     });
   return (
     <Section title="Password">
-      <Form onSubmit={() => void submit()} problem={problem} fields={['currentPassword', 'newPassword']} label="Change password">
+      <Form
+        onSubmit={() => void submit()}
+        problem={problem}
+        fields={['currentPassword', 'newPassword']}
+        label="Change password"
+      >
         {done ? <Notice>Password changed. Your other sessions were signed out.</Notice> : null}
         <Field
           label="Current password"
@@ -71,7 +85,14 @@ function Password() {
           onChange={setCurrent}
           error={problem?.fields.currentPassword}
         />
-        <Field label="New password" type="password" autoComplete="new-password" value={next} onChange={setNext} error={problem?.fields.newPassword} />
+        <Field
+          label="New password"
+          type="password"
+          autoComplete="new-password"
+          value={next}
+          onChange={setNext}
+          error={problem?.fields.newPassword}
+        />
         <div className="actions">
           <Submit busy={busy}>Change password</Submit>
         </div>

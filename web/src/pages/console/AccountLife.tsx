@@ -16,16 +16,34 @@ function EmailChange() {
       setSentTo(null);
       const address = newEmail.trim();
       const { error } = await api.POST('/api/v1/users/me/email', { body: { newEmail: address, password } });
-      if (error) return toProblem(error, { AUTHENTICATION_ERROR: 'password', ACCOUNT_LOCKED: 'password', CONFLICT: 'newEmail' });
+      if (error)
+        return toProblem(error, { AUTHENTICATION_ERROR: 'password', ACCOUNT_LOCKED: 'password', CONFLICT: 'newEmail' });
       setSentTo(address);
       setPassword('');
       return null;
     });
   return (
     <Section title="Email address">
-      <Form onSubmit={() => void submit()} problem={problem} fields={['newEmail', 'password']} label="Change email address">
-        {sentTo ? <Notice>A confirmation link is on its way to {sentTo}. Your address changes once you follow it (within 24 hours).</Notice> : null}
-        <Field label="New email address" type="email" autoComplete="email" value={newEmail} onChange={setNewEmail} required error={problem?.fields.newEmail} />
+      <Form
+        onSubmit={() => void submit()}
+        problem={problem}
+        fields={['newEmail', 'password']}
+        label="Change email address"
+      >
+        {sentTo ? (
+          <Notice>
+            A confirmation link is on its way to {sentTo}. Your address changes once you follow it (within 24 hours).
+          </Notice>
+        ) : null}
+        <Field
+          label="New email address"
+          type="email"
+          autoComplete="email"
+          value={newEmail}
+          onChange={setNewEmail}
+          required
+          error={problem?.fields.newEmail}
+        />
         <Field
           label="Your password"
           type="password"
@@ -60,7 +78,10 @@ function Export() {
   return (
     <Section title="Your data">
       <Form onSubmit={() => void download()} problem={problem} label="Download your data">
-        <p>One JSON file with your profile, sessions, memberships, social links, passkeys and the changes you made in organizations. It holds no password or secret.</p>
+        <p>
+          One JSON file with your profile, sessions, memberships, social links, passkeys and the changes you made in
+          organizations. It holds no password or secret.
+        </p>
         <div className="actions">
           <Submit busy={busy} className="secondary">
             Download your data
@@ -86,10 +107,16 @@ function DeleteAccount() {
     });
   return (
     <Section title="Delete account">
-      <Form onSubmit={() => void submit()} problem={problem} fields={['proof', 'password', 'twoFactorCode']} label="Delete account">
+      <Form
+        onSubmit={() => void submit()}
+        problem={problem}
+        fields={['proof', 'password', 'twoFactorCode']}
+        label="Delete account"
+      >
         <p>
-          Deletes your account at once: organizations where you are the only member are deleted (their subscriptions canceled), you leave the others, and your sessions,
-          passkeys and API keys stop working. If you own an organization that has other members, transfer it first.
+          Deletes your account at once: organizations where you are the only member are deleted (their subscriptions
+          canceled), you leave the others, and your sessions, passkeys and API keys stop working. If you own an
+          organization that has other members, transfer it first.
         </p>
         <Field
           label={withCode ? 'Two-factor code' : 'Your password'}

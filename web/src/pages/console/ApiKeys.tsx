@@ -25,7 +25,9 @@ const LABELS: Record<Scope, string> = {
 const SCOPES = Object.entries(LABELS) as ReadonlyArray<readonly [Scope, string]>;
 
 function Usage({ keyId }: { keyId: string }) {
-  const usage = useLoad(`usage:${keyId}`, () => api.GET('/api/v1/api-keys/{keyId}/usage', { params: { path: { keyId } } }));
+  const usage = useLoad(`usage:${keyId}`, () =>
+    api.GET('/api/v1/api-keys/{keyId}/usage', { params: { path: { keyId } } }),
+  );
   if (!usage.data) return <span className="muted">…</span>;
   return (
     <span>
@@ -41,7 +43,10 @@ function CreateKey({ orgId, onCreated }: { orgId: string; onCreated: () => void 
   const { busy, problem, run } = useSubmit();
   const submit = () =>
     run(async () => {
-      const { data, error } = await api.POST('/api/v1/organizations/{orgId}/api-keys', { params: { path: { orgId } }, body: { name: name.trim(), scopes } });
+      const { data, error } = await api.POST('/api/v1/organizations/{orgId}/api-keys', {
+        params: { path: { orgId } },
+        body: { name: name.trim(), scopes },
+      });
       if (error) return toProblem(error, { PLAN_LIMIT_EXCEEDED: 'name' });
       setPlain({ name: data.apiKey.name, key: data.plainKey });
       setName('');
@@ -63,7 +68,11 @@ function CreateKey({ orgId, onCreated }: { orgId: string; onCreated: () => void 
             </code>
           </p>
           <div className="actions">
-            <button type="button" className="secondary small" onClick={() => void navigator.clipboard?.writeText(plain.key)}>
+            <button
+              type="button"
+              className="secondary small"
+              onClick={() => void navigator.clipboard?.writeText(plain.key)}
+            >
               Copy key
             </button>
             <button type="button" className="link" onClick={() => setPlain(null)}>
@@ -78,7 +87,11 @@ function CreateKey({ orgId, onCreated }: { orgId: string; onCreated: () => void 
           <legend>Scopes</legend>
           {SCOPES.map(([scope, text]) => (
             <label key={scope} className="check">
-              <input type="checkbox" checked={scopes.includes(scope)} onChange={(e) => toggle(scope, e.target.checked)} />
+              <input
+                type="checkbox"
+                checked={scopes.includes(scope)}
+                onChange={(e) => toggle(scope, e.target.checked)}
+              />
               {text} <code className="muted">{scope}</code>
             </label>
           ))}
@@ -97,11 +110,15 @@ function CreateKey({ orgId, onCreated }: { orgId: string; onCreated: () => void 
 }
 
 export function ApiKeys({ orgId }: { orgId: string }) {
-  const list = useLoad(`keys:${orgId}`, () => api.GET('/api/v1/organizations/{orgId}/api-keys', { params: { path: { orgId }, query: { pageSize: 100 } } }));
+  const list = useLoad(`keys:${orgId}`, () =>
+    api.GET('/api/v1/organizations/{orgId}/api-keys', { params: { path: { orgId }, query: { pageSize: 100 } } }),
+  );
   const revoke = useSubmit();
   const del = (keyId: string) =>
     revoke.run(async () => {
-      const { error } = await api.DELETE('/api/v1/organizations/{orgId}/api-keys/{keyId}', { params: { path: { orgId, keyId } } });
+      const { error } = await api.DELETE('/api/v1/organizations/{orgId}/api-keys/{keyId}', {
+        params: { path: { orgId, keyId } },
+      });
       if (error) return toProblem(error);
       list.reload();
       return null;
@@ -141,7 +158,13 @@ export function ApiKeys({ orgId }: { orgId: string }) {
                   <td>{when(k.lastUsedAt)}</td>
                   <td>
                     {k.isActive ? (
-                      <button type="button" className="danger small" disabled={revoke.busy} aria-label={`Revoke ${k.name}`} onClick={() => void del(k.id)}>
+                      <button
+                        type="button"
+                        className="danger small"
+                        disabled={revoke.busy}
+                        aria-label={`Revoke ${k.name}`}
+                        onClick={() => void del(k.id)}
+                      >
                         Revoke
                       </button>
                     ) : (

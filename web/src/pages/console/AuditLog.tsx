@@ -32,7 +32,9 @@ export function AuditLog({ orgId }: { orgId: string }) {
     ...(iso(filters.from) ? { from: iso(filters.from) } : {}),
     ...(iso(filters.to) ? { to: iso(filters.to) } : {}),
   };
-  const log = useLoad(`audit:${orgId}:${JSON.stringify(query)}`, () => api.GET('/api/v1/organizations/{orgId}/audit-logs', { params: { path: { orgId }, query } }));
+  const log = useLoad(`audit:${orgId}:${JSON.stringify(query)}`, () =>
+    api.GET('/api/v1/organizations/{orgId}/audit-logs', { params: { path: { orgId }, query } }),
+  );
   const set = (k: keyof Filters) => (v: string) => setDraft((d) => ({ ...d, [k]: v }));
 
   return (
@@ -59,10 +61,34 @@ export function AuditLog({ orgId }: { orgId: string }) {
             ]}
             error={log.problem?.fields.actorType}
           />
-          <Field label="Actor id" value={draft.actorId} onChange={set('actorId')} placeholder="usr_… or key_…" error={log.problem?.fields.actorId} />
-          <Field label="Action" value={draft.action} onChange={set('action')} placeholder="POST /api/v1/organizations/:orgId/projects" error={log.problem?.fields.action} />
-          <Field label="From" type="datetime-local" value={draft.from} onChange={set('from')} error={log.problem?.fields.from} />
-          <Field label="To" type="datetime-local" value={draft.to} onChange={set('to')} error={log.problem?.fields.to} />
+          <Field
+            label="Actor id"
+            value={draft.actorId}
+            onChange={set('actorId')}
+            placeholder="usr_… or key_…"
+            error={log.problem?.fields.actorId}
+          />
+          <Field
+            label="Action"
+            value={draft.action}
+            onChange={set('action')}
+            placeholder="POST /api/v1/organizations/:orgId/projects"
+            error={log.problem?.fields.action}
+          />
+          <Field
+            label="From"
+            type="datetime-local"
+            value={draft.from}
+            onChange={set('from')}
+            error={log.problem?.fields.from}
+          />
+          <Field
+            label="To"
+            type="datetime-local"
+            value={draft.to}
+            onChange={set('to')}
+            error={log.problem?.fields.to}
+          />
           <div className="actions">
             <button type="submit" className="primary">
               Apply filters
@@ -115,7 +141,12 @@ export function AuditLog({ orgId }: { orgId: string }) {
             Previous page
           </button>
           <span>Page {page}</span>
-          <button type="button" className="secondary" disabled={!log.data?.hasMore} onClick={() => setPage((p) => p + 1)}>
+          <button
+            type="button"
+            className="secondary"
+            disabled={!log.data?.hasMore}
+            onClick={() => setPage((p) => p + 1)}
+          >
             Next page
           </button>
         </div>

@@ -12,7 +12,17 @@ import { canManage, type Role } from './role';
 const PRICE_PRO = import.meta.env.VITE_TENANTRY_PRICE_PRO ?? 'price_pro';
 const GIB = 1024 ** 3;
 
-function Meter({ label, used, limit, unit }: { label: string; used: number | null; limit: number | null; unit?: string }) {
+function Meter({
+  label,
+  used,
+  limit,
+  unit,
+}: {
+  label: string;
+  used: number | null;
+  limit: number | null;
+  unit?: string;
+}) {
   const ratio = used !== null && limit ? Math.min(1, used / limit) : 0;
   return (
     <div className="meter">
@@ -35,8 +45,12 @@ function Meter({ label, used, limit, unit }: { label: string; used: number | nul
 
 export function Billing({ orgId, role }: { orgId: string; role: Role | undefined }) {
   const { query } = useLocation();
-  const billing = useLoad(`billing:${orgId}`, () => api.GET('/api/v1/organizations/{orgId}/billing', { params: { path: { orgId } } }));
-  const members = useLoad(`members:${orgId}`, () => api.GET('/api/v1/organizations/{orgId}/members', { params: { path: { orgId }, query: { pageSize: 1 } } }));
+  const billing = useLoad(`billing:${orgId}`, () =>
+    api.GET('/api/v1/organizations/{orgId}/billing', { params: { path: { orgId } } }),
+  );
+  const members = useLoad(`members:${orgId}`, () =>
+    api.GET('/api/v1/organizations/{orgId}/members', { params: { path: { orgId }, query: { pageSize: 1 } } }),
+  );
   const action = useSubmit();
   const here = `${window.location.origin}/orgs/${orgId}/billing`;
   const manage = canManage(role);
@@ -54,7 +68,9 @@ export function Billing({ orgId, role }: { orgId: string; role: Role | undefined
     });
   const portal = () =>
     action.run(async () => {
-      const { data, error } = await api.GET('/api/v1/organizations/{orgId}/billing/portal', { params: { path: { orgId }, query: { return_url: here } } });
+      const { data, error } = await api.GET('/api/v1/organizations/{orgId}/billing/portal', {
+        params: { path: { orgId }, query: { return_url: here } },
+      });
       if (error) return toProblem(error);
       window.location.assign(data.data.url);
       return null;
@@ -72,7 +88,9 @@ export function Billing({ orgId, role }: { orgId: string; role: Role | undefined
       {query.get('checkout') === 'done' ? <Notice>Thank you: the payment went through.</Notice> : null}
       {query.get('checkout') === 'canceled' ? <Notice>The checkout was canceled; nothing changed.</Notice> : null}
       {billing.problem ? <Alert>{billing.problem.message}</Alert> : null}
-      {action.problem ? <Alert>{action.problem.message ?? Object.values(action.problem.fields).join(' ')}</Alert> : null}
+      {action.problem ? (
+        <Alert>{action.problem.message ?? Object.values(action.problem.fields).join(' ')}</Alert>
+      ) : null}
       <Section title="Plan">
         {b ? (
           <>
@@ -111,8 +129,17 @@ export function Billing({ orgId, role }: { orgId: string; role: Role | undefined
       {b ? (
         <Section title={`Usage in ${b.usage.period}`} id="usage">
           <Meter label="API requests this month" used={b.usage.apiRequests} limit={b.plan.limits.apiRequests} />
-          <Meter label="Members and pending invitations" used={members.data?.total ?? null} limit={b.plan.limits.members} />
-          <Meter label="Storage" used={null} limit={b.plan.limits.storage === null ? null : b.plan.limits.storage / GIB} unit="GiB" />
+          <Meter
+            label="Members and pending invitations"
+            used={members.data?.total ?? null}
+            limit={b.plan.limits.members}
+          />
+          <Meter
+            label="Storage"
+            used={null}
+            limit={b.plan.limits.storage === null ? null : b.plan.limits.storage / GIB}
+            unit="GiB"
+          />
         </Section>
       ) : null}
     </>

@@ -13,7 +13,9 @@ import { DeliveryAttempts } from './DeliveryAttempts';
 
 export function Deliveries({ orgId, endpointId }: { orgId: string; endpointId: string }) {
   const path = { orgId, id: endpointId };
-  const endpoint = useLoad(`webhook:${endpointId}`, () => api.GET('/api/v1/organizations/{orgId}/webhooks/{id}', { params: { path } }));
+  const endpoint = useLoad(`webhook:${endpointId}`, () =>
+    api.GET('/api/v1/organizations/{orgId}/webhooks/{id}', { params: { path } }),
+  );
   const list = useLoad(`deliveries:${endpointId}`, () =>
     api.GET('/api/v1/organizations/{orgId}/webhooks/{id}/deliveries', { params: { path, query: { pageSize: 50 } } }),
   );
@@ -24,7 +26,8 @@ export function Deliveries({ orgId, endpointId }: { orgId: string; endpointId: s
   const recover = () =>
     recovery.run(async () => {
       setQueued(null);
-      if (!since) return { code: 'VALIDATION_ERROR', message: null, fields: { since: 'Choose the time to start from.' } };
+      if (!since)
+        return { code: 'VALIDATION_ERROR', message: null, fields: { since: 'Choose the time to start from.' } };
       const { data, error } = await api.POST('/api/v1/organizations/{orgId}/webhooks/{id}/recover', {
         params: { path },
         body: { since: new Date(since).toISOString() },
@@ -113,7 +116,12 @@ export function Deliveries({ orgId, endpointId }: { orgId: string; endpointId: s
                 </td>
                 <td>
                   {d.status === 'failed' || d.status === 'pending' ? (
-                    <button type="button" className="secondary small" disabled={action.busy} onClick={() => void retry(d.id)}>
+                    <button
+                      type="button"
+                      className="secondary small"
+                      disabled={action.busy}
+                      onClick={() => void retry(d.id)}
+                    >
                       Retry
                     </button>
                   ) : null}
@@ -124,9 +132,24 @@ export function Deliveries({ orgId, endpointId }: { orgId: string; endpointId: s
         </table>
       </div>
       <h3>Queue failed deliveries again</h3>
-      <Form onSubmit={() => void recover()} problem={recovery.problem} fields={['since']} className="form inline-form" label="Queue failed deliveries again">
-        {queued !== null ? <Notice>{queued === 1 ? '1 delivery queued again.' : `${queued} deliveries queued again.`}</Notice> : null}
-        <Field label="Failed since" type="datetime-local" value={since} onChange={setSince} required error={recovery.problem?.fields.since} />
+      <Form
+        onSubmit={() => void recover()}
+        problem={recovery.problem}
+        fields={['since']}
+        className="form inline-form"
+        label="Queue failed deliveries again"
+      >
+        {queued !== null ? (
+          <Notice>{queued === 1 ? '1 delivery queued again.' : `${queued} deliveries queued again.`}</Notice>
+        ) : null}
+        <Field
+          label="Failed since"
+          type="datetime-local"
+          value={since}
+          onChange={setSince}
+          required
+          error={recovery.problem?.fields.since}
+        />
         <div className="actions">
           <Submit busy={recovery.busy} className="secondary">
             Queue again

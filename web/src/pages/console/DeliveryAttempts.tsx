@@ -7,7 +7,15 @@ import { when } from '../../ui/format';
 
 type Delivery = { id: string; eventType: string; attempts: number };
 
-export function DeliveryAttempts({ orgId, endpointId, delivery }: { orgId: string; endpointId: string; delivery: Delivery }) {
+export function DeliveryAttempts({
+  orgId,
+  endpointId,
+  delivery,
+}: {
+  orgId: string;
+  endpointId: string;
+  delivery: Delivery;
+}) {
   const [open, setOpen] = useState(false);
   return (
     <details className="payload" onToggle={(e) => setOpen(e.currentTarget.open)}>
@@ -24,7 +32,12 @@ function AttemptList({ orgId, endpointId, delivery }: { orgId: string; endpointI
       params: { path: { orgId, id: endpointId, deliveryId: delivery.id } },
     }),
   );
-  if (list.problem) return <p role="alert" className="small">{list.problem.message}</p>;
+  if (list.problem)
+    return (
+      <p role="alert" className="small">
+        {list.problem.message}
+      </p>
+    );
   if (!list.data) return <p className="small">Loading…</p>;
   if (list.data.data.length === 0) return <p className="small">No attempts yet.</p>;
   return (

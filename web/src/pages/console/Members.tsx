@@ -30,7 +30,10 @@ function Invite({ orgId, onDone }: { orgId: string; onDone: () => void }) {
   const submit = () =>
     run(async () => {
       setSent(null);
-      const { error } = await api.POST('/api/v1/organizations/{orgId}/invitations', { params: { path: { orgId } }, body: { email: email.trim(), role } });
+      const { error } = await api.POST('/api/v1/organizations/{orgId}/invitations', {
+        params: { path: { orgId } },
+        body: { email: email.trim(), role },
+      });
       if (error) return toProblem(error, { CONFLICT: 'email', PLAN_LIMIT_EXCEEDED: 'email' });
       setSent(email.trim());
       setEmail('');
@@ -38,9 +41,23 @@ function Invite({ orgId, onDone }: { orgId: string; onDone: () => void }) {
       return null;
     });
   return (
-    <Form onSubmit={() => void submit()} problem={problem} fields={['email', 'role']} className="form inline-form" label="Invite a member">
+    <Form
+      onSubmit={() => void submit()}
+      problem={problem}
+      fields={['email', 'role']}
+      className="form inline-form"
+      label="Invite a member"
+    >
       {sent ? <Notice>Invitation sent to {sent}</Notice> : null}
-      <Field label="Email" type="email" autoComplete="off" value={email} onChange={setEmail} required error={problem?.fields.email} />
+      <Field
+        label="Email"
+        type="email"
+        autoComplete="off"
+        value={email}
+        onChange={setEmail}
+        required
+        error={problem?.fields.email}
+      />
       <SelectField label="Role" value={role} onChange={setRole} options={ROLES} error={problem?.fields.role} />
       <div className="actions">
         <Submit busy={busy}>Invite</Submit>
@@ -52,9 +69,13 @@ function Invite({ orgId, onDone }: { orgId: string; onDone: () => void }) {
 export function Members({ orgId, role }: { orgId: string; role: Role | undefined }) {
   const session = useSession();
   const me = session.status === 'signed-in' ? session.user.id : null;
-  const members = useLoad(`members:${orgId}`, () => api.GET('/api/v1/organizations/{orgId}/members', { params: { path: { orgId }, query: { pageSize: 100 } } }));
+  const members = useLoad(`members:${orgId}`, () =>
+    api.GET('/api/v1/organizations/{orgId}/members', { params: { path: { orgId }, query: { pageSize: 100 } } }),
+  );
   const invitations = useLoad(`invitations:${orgId}`, () =>
-    api.GET('/api/v1/organizations/{orgId}/invitations', { params: { path: { orgId }, query: { status: 'pending', pageSize: 100 } } }),
+    api.GET('/api/v1/organizations/{orgId}/invitations', {
+      params: { path: { orgId }, query: { status: 'pending', pageSize: 100 } },
+    }),
   );
   const action = useSubmit();
   const manage = canManage(role);
@@ -79,7 +100,9 @@ export function Members({ orgId, role }: { orgId: string; role: Role | undefined
       ) : null}
       <Section title="Members">
         {members.problem ? <Alert>{members.problem.message}</Alert> : null}
-        {action.problem ? <Alert>{action.problem.message ?? Object.values(action.problem.fields).join(' ')}</Alert> : null}
+        {action.problem ? (
+          <Alert>{action.problem.message ?? Object.values(action.problem.fields).join(' ')}</Alert>
+        ) : null}
         <ul className="rows" aria-label="Members">
           {members.data?.members.map((m) => (
             <li key={m.id} className="row">
@@ -99,7 +122,16 @@ export function Members({ orgId, role }: { orgId: string; role: Role | undefined
                       id={`role-${m.id}`}
                       value={m.role}
                       disabled={action.busy}
-                      onChange={(e) => void act(() => api.PATCH('/api/v1/organizations/{orgId}/members/{memberId}', { ...path(m.id), body: { role: e.target.value } }), members.reload)}
+                      onChange={(e) =>
+                        void act(
+                          () =>
+                            api.PATCH('/api/v1/organizations/{orgId}/members/{memberId}', {
+                              ...path(m.id),
+                              body: { role: e.target.value },
+                            }),
+                          members.reload,
+                        )
+                      }
                     >
                       {ROLES.map(([v, text]) => (
                         <option key={v} value={v}>
@@ -112,7 +144,12 @@ export function Members({ orgId, role }: { orgId: string; role: Role | undefined
                       className="danger small"
                       disabled={action.busy}
                       aria-label={`Remove ${m.user.email}`}
-                      onClick={() => void act(() => api.DELETE('/api/v1/organizations/{orgId}/members/{memberId}', path(m.id)), members.reload)}
+                      onClick={() =>
+                        void act(
+                          () => api.DELETE('/api/v1/organizations/{orgId}/members/{memberId}', path(m.id)),
+                          members.reload,
+                        )
+                      }
                     >
                       Remove
                     </button>
@@ -143,7 +180,16 @@ export function Members({ orgId, role }: { orgId: string; role: Role | undefined
                     className="secondary small"
                     disabled={action.busy}
                     aria-label={`Resend the invitation to ${inv.email}`}
-                    onClick={() => void act(() => api.POST('/api/v1/organizations/{orgId}/invitations/{invitationId}/resend', invitation(inv.id)), invitations.reload)}
+                    onClick={() =>
+                      void act(
+                        () =>
+                          api.POST(
+                            '/api/v1/organizations/{orgId}/invitations/{invitationId}/resend',
+                            invitation(inv.id),
+                          ),
+                        invitations.reload,
+                      )
+                    }
                   >
                     Resend
                   </button>
@@ -152,7 +198,13 @@ export function Members({ orgId, role }: { orgId: string; role: Role | undefined
                     className="danger small"
                     disabled={action.busy}
                     aria-label={`Revoke the invitation to ${inv.email}`}
-                    onClick={() => void act(() => api.DELETE('/api/v1/organizations/{orgId}/invitations/{invitationId}', invitation(inv.id)), invitations.reload)}
+                    onClick={() =>
+                      void act(
+                        () =>
+                          api.DELETE('/api/v1/organizations/{orgId}/invitations/{invitationId}', invitation(inv.id)),
+                        invitations.reload,
+                      )
+                    }
                   >
                     Revoke
                   </button>

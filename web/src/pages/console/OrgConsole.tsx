@@ -31,8 +31,13 @@ const TABS: ReadonlyArray<readonly [string, string]> = [
   ['settings', 'Settings'],
 ];
 
-
-function page(tab: string, orgId: string, role: Role | undefined, endpointId: string | undefined, onRenamed: () => void): ReactNode {
+function page(
+  tab: string,
+  orgId: string,
+  role: Role | undefined,
+  endpointId: string | undefined,
+  onRenamed: () => void,
+): ReactNode {
   switch (tab) {
     case 'projects':
       return <Projects orgId={orgId} role={role} />;

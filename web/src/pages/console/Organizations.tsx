@@ -8,7 +8,8 @@ import { slugify } from '../../ui/format';
 import { Link, navigate } from '../../router';
 import { ConsolePage, Section } from '../../ui/Shell';
 
-export const myOrganizations = () => api.GET('/api/v1/users/me/organizations', { params: { query: { pageSize: 100 } } });
+export const myOrganizations = () =>
+  api.GET('/api/v1/users/me/organizations', { params: { query: { pageSize: 100 } } });
 
 export function CreateOrganization() {
   const [name, setName] = useState('');
@@ -17,7 +18,9 @@ export function CreateOrganization() {
   const { busy, problem, run } = useSubmit();
   const submit = () =>
     run(async () => {
-      const { data, error } = await api.POST('/api/v1/organizations', { body: { name: name.trim(), slug: slug.trim() } });
+      const { data, error } = await api.POST('/api/v1/organizations', {
+        body: { name: name.trim(), slug: slug.trim() },
+      });
       if (error) return toProblem(error, { CONFLICT: 'slug' });
       navigate(`/orgs/${data.id}/projects`);
       return null;

@@ -17,7 +17,17 @@ interface Passkey {
   lastUsedAt: string | null;
 }
 
-function Row({ passkey, busy, rename, remove }: { passkey: Passkey; busy: boolean; rename: (name: string) => Promise<boolean>; remove: () => void }) {
+function Row({
+  passkey,
+  busy,
+  rename,
+  remove,
+}: {
+  passkey: Passkey;
+  busy: boolean;
+  rename: (name: string) => Promise<boolean>;
+  remove: () => void;
+}) {
   const [editing, setEditing] = useState(false);
   const [name, setName] = useState(passkey.name);
   return (
@@ -32,7 +42,13 @@ function Row({ passkey, busy, rename, remove }: { passkey: Passkey; busy: boolea
               void rename(name.trim()).then((ok) => ok && setEditing(false));
             }}
           >
-            <input aria-label="Passkey name" value={name} maxLength={100} onChange={(e) => setName(e.target.value)} autoFocus />
+            <input
+              aria-label="Passkey name"
+              value={name}
+              maxLength={100}
+              onChange={(e) => setName(e.target.value)}
+              autoFocus
+            />
             <button type="submit" className="secondary small" disabled={busy}>
               Save
             </button>
@@ -46,11 +62,23 @@ function Row({ passkey, busy, rename, remove }: { passkey: Passkey; busy: boolea
       <td>
         <div className="actions">
           {editing ? null : (
-            <button type="button" className="secondary small" disabled={busy} onClick={() => setEditing(true)} aria-label={`Rename ${passkey.name}`}>
+            <button
+              type="button"
+              className="secondary small"
+              disabled={busy}
+              onClick={() => setEditing(true)}
+              aria-label={`Rename ${passkey.name}`}
+            >
               Rename
             </button>
           )}
-          <button type="button" className="danger small" disabled={busy} onClick={remove} aria-label={`Delete ${passkey.name}`}>
+          <button
+            type="button"
+            className="danger small"
+            disabled={busy}
+            onClick={remove}
+            aria-label={`Delete ${passkey.name}`}
+          >
             Delete
           </button>
         </div>
@@ -89,7 +117,12 @@ export function Passkeys() {
   const add = () =>
     run(async () => {
       setAdded(null);
-      const sent = proofKind === 'password' && proof ? { password: proof } : proofKind === 'twoFactorCode' && proof.trim() ? { twoFactorCode: proof.trim() } : null;
+      const sent =
+        proofKind === 'password' && proof
+          ? { password: proof }
+          : proofKind === 'twoFactorCode' && proof.trim()
+            ? { twoFactorCode: proof.trim() }
+            : null;
       const start = await api.POST('/api/v1/auth/passkeys/registration/options', sent ? { body: sent } : {});
       if (!start.data) {
         const answer = (start.error ?? {}) as ReauthAnswer;
@@ -102,13 +135,18 @@ export function Passkeys() {
       }
       let response;
       try {
-        response = await startRegistration({ optionsJSON: start.data as unknown as PublicKeyCredentialCreationOptionsJSON });
+        response = await startRegistration({
+          optionsJSON: start.data as unknown as PublicKeyCredentialCreationOptionsJSON,
+        });
       } catch (err) {
         return ceremonyProblem(err);
       }
       setProofKind(null);
       setProof('');
-      const body = { response: { ...response, response: { ...response.response } }, ...(name.trim() ? { name: name.trim() } : {}) };
+      const body = {
+        response: { ...response, response: { ...response.response } },
+        ...(name.trim() ? { name: name.trim() } : {}),
+      };
       const { data, error } = await api.POST('/api/v1/auth/passkeys/registration/verify', { body });
       if (!data) return toProblem(error);
       setAdded(data.name);
@@ -120,7 +158,10 @@ export function Passkeys() {
   const rename = async (id: string, newName: string) => {
     let ok = false;
     await run(async () => {
-      const { error } = await api.PATCH('/api/v1/users/me/passkeys/{id}', { params: { path: { id } }, body: { name: newName } });
+      const { error } = await api.PATCH('/api/v1/users/me/passkeys/{id}', {
+        params: { path: { id } },
+        body: { name: newName },
+      });
       if (error) return toProblem(error);
       ok = true;
       list.reload();
@@ -141,7 +182,10 @@ export function Passkeys() {
   const passkeys = list.data?.passkeys ?? [];
   return (
     <Section title="Passkeys">
-      <p>Sign in with your device’s screen lock or a security key instead of a password. A passkey that checks your PIN or fingerprint also counts as your second factor.</p>
+      <p>
+        Sign in with your device’s screen lock or a security key instead of a password. A passkey that checks your PIN
+        or fingerprint also counts as your second factor.
+      </p>
       {list.problem?.message ? <Alert>{list.problem.message}</Alert> : null}
       {passkeys.length > 0 ? (
         <div className="table-wrap">
@@ -158,7 +202,13 @@ export function Passkeys() {
             </thead>
             <tbody>
               {passkeys.map((p) => (
-                <Row key={`${p.id}:${p.name}`} passkey={p} busy={busy} rename={(n) => rename(p.id, n)} remove={() => void remove(p.id)} />
+                <Row
+                  key={`${p.id}:${p.name}`}
+                  passkey={p}
+                  busy={busy}
+                  rename={(n) => rename(p.id, n)}
+                  remove={() => void remove(p.id)}
+                />
               ))}
             </tbody>
           </table>
@@ -176,7 +226,13 @@ export function Passkeys() {
         label="Add a passkey"
       >
         {added ? <Notice>Passkey “{added}” added</Notice> : null}
-        <Field label="Name of the new passkey (optional)" value={name} onChange={setName} maxLength={100} error={problem?.fields.name} />
+        <Field
+          label="Name of the new passkey (optional)"
+          value={name}
+          onChange={setName}
+          maxLength={100}
+          error={problem?.fields.name}
+        />
         {proofKind === 'password' ? (
           <Field
             label="Your password"
@@ -202,7 +258,12 @@ export function Passkeys() {
             error={problem?.fields.proof}
           />
         ) : null}
-        {proofKind === 'signIn' ? <Alert>You signed in a while ago, and your account has no password to confirm with: sign out and sign in again, then add the passkey.</Alert> : null}
+        {proofKind === 'signIn' ? (
+          <Alert>
+            You signed in a while ago, and your account has no password to confirm with: sign out and sign in again,
+            then add the passkey.
+          </Alert>
+        ) : null}
         <div className="actions">
           <Submit busy={busy}>Add a passkey</Submit>
         </div>

@@ -24,7 +24,13 @@ function Rename({ orgId, project, onDone }: { orgId: string; project: Project; o
       return null;
     });
   return (
-    <Form onSubmit={() => void submit()} problem={problem} fields={['name']} className="form inline-form" label={`Rename ${project.name}`}>
+    <Form
+      onSubmit={() => void submit()}
+      problem={problem}
+      fields={['name']}
+      className="form inline-form"
+      label={`Rename ${project.name}`}
+    >
       <Field label="Name" value={name} onChange={setName} required autoFocus error={problem?.fields.name} />
       <div className="actions">
         <Submit busy={busy}>Save</Submit>
@@ -37,7 +43,9 @@ function Rename({ orgId, project, onDone }: { orgId: string; project: Project; o
 }
 
 export function Projects({ orgId, role }: { orgId: string; role: Role | undefined }) {
-  const list = useLoad(`projects:${orgId}`, () => api.GET('/api/v1/organizations/{orgId}/projects', { params: { path: { orgId }, query: { pageSize: 100 } } }));
+  const list = useLoad(`projects:${orgId}`, () =>
+    api.GET('/api/v1/organizations/{orgId}/projects', { params: { path: { orgId }, query: { pageSize: 100 } } }),
+  );
   const [name, setName] = useState('');
   const [editing, setEditing] = useState<string | null>(null);
   const create = useSubmit();
@@ -46,7 +54,10 @@ export function Projects({ orgId, role }: { orgId: string; role: Role | undefine
 
   const submit = () =>
     create.run(async () => {
-      const { error } = await api.POST('/api/v1/organizations/{orgId}/projects', { params: { path: { orgId } }, body: { name: name.trim() } });
+      const { error } = await api.POST('/api/v1/organizations/{orgId}/projects', {
+        params: { path: { orgId } },
+        body: { name: name.trim() },
+      });
       if (error) return toProblem(error);
       setName('');
       list.reload();
@@ -54,7 +65,9 @@ export function Projects({ orgId, role }: { orgId: string; role: Role | undefine
     });
   const del = (projectId: string) =>
     remove.run(async () => {
-      const { error } = await api.DELETE('/api/v1/organizations/{orgId}/projects/{projectId}', { params: { path: { orgId, projectId } } });
+      const { error } = await api.DELETE('/api/v1/organizations/{orgId}/projects/{projectId}', {
+        params: { path: { orgId, projectId } },
+      });
       if (error) return toProblem(error);
       list.reload();
       return null;
@@ -65,7 +78,13 @@ export function Projects({ orgId, role }: { orgId: string; role: Role | undefine
     <>
       {canWrite ? (
         <Section title="New project">
-          <Form onSubmit={() => void submit()} problem={create.problem} fields={['name']} className="form inline-form" label="Create project">
+          <Form
+            onSubmit={() => void submit()}
+            problem={create.problem}
+            fields={['name']}
+            className="form inline-form"
+            label="Create project"
+          >
             <Field label="Name" value={name} onChange={setName} required error={create.problem?.fields.name} />
             <div className="actions">
               <Submit busy={create.busy}>Create project</Submit>
@@ -97,10 +116,21 @@ export function Projects({ orgId, role }: { orgId: string; role: Role | undefine
                   </div>
                   {canWrite ? (
                     <div className="row-actions">
-                      <button type="button" className="secondary small" onClick={() => setEditing(p.id)} aria-label={`Rename ${p.name}`}>
+                      <button
+                        type="button"
+                        className="secondary small"
+                        onClick={() => setEditing(p.id)}
+                        aria-label={`Rename ${p.name}`}
+                      >
                         Rename
                       </button>
-                      <button type="button" className="danger small" disabled={remove.busy} onClick={() => void del(p.id)} aria-label={`Delete ${p.name}`}>
+                      <button
+                        type="button"
+                        className="danger small"
+                        disabled={remove.busy}
+                        onClick={() => void del(p.id)}
+                        aria-label={`Delete ${p.name}`}
+                      >
                         Delete
                       </button>
                     </div>

@@ -13,7 +13,8 @@ type OrgRole = Schema<'Role'>;
 /** Only the owner holds these: no role may grant them. */
 const OWNER_ONLY = new Set(['org:delete', 'org:transfer']);
 
-export const orgRoles = (orgId: string) => api.GET('/api/v1/organizations/{orgId}/roles', { params: { path: { orgId } } });
+export const orgRoles = (orgId: string) =>
+  api.GET('/api/v1/organizations/{orgId}/roles', { params: { path: { orgId } } });
 const catalogue = () => api.GET('/api/v1/permissions');
 
 function PermissionChecks({
@@ -55,7 +56,17 @@ function PermissionChecks({
   );
 }
 
-function NewRole({ orgId, keys, mine, onDone }: { orgId: string; keys: string[]; mine: ReadonlySet<string>; onDone: () => void }) {
+function NewRole({
+  orgId,
+  keys,
+  mine,
+  onDone,
+}: {
+  orgId: string;
+  keys: string[];
+  mine: ReadonlySet<string>;
+  onDone: () => void;
+}) {
   const [key, setKey] = useState('');
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
@@ -79,7 +90,12 @@ function NewRole({ orgId, keys, mine, onDone }: { orgId: string; keys: string[];
       return null;
     });
   return (
-    <Form onSubmit={() => void submit()} problem={problem} fields={['key', 'name', 'description', 'permissions']} label="New role">
+    <Form
+      onSubmit={() => void submit()}
+      problem={problem}
+      fields={['key', 'name', 'description', 'permissions']}
+      label="New role"
+    >
       {made ? <Notice>Role {made} created</Notice> : null}
       <Field label="Role name" value={name} onChange={setName} required error={problem?.fields.name} />
       <Field
@@ -91,7 +107,14 @@ function NewRole({ orgId, keys, mine, onDone }: { orgId: string; keys: string[];
         hint="What members and tokens name it by: 2 to 40 lowercase letters, digits and dashes, starting with a letter."
       />
       <Field label="Description" value={description} onChange={setDescription} error={problem?.fields.description} />
-      <PermissionChecks legend="Permissions" keys={keys} chosen={permissions} mine={mine} onChange={setPermissions} error={problem?.fields.permissions} />
+      <PermissionChecks
+        legend="Permissions"
+        keys={keys}
+        chosen={permissions}
+        mine={mine}
+        onChange={setPermissions}
+        error={problem?.fields.permissions}
+      />
       <div className="actions">
         <Submit busy={busy}>Create role</Submit>
       </div>
@@ -99,19 +122,46 @@ function NewRole({ orgId, keys, mine, onDone }: { orgId: string; keys: string[];
   );
 }
 
-function EditRole({ orgId, role, keys, mine, onDone }: { orgId: string; role: OrgRole; keys: string[]; mine: ReadonlySet<string>; onDone: () => void }) {
+function EditRole({
+  orgId,
+  role,
+  keys,
+  mine,
+  onDone,
+}: {
+  orgId: string;
+  role: OrgRole;
+  keys: string[];
+  mine: ReadonlySet<string>;
+  onDone: () => void;
+}) {
   const [permissions, setPermissions] = useState<string[]>(role.permissions);
   const { busy, problem, run } = useSubmit();
   const submit = () =>
     run(async () => {
-      const { error } = await api.PATCH('/api/v1/organizations/{orgId}/roles/{key}', { params: { path: { orgId, key: role.key } }, body: { permissions } });
+      const { error } = await api.PATCH('/api/v1/organizations/{orgId}/roles/{key}', {
+        params: { path: { orgId, key: role.key } },
+        body: { permissions },
+      });
       if (error) return toProblem(error, { AUTHORIZATION_ERROR: 'permissions' });
       onDone();
       return null;
     });
   return (
-    <Form onSubmit={() => void submit()} problem={problem} fields={['permissions']} label={`Permissions of ${role.name}`}>
-      <PermissionChecks legend={`Permissions of ${role.name}`} keys={keys} chosen={permissions} mine={mine} onChange={setPermissions} error={problem?.fields.permissions} />
+    <Form
+      onSubmit={() => void submit()}
+      problem={problem}
+      fields={['permissions']}
+      label={`Permissions of ${role.name}`}
+    >
+      <PermissionChecks
+        legend={`Permissions of ${role.name}`}
+        keys={keys}
+        chosen={permissions}
+        mine={mine}
+        onChange={setPermissions}
+        error={problem?.fields.permissions}
+      />
       <div className="actions">
         <Submit busy={busy}>Save permissions</Submit>
       </div>
@@ -123,7 +173,9 @@ function EditRole({ orgId, role, keys, mine, onDone }: { orgId: string; role: Or
 export function Roles({ orgId, myRole }: { orgId: string; myRole: string | undefined }) {
   const roles = useLoad(`roles:${orgId}`, () => orgRoles(orgId));
   const permissions = useLoad('permissions', catalogue);
-  const members = useLoad(`members:${orgId}`, () => api.GET('/api/v1/organizations/{orgId}/members', { params: { path: { orgId }, query: { pageSize: 100 } } }));
+  const members = useLoad(`members:${orgId}`, () =>
+    api.GET('/api/v1/organizations/{orgId}/members', { params: { path: { orgId }, query: { pageSize: 100 } } }),
+  );
   const [editing, setEditing] = useState<string | null>(null);
   const removal = useSubmit();
 
@@ -138,7 +190,9 @@ export function Roles({ orgId, myRole }: { orgId: string; myRole: string | undef
   };
   const remove = (key: string) =>
     removal.run(async () => {
-      const { error } = await api.DELETE('/api/v1/organizations/{orgId}/roles/{key}', { params: { path: { orgId, key } } });
+      const { error } = await api.DELETE('/api/v1/organizations/{orgId}/roles/{key}', {
+        params: { path: { orgId, key } },
+      });
       if (error) return toProblem(error);
       roles.reload();
       return null;
@@ -148,7 +202,9 @@ export function Roles({ orgId, myRole }: { orgId: string; myRole: string | undef
     <>
       <Section title="Roles">
         {roles.problem ? <Alert>{roles.problem.message}</Alert> : null}
-        {removal.problem ? <Alert>{removal.problem.message ?? Object.values(removal.problem.fields).join(' ')}</Alert> : null}
+        {removal.problem ? (
+          <Alert>{removal.problem.message ?? Object.values(removal.problem.fields).join(' ')}</Alert>
+        ) : null}
         <ul className="rows" aria-label="Roles">
           {list.map((r) => (
             <li key={r.key} className="row role" aria-label={r.name}>
@@ -158,7 +214,8 @@ export function Roles({ orgId, myRole }: { orgId: string; myRole: string | undef
                 </strong>
                 <span className="muted small">
                   <code>{r.key}</code>
-                  {r.description ? ` · ${r.description}` : ''} · {r.memberCount === 1 ? '1 member' : `${r.memberCount} members`}
+                  {r.description ? ` · ${r.description}` : ''} ·{' '}
+                  {r.memberCount === 1 ? '1 member' : `${r.memberCount} members`}
                 </span>
                 <span className="small wrap" aria-label={`Permissions of ${r.name}`}>
                   {r.permissions.length ? r.permissions.join(', ') : 'no permission'}
@@ -185,10 +242,21 @@ export function Roles({ orgId, myRole }: { orgId: string; myRole: string | undef
               </div>
               {manage && !r.builtIn ? (
                 <div className="row-actions">
-                  <button type="button" className="secondary small" aria-label={`Edit ${r.name}`} onClick={() => setEditing(editing === r.key ? null : r.key)}>
+                  <button
+                    type="button"
+                    className="secondary small"
+                    aria-label={`Edit ${r.name}`}
+                    onClick={() => setEditing(editing === r.key ? null : r.key)}
+                  >
                     {editing === r.key ? 'Cancel' : 'Edit'}
                   </button>
-                  <button type="button" className="danger small" disabled={removal.busy} aria-label={`Delete ${r.name}`} onClick={() => void remove(r.key)}>
+                  <button
+                    type="button"
+                    className="danger small"
+                    disabled={removal.busy}
+                    aria-label={`Delete ${r.name}`}
+                    onClick={() => void remove(r.key)}
+                  >
                     Delete
                   </button>
                 </div>

@@ -8,7 +8,9 @@ import { navigate } from '../../router';
 import { Section } from '../../ui/Shell';
 
 export function Sessions() {
-  const list = useLoad('sessions', () => api.GET('/api/v1/users/me/sessions', { params: { query: { pageSize: 100 } } }));
+  const list = useLoad('sessions', () =>
+    api.GET('/api/v1/users/me/sessions', { params: { query: { pageSize: 100 } } }),
+  );
   const { busy, problem, run } = useSubmit();
   const revoke = (sessionId: string) =>
     run(async () => {

@@ -36,7 +36,8 @@ export function Settings({ orgId, role, onSaved }: { orgId: string; role: Role |
     });
   const remove = () =>
     danger.run(async () => {
-      if (confirm.trim() !== org.data?.slug) return { code: 'VALIDATION_ERROR', message: null, fields: { confirm: 'Type the slug exactly to confirm.' } };
+      if (confirm.trim() !== org.data?.slug)
+        return { code: 'VALIDATION_ERROR', message: null, fields: { confirm: 'Type the slug exactly to confirm.' } };
       const { error } = await api.DELETE('/api/v1/organizations/{orgId}', { params: { path: { orgId } } });
       if (error) return toProblem(error);
       navigate('/orgs', { replace: true });
@@ -57,10 +58,26 @@ export function Settings({ orgId, role, onSaved }: { orgId: string; role: Role |
           Slug: <code>{org.data?.slug}</code> · id <code>{orgId}</code>
         </p>
         {canManage(role) ? (
-          <Form onSubmit={() => void submit()} problem={save.problem} fields={['name', 'description']} label="Organization settings">
+          <Form
+            onSubmit={() => void submit()}
+            problem={save.problem}
+            fields={['name', 'description']}
+            label="Organization settings"
+          >
             {saved ? <Notice>Settings saved</Notice> : null}
-            <Field label="Organization name" value={name} onChange={setName} required error={save.problem?.fields.name} />
-            <Field label="Description" value={description} onChange={setDescription} error={save.problem?.fields.description} />
+            <Field
+              label="Organization name"
+              value={name}
+              onChange={setName}
+              required
+              error={save.problem?.fields.name}
+            />
+            <Field
+              label="Description"
+              value={description}
+              onChange={setDescription}
+              error={save.problem?.fields.description}
+            />
             <div className="actions">
               <Submit busy={save.busy}>Save settings</Submit>
             </div>
@@ -71,9 +88,23 @@ export function Settings({ orgId, role, onSaved }: { orgId: string; role: Role |
       </Section>
       {role === 'owner' ? (
         <Section title="Delete this organization">
-          <p>Deleting ends its subscription and removes its members, projects, API keys, webhooks and audit log. It cannot be undone.</p>
-          <Form onSubmit={() => void remove()} problem={danger.problem} fields={['confirm']} label="Delete organization">
-            <Field label="Type the slug to confirm" value={confirm} onChange={setConfirm} autoComplete="off" error={danger.problem?.fields.confirm} />
+          <p>
+            Deleting ends its subscription and removes its members, projects, API keys, webhooks and audit log. It
+            cannot be undone.
+          </p>
+          <Form
+            onSubmit={() => void remove()}
+            problem={danger.problem}
+            fields={['confirm']}
+            label="Delete organization"
+          >
+            <Field
+              label="Type the slug to confirm"
+              value={confirm}
+              onChange={setConfirm}
+              autoComplete="off"
+              error={danger.problem?.fields.confirm}
+            />
             <div className="actions">
               <Submit busy={danger.busy} className="danger">
                 Delete organization

@@ -22,7 +22,9 @@ function QrCode({ text }: { text: string }) {
       live = false;
     };
   }, [text]);
-  return src ? <img className="qr" src={src} width={200} height={200} alt="QR code for your authenticator app" /> : null;
+  return src ? (
+    <img className="qr" src={src} width={200} height={200} alt="QR code for your authenticator app" />
+  ) : null;
 }
 
 function Confirm({ pending, onDone }: { pending: Pending; onDone: () => void }) {
@@ -41,7 +43,8 @@ function Confirm({ pending, onDone }: { pending: Pending; onDone: () => void }) 
       <div className="qr-box">
         <QrCode text={pending.otpauthUrl} />
         <p className="small">
-          Scan it with your authenticator app, or enter the key <code className="secret" data-testid="totp-secret">
+          Scan it with your authenticator app, or enter the key{' '}
+          <code className="secret" data-testid="totp-secret">
             {pending.secret}
           </code>
         </p>
@@ -57,7 +60,14 @@ function Confirm({ pending, onDone }: { pending: Pending; onDone: () => void }) 
           ))}
         </ul>
         <Form onSubmit={() => void submit()} problem={problem} fields={['code']} label="Confirm two-factor">
-          <Field label="Code" autoComplete="one-time-code" inputMode="numeric" value={code} onChange={setCode} error={problem?.fields.code} />
+          <Field
+            label="Code"
+            autoComplete="one-time-code"
+            inputMode="numeric"
+            value={code}
+            onChange={setCode}
+            error={problem?.fields.code}
+          />
           <div className="actions">
             <Submit busy={busy}>Turn on two-factor</Submit>
           </div>
@@ -87,7 +97,12 @@ export function TwoFactor({ enabled }: { enabled: boolean }) {
     run(async () => {
       setNotice(null);
       const { error } = await api.POST('/api/v1/auth/two-factor/disable', { body: { password, code: code.trim() } });
-      if (error) return toProblem(error, { AUTHENTICATION_ERROR: 'password', VALIDATION_ERROR: 'code', ACCOUNT_LOCKED: 'password' });
+      if (error)
+        return toProblem(error, {
+          AUTHENTICATION_ERROR: 'password',
+          VALIDATION_ERROR: 'code',
+          ACCOUNT_LOCKED: 'password',
+        });
       setPassword('');
       setCode('');
       setNotice('Two-factor is off.');
@@ -103,9 +118,27 @@ export function TwoFactor({ enabled }: { enabled: boolean }) {
           <p>
             Two-factor is <strong>on</strong>: signing in asks for a code from your authenticator app.
           </p>
-          <Form onSubmit={() => void disable()} problem={problem} fields={['password', 'code']} label="Turn off two-factor">
-            <Field label="Password" type="password" autoComplete="current-password" value={password} onChange={setPassword} error={problem?.fields.password} />
-            <Field label="Code" autoComplete="one-time-code" value={code} onChange={setCode} error={problem?.fields.code} />
+          <Form
+            onSubmit={() => void disable()}
+            problem={problem}
+            fields={['password', 'code']}
+            label="Turn off two-factor"
+          >
+            <Field
+              label="Password"
+              type="password"
+              autoComplete="current-password"
+              value={password}
+              onChange={setPassword}
+              error={problem?.fields.password}
+            />
+            <Field
+              label="Code"
+              autoComplete="one-time-code"
+              value={code}
+              onChange={setCode}
+              error={problem?.fields.code}
+            />
             <div className="actions">
               <Submit busy={busy} className="danger">
                 Turn off two-factor
@@ -125,7 +158,14 @@ export function TwoFactor({ enabled }: { enabled: boolean }) {
         <>
           <p>Two-factor is off. Turn it on to ask for a code from an authenticator app at every sign-in.</p>
           <Form onSubmit={() => void setup()} problem={problem} fields={['password']} label="Set up two-factor">
-            <Field label="Password" type="password" autoComplete="current-password" value={password} onChange={setPassword} error={problem?.fields.password} />
+            <Field
+              label="Password"
+              type="password"
+              autoComplete="current-password"
+              value={password}
+              onChange={setPassword}
+              error={problem?.fields.password}
+            />
             <div className="actions">
               <Submit busy={busy}>Set up two-factor</Submit>
             </div>

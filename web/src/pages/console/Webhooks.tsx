@@ -44,9 +44,20 @@ function AddEndpoint({ orgId, onAdded }: { orgId: string; onAdded: (secret: stri
     });
   return (
     <Form onSubmit={() => void submit()} problem={problem} fields={['url', 'description']} label="Add endpoint">
-      <Field label="URL" type="url" inputMode="url" placeholder="https://example.com/webhooks" value={url} onChange={setUrl} required error={problem?.fields.url} />
+      <Field
+        label="URL"
+        type="url"
+        inputMode="url"
+        placeholder="https://example.com/webhooks"
+        value={url}
+        onChange={setUrl}
+        required
+        error={problem?.fields.url}
+      />
       <Field label="Description" value={description} onChange={setDescription} error={problem?.fields.description} />
-      <p className="small muted">The endpoint receives every event; each delivery is signed with the endpoint's secret.</p>
+      <p className="small muted">
+        The endpoint receives every event; each delivery is signed with the endpoint's secret.
+      </p>
       <div className="actions">
         <Submit busy={busy}>Add endpoint</Submit>
       </div>
@@ -62,7 +73,9 @@ const GRACES = [
 ] as const;
 
 export function Webhooks({ orgId, role }: { orgId: string; role: Role | undefined }) {
-  const list = useLoad(`webhooks:${orgId}`, () => api.GET('/api/v1/organizations/{orgId}/webhooks', { params: { path: { orgId } } }));
+  const list = useLoad(`webhooks:${orgId}`, () =>
+    api.GET('/api/v1/organizations/{orgId}/webhooks', { params: { path: { orgId } } }),
+  );
   const [secret, setSecret] = useState<{ secret: string; what: string } | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [rotating, setRotating] = useState<string | null>(null);
@@ -98,7 +111,9 @@ export function Webhooks({ orgId, role }: { orgId: string; role: Role | undefine
         {secret ? <SecretNotice secret={secret.secret} what={secret.what} onClose={() => setSecret(null)} /> : null}
         {notice ? <Notice>{notice}</Notice> : null}
         {list.problem ? <Alert>{list.problem.message}</Alert> : null}
-        {action.problem ? <Alert>{action.problem.message ?? Object.values(action.problem.fields).join(' ')}</Alert> : null}
+        {action.problem ? (
+          <Alert>{action.problem.message ?? Object.values(action.problem.fields).join(' ')}</Alert>
+        ) : null}
         {list.data && list.data.data.length === 0 ? <p>No endpoints yet.</p> : null}
         <ul className="rows" aria-label="Endpoints">
           {list.data?.data.map((w) => (
@@ -119,7 +134,12 @@ export function Webhooks({ orgId, role }: { orgId: string; role: Role | undefine
                     className="secondary small"
                     disabled={action.busy || !w.isActive}
                     aria-label={`Send a test event to ${w.url}`}
-                    onClick={() => void act(() => api.POST('/api/v1/organizations/{orgId}/webhooks/{id}/test', one(w.id)), () => setNotice('Test event sent.'))}
+                    onClick={() =>
+                      void act(
+                        () => api.POST('/api/v1/organizations/{orgId}/webhooks/{id}/test', one(w.id)),
+                        () => setNotice('Test event sent.'),
+                      )
+                    }
                   >
                     Send test
                   </button>
@@ -139,7 +159,11 @@ export function Webhooks({ orgId, role }: { orgId: string; role: Role | undefine
                     disabled={action.busy}
                     onClick={() =>
                       void act(
-                        () => api.PATCH('/api/v1/organizations/{orgId}/webhooks/{id}', { ...one(w.id), body: { isActive: !w.isActive } }),
+                        () =>
+                          api.PATCH('/api/v1/organizations/{orgId}/webhooks/{id}', {
+                            ...one(w.id),
+                            body: { isActive: !w.isActive },
+                          }),
                         () => setNotice(w.isActive ? 'Endpoint paused.' : 'Endpoint resumed.'),
                       )
                     }
@@ -151,7 +175,12 @@ export function Webhooks({ orgId, role }: { orgId: string; role: Role | undefine
                     className="danger small"
                     disabled={action.busy}
                     aria-label={`Delete ${w.url}`}
-                    onClick={() => void act(() => api.DELETE('/api/v1/organizations/{orgId}/webhooks/{id}', one(w.id)), () => setNotice('Endpoint deleted.'))}
+                    onClick={() =>
+                      void act(
+                        () => api.DELETE('/api/v1/organizations/{orgId}/webhooks/{id}', one(w.id)),
+                        () => setNotice('Endpoint deleted.'),
+                      )
+                    }
                   >
                     Delete
                   </button>
@@ -161,13 +190,20 @@ export function Webhooks({ orgId, role }: { orgId: string; role: Role | undefine
                 <Form
                   onSubmit={() =>
                     void act(
-                      () => api.POST('/api/v1/organizations/{orgId}/webhooks/{id}/rotate-secret', { ...one(w.id), body: { graceSeconds: Number(grace) } }),
+                      () =>
+                        api.POST('/api/v1/organizations/{orgId}/webhooks/{id}/rotate-secret', {
+                          ...one(w.id),
+                          body: { graceSeconds: Number(grace) },
+                        }),
                       (d) => {
                         setRotating(null);
                         const kept = GRACES.find(([v]) => v === grace)?.[1].toLowerCase();
                         setSecret({
                           secret: (d as { data: { secret: string } }).data.secret,
-                          what: grace === '0' ? 'The secret was rotated; the old one no longer works.' : `The secret was rotated; the old one keeps working ${kept}.`,
+                          what:
+                            grace === '0'
+                              ? 'The secret was rotated; the old one no longer works.'
+                              : `The secret was rotated; the old one keeps working ${kept}.`,
                         });
                       },
                     )
