@@ -201,26 +201,22 @@ describe('verify-user on an account never verified: the first proof of the addre
     expect(on.statusCode, on.body).toBe(200);
     lax.clock.advance(30_000);
     const now = lax.clock.now();
-    await lax.deps.db
-      .insert(passkeys)
-      .values({
-        id: `pk_squat_${userId}`,
-        userId,
-        credentialId: `cred-${userId}`,
-        publicKey: 'pQECAyYgASFYIA',
-        name: 'squatter key',
-        createdAt: now,
-      });
-    await lax.deps.db
-      .insert(oauthAccounts)
-      .values({
-        id: `oa_squat_${userId}`,
-        userId,
-        provider: 'github',
-        providerAccountId: `gh-${userId}`,
-        email,
-        createdAt: now,
-      });
+    await lax.deps.db.insert(passkeys).values({
+      id: `pk_squat_${userId}`,
+      userId,
+      credentialId: `cred-${userId}`,
+      publicKey: 'pQECAyYgASFYIA',
+      name: 'squatter key',
+      createdAt: now,
+    });
+    await lax.deps.db.insert(oauthAccounts).values({
+      id: `oa_squat_${userId}`,
+      userId,
+      provider: 'github',
+      providerAccountId: `gh-${userId}`,
+      email,
+      createdAt: now,
+    });
     return {
       userId,
       auth,

@@ -45,15 +45,13 @@ export async function issueHandoffCode(deps: Infra, userId: string, challenge: s
   const code = randomToken();
   const now = deps.clock.now();
   await deps.db.delete(oauthHandoffs).where(lt(oauthHandoffs.expiresAt, now));
-  await deps.db
-    .insert(oauthHandoffs)
-    .values({
-      codeHash: sha256(code),
-      userId,
-      challenge,
-      expiresAt: new Date(now.getTime() + HANDOFF_CODE_TTL_MS),
-      createdAt: now,
-    });
+  await deps.db.insert(oauthHandoffs).values({
+    codeHash: sha256(code),
+    userId,
+    challenge,
+    expiresAt: new Date(now.getTime() + HANDOFF_CODE_TTL_MS),
+    createdAt: now,
+  });
   return code;
 }
 

@@ -76,17 +76,15 @@ export async function startOAuth(
   const verifier = generateCodeVerifier();
   const now = deps.clock.now();
   await deps.db.delete(oauthStates).where(sql`${oauthStates.expiresAt} < ${now.toISOString()}::timestamptz`);
-  await deps.db
-    .insert(oauthStates)
-    .values({
-      stateHash: sha256(state),
-      provider,
-      codeVerifier: verifier,
-      redirectTo: target,
-      handoffChallenge: codeChallenge ?? null,
-      expiresAt: new Date(now.getTime() + STATE_TTL_MS),
-      createdAt: now,
-    });
+  await deps.db.insert(oauthStates).values({
+    stateHash: sha256(state),
+    provider,
+    codeVerifier: verifier,
+    redirectTo: target,
+    handoffChallenge: codeChallenge ?? null,
+    expiresAt: new Date(now.getTime() + STATE_TTL_MS),
+    createdAt: now,
+  });
   const url = client(deps, provider, cfg).createAuthorizationURLWithPKCE(
     cfg.authorizationUrl,
     state,
@@ -234,16 +232,14 @@ async function createAccount(
         updatedAt: now,
       })
       .returning();
-    await tx
-      .insert(oauthAccounts)
-      .values({
-        id: newId('tok', now.getTime()),
-        userId: u!.id,
-        provider,
-        providerAccountId: profile.id,
-        email,
-        createdAt: now,
-      });
+    await tx.insert(oauthAccounts).values({
+      id: newId('tok', now.getTime()),
+      userId: u!.id,
+      provider,
+      providerAccountId: profile.id,
+      email,
+      createdAt: now,
+    });
     return u!;
   });
   return { user: result, created: true };

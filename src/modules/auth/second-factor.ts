@@ -63,16 +63,14 @@ export async function replaceBackupCodes(deps: Infra, tx: Tx, userId: string): P
   const codes = [...distinct];
   const key = deps.config.encryptionKey;
   await tx.delete(backupCodes).where(eq(backupCodes.userId, userId));
-  await tx
-    .insert(backupCodes)
-    .values(
-      codes.map((code) => ({
-        id: newId('tok', now.getTime()),
-        userId,
-        codeHash: backupCodeHash(key, userId, code),
-        createdAt: now,
-      })),
-    );
+  await tx.insert(backupCodes).values(
+    codes.map((code) => ({
+      id: newId('tok', now.getTime()),
+      userId,
+      codeHash: backupCodeHash(key, userId, code),
+      createdAt: now,
+    })),
+  );
   return codes;
 }
 

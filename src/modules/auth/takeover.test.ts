@@ -146,16 +146,14 @@ describe('pre-account takeover: the first proof of an address claims the account
     // provider email, which only the owner has), so the link is planted as an old version would have.
     const email = uniqueEmail('squat-link');
     const { userId } = await registerUser(lax, email, SQUATTER_PASSWORD);
-    await lax.deps.db
-      .insert(oauthAccounts)
-      .values({
-        id: `tok_planted_${userId}`,
-        userId,
-        provider: 'github',
-        providerAccountId: '424242',
-        email,
-        createdAt: lax.clock.now(),
-      });
+    await lax.deps.db.insert(oauthAccounts).values({
+      id: `tok_planted_${userId}`,
+      userId,
+      provider: 'github',
+      providerAccountId: '424242',
+      email,
+      createdAt: lax.clock.now(),
+    });
     expect((await magicLinkSignIn(lax, email)).statusCode).toBe(200);
     expect(await lax.deps.db.select().from(oauthAccounts).where(eq(oauthAccounts.userId, userId))).toEqual([]);
   });

@@ -113,16 +113,14 @@ export async function createOrganization(
   try {
     await transaction(deps.db, async (tx) => {
       await tx.insert(organizations).values(org);
-      await tx
-        .insert(memberships)
-        .values({
-          organizationId: org.id,
-          id: newId('mbr', now.getTime()),
-          userId: actor.userId,
-          role: 'owner',
-          joinedAt: now,
-          updatedAt: now,
-        });
+      await tx.insert(memberships).values({
+        organizationId: org.id,
+        id: newId('mbr', now.getTime()),
+        userId: actor.userId,
+        role: 'owner',
+        joinedAt: now,
+        updatedAt: now,
+      });
       // The organization's audit log starts with its creation (a change a user made in it).
       await auditChange(deps, tx, { organizationId: org.id, actor: { type: 'user', id: actor.userId }, request });
     });

@@ -56,17 +56,15 @@ async function saveChallenge(
 ) {
   const now = deps.clock.now();
   const id = newId('chl', now.getTime());
-  await deps.db
-    .insert(webauthnChallenges)
-    .values({
-      id,
-      userId,
-      challenge,
-      kind,
-      byEmail,
-      expiresAt: new Date(now.getTime() + CHALLENGE_TTL_MS),
-      createdAt: now,
-    });
+  await deps.db.insert(webauthnChallenges).values({
+    id,
+    userId,
+    challenge,
+    kind,
+    byEmail,
+    expiresAt: new Date(now.getTime() + CHALLENGE_TTL_MS),
+    createdAt: now,
+  });
   const expired = deps.db
     .select({ id: webauthnChallenges.id })
     .from(webauthnChallenges)
