@@ -20,6 +20,7 @@ import { memberEventData, presentMember } from './service.js';
 import {
   invitations,
   memberships,
+  organizationRoles,
   organizations,
   type InvitationRow,
   type InvitationStatus,
@@ -94,15 +95,20 @@ async function assertInvitable(tx: Tx, organizationId: string, email: string, no
 }
 
 async function mailInvitation(deps: Infra, tx: Tx, inv: InvitationRow, inviter: Inviter, token: string) {
+  // The role as people read it: a custom role by its name, a built-in one by its own.
   const [org] = await tx
-    .select({ name: organizations.name })
+    .select({ name: organizations.name, roleName: organizationRoles.name })
     .from(organizations)
+    .leftJoin(
+      organizationRoles,
+      and(eq(organizationRoles.organizationId, organizations.id), eq(organizationRoles.key, inv.role)),
+    )
     .where(eq(organizations.id, inv.organizationId));
   return invitationMail(
     inv.email,
     org?.name ?? 'an organization',
     inviter.fullName ?? inviter.email,
-    inv.role,
+    org?.roleName ?? inv.role,
     inviteUrl(deps, token),
   );
 }

@@ -46,7 +46,7 @@ const org = () => `/organizations/${x.org.id}`;
 describe('giving a custom role', () => {
   it("to a member or an invitation: that organization's roles only; another organization's key, owner, or nonsense: 400, nothing changed", async () => {
     await makeRole(t, other.org.id, other.owner, 'elsewhere', ['org:read']);
-    await makeRole(t, x.org.id, x.owner, 'here', ['org:read', 'projects:read']);
+    await makeRole(t, x.org.id, x.owner, 'here', ['org:read', 'projects:read'], 'Field crew');
     const before = await roleState(t, x.org.id);
     for (const role of ['elsewhere', 'owner', 'nobody', 'x'.repeat(41), 'Admin']) {
       expectError(
@@ -74,6 +74,10 @@ describe('giving a custom role', () => {
     const invitee = await signedInUser(t, 'invitee');
     const sent = await api(t, 'POST', `${org()}/invitations`, x.owner, { email: invitee.email, role: 'here' });
     expect(sent.statusCode, sent.body).toBe(201);
+    // The mail names the role as people read it: its name, not its key.
+    const mail = await t.mail.waitFor(invitee.email, /invited to join/);
+    expect(mail.decoded).toContain('invited you to join');
+    expect(mail.decoded).toContain(' as Field crew.');
     const token = new URL(json(sent).inviteUrl as string).searchParams.get('token')!;
     const accepted = await api(t, 'POST', '/invitations/accept', invitee, { token });
     expect(accepted.statusCode, accepted.body).toBe(200);
