@@ -6,6 +6,7 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { json, queryRows } from '../../test/harness.js';
+import { waitUntil } from '../../test/expect.js';
 import { useWebApp } from './app.js';
 import { apiLogin, createOrganization, shown, signInWithPassword, verifiedAccount } from './flows.js';
 
@@ -120,6 +121,79 @@ describe('roles in the console', () => {
     // Held: it cannot be deleted (the page says why).
     await billing.getByRole('button', { name: 'Delete Billing manager' }).click();
     await shown(page.getByText(/is held by 1 member/));
+  });
+
+  it("a custom role's holder sees the member controls its permissions allow, and only those", async () => {
+    const ownerEmail = await verifiedAccount(w.t, 'lead-owner', 'Ada Owner');
+    const leadEmail = await verifiedAccount(w.t, 'lead', 'Grace Lead');
+    const viewerEmail = await verifiedAccount(w.t, 'lead-viewer', 'Vera Viewer');
+    const ownerAuth = await apiLogin(w.t, ownerEmail);
+    const call = async (method: 'POST' | 'PATCH', url: string, headers: { authorization: string }, payload: object) => {
+      const res = await w.t.request({ method, url: `/api/v1${url}`, headers, payload });
+      expect(res.statusCode, res.body).toBeLessThan(300);
+      return json(res);
+    };
+    const org = await call('POST', '/organizations', ownerAuth, {
+      name: 'Lead Works',
+      slug: `lead-works-${Date.now().toString(36)}`,
+    });
+    await call('POST', `/organizations/${org.id}/roles`, ownerAuth, {
+      key: 'people-lead',
+      name: 'People lead',
+      // What a member holds, and what lets it change roles and invite: not what an admin holds.
+      permissions: [
+        'org:read',
+        'members:read',
+        'projects:read',
+        'projects:write',
+        'billing:read',
+        'webhooks:read',
+        'members:update',
+        'invitations:create',
+      ],
+    });
+    for (const [email, role] of [
+      [leadEmail, 'people-lead'],
+      [viewerEmail, 'viewer'],
+    ] as const) {
+      const sent = await call('POST', `/organizations/${org.id}/invitations`, ownerAuth, { email, role });
+      const token = new URL(sent.inviteUrl as string).searchParams.get('token')!;
+      await call('POST', '/invitations/accept', await apiLogin(w.t, email), { token });
+    }
+
+    const { page } = await w.person();
+    await signInWithPassword(page, leadEmail);
+    await page.goto(`/orgs/${org.id as string}/members`);
+    // members:update: the viewer's role can be changed; invitations:create: the invite form.
+    const select = page.getByLabel(`Role of ${viewerEmail}`, { exact: true });
+    await select.locator('option', { hasText: 'Member' }).waitFor({ state: 'attached' });
+    await shown(page.getByRole('form', { name: 'Invite a member' }));
+    // Only the roles within its own permissions are offered (the API refuses the others).
+    expect(await select.locator('option').allTextContents()).toEqual(['Member', 'Viewer', 'People lead']);
+    // No members:remove: no Remove button.
+    expect(await page.getByRole('button', { name: `Remove ${viewerEmail}`, exact: true }).count()).toBe(0);
+    await select.selectOption('member');
+    const roleOfViewer = async () => {
+      const res = await w.t.request({
+        method: 'GET',
+        url: `/api/v1/organizations/${org.id as string}/members`,
+        headers: ownerAuth,
+      });
+      return (json(res).members as Array<{ user: { email: string }; role: string }>).find(
+        (m) => m.user.email === viewerEmail,
+      )?.role;
+    };
+    await waitUntil('the viewer is a member', async () => (await roleOfViewer()) === 'member', 10_000);
+
+    // The viewer's own page offers none of it.
+    const viewer = await w.person();
+    await signInWithPassword(viewer.page, viewerEmail);
+    await viewer.page.goto(`/orgs/${org.id as string}/members`);
+    await shown(viewer.page.getByRole('list', { name: 'Members' }).getByText(leadEmail));
+    // Once the roles are read (what the controls depend on), nothing to manage is shown.
+    await viewer.page.waitForLoadState('networkidle');
+    expect(await viewer.page.getByRole('form', { name: 'Invite a member' }).count()).toBe(0);
+    expect(await viewer.page.getByLabel(`Role of ${leadEmail}`, { exact: true }).count()).toBe(0);
   });
 
   it('the organization switcher makes the organization active for the session', async () => {

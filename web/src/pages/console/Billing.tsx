@@ -7,7 +7,7 @@ import { Alert, Notice, useSubmit } from '../../ui/form';
 import { count, when } from '../../ui/format';
 import { useLocation } from '../../router';
 import { Section } from '../../ui/Shell';
-import { canManage, type Role } from './role';
+import { type Role, usePermissions } from './role';
 
 const PRICE_PRO = import.meta.env.VITE_TENANTRY_PRICE_PRO ?? 'price_pro';
 const GIB = 1024 ** 3;
@@ -53,7 +53,7 @@ export function Billing({ orgId, role }: { orgId: string; role: Role | undefined
   );
   const action = useSubmit();
   const here = `${window.location.origin}/orgs/${orgId}/billing`;
-  const manage = canManage(role);
+  const manage = usePermissions(orgId, role)('billing:manage');
   const b = billing.data?.data;
 
   const upgrade = () =>

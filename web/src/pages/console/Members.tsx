@@ -6,23 +6,24 @@ import { api } from '../../api/session';
 import { Alert, Field, Form, Notice, SelectField, Submit, useSubmit } from '../../ui/form';
 import { when } from '../../ui/format';
 import { Section } from '../../ui/Shell';
-import { canManage, type Role } from './role';
-import { orgRoles } from './Roles';
+import { orgRoles, type Role, usePermissions } from './role';
 
-const BUILT_IN: ReadonlyArray<readonly [string, string]> = [
-  ['member', 'Member'],
-  ['admin', 'Admin'],
-  ['viewer', 'Viewer'],
-];
-
-/** The roles a member or an invitation may be given: the built-in ones but owner, and the organization's custom roles. */
-function useAssignableRoles(orgId: string): ReadonlyArray<readonly [string, string]> {
+/**
+ * The roles the caller may give (to a member or an invitation): every role of the organization but
+ * owner whose permissions the caller's own role holds too, as the API allows (docs/api.md#custom-roles).
+ */
+function useAssignableRoles(orgId: string, role: Role | undefined) {
   const roles = useLoad(`roles:${orgId}`, () => orgRoles(orgId));
-  return [...BUILT_IN, ...(roles.data?.roles ?? []).filter((r) => !r.builtIn).map((r) => [r.key, r.name] as const)];
+  const all = roles.data?.roles ?? [];
+  const mine = new Set(all.find((r) => r.key === role)?.permissions ?? []);
+  const options = all
+    .filter((r) => r.key !== 'owner' && r.permissions.every((p) => mine.has(p)))
+    .map((r) => [r.key, r.name] as const);
+  return { options, assignable: (key: string) => options.some(([k]) => k === key) };
 }
 
-function Invite({ orgId, onDone }: { orgId: string; onDone: () => void }) {
-  const ROLES = useAssignableRoles(orgId);
+function Invite({ orgId, role: myRole, onDone }: { orgId: string; role: Role | undefined; onDone: () => void }) {
+  const ROLES = useAssignableRoles(orgId, myRole).options;
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<string>('member');
   const [sent, setSent] = useState<string | null>(null);
@@ -78,8 +79,8 @@ export function Members({ orgId, role }: { orgId: string; role: Role | undefined
     }),
   );
   const action = useSubmit();
-  const manage = canManage(role);
-  const ROLES = useAssignableRoles(orgId);
+  const may = usePermissions(orgId, role);
+  const { options: ROLES, assignable } = useAssignableRoles(orgId, role);
 
   const act = (call: () => Promise<{ error?: unknown }>, after: () => void) =>
     action.run(async () => {
@@ -93,9 +94,9 @@ export function Members({ orgId, role }: { orgId: string; role: Role | undefined
 
   return (
     <>
-      {manage ? (
+      {may('invitations:create') ? (
         <Section title="Invite someone">
-          <Invite orgId={orgId} onDone={invitations.reload} />
+          <Invite orgId={orgId} role={role} onDone={invitations.reload} />
         </Section>
       ) : null}
       <Section title="Members">
@@ -113,46 +114,54 @@ export function Members({ orgId, role }: { orgId: string; role: Role | undefined
                 </span>
               </div>
               <div className="row-actions">
-                {manage && m.role !== 'owner' && m.userId !== me ? (
+                {(may('members:update') || may('members:remove')) && m.role !== 'owner' && m.userId !== me ? (
                   <>
-                    <label className="visually-hidden" htmlFor={`role-${m.id}`}>
-                      Role of {m.user.email}
-                    </label>
-                    <select
-                      id={`role-${m.id}`}
-                      value={m.role}
-                      disabled={action.busy}
-                      onChange={(e) =>
-                        void act(
-                          () =>
-                            api.PATCH('/api/v1/organizations/{orgId}/members/{memberId}', {
-                              ...path(m.id),
-                              body: { role: e.target.value },
-                            }),
-                          members.reload,
-                        )
-                      }
-                    >
-                      {ROLES.map(([v, text]) => (
-                        <option key={v} value={v}>
-                          {text}
-                        </option>
-                      ))}
-                    </select>
-                    <button
-                      type="button"
-                      className="danger small"
-                      disabled={action.busy}
-                      aria-label={`Remove ${m.user.email}`}
-                      onClick={() =>
-                        void act(
-                          () => api.DELETE('/api/v1/organizations/{orgId}/members/{memberId}', path(m.id)),
-                          members.reload,
-                        )
-                      }
-                    >
-                      Remove
-                    </button>
+                    {may('members:update') && assignable(m.role) ? (
+                      <>
+                        <label className="visually-hidden" htmlFor={`role-${m.id}`}>
+                          Role of {m.user.email}
+                        </label>
+                        <select
+                          id={`role-${m.id}`}
+                          value={m.role}
+                          disabled={action.busy}
+                          onChange={(e) =>
+                            void act(
+                              () =>
+                                api.PATCH('/api/v1/organizations/{orgId}/members/{memberId}', {
+                                  ...path(m.id),
+                                  body: { role: e.target.value },
+                                }),
+                              members.reload,
+                            )
+                          }
+                        >
+                          {ROLES.map(([v, text]) => (
+                            <option key={v} value={v}>
+                              {text}
+                            </option>
+                          ))}
+                        </select>
+                      </>
+                    ) : (
+                      <span className="badge">{m.role}</span>
+                    )}
+                    {may('members:remove') ? (
+                      <button
+                        type="button"
+                        className="danger small"
+                        disabled={action.busy}
+                        aria-label={`Remove ${m.user.email}`}
+                        onClick={() =>
+                          void act(
+                            () => api.DELETE('/api/v1/organizations/{orgId}/members/{memberId}', path(m.id)),
+                            members.reload,
+                          )
+                        }
+                      >
+                        Remove
+                      </button>
+                    ) : null}
                   </>
                 ) : (
                   <span className="badge">{m.role}</span>
@@ -173,7 +182,7 @@ export function Members({ orgId, role }: { orgId: string; role: Role | undefined
                   {inv.role} · expires {when(inv.expiresAt)}
                 </span>
               </div>
-              {manage ? (
+              {may('invitations:manage') ? (
                 <div className="row-actions">
                   <button
                     type="button"

@@ -6,7 +6,7 @@ import { api } from '../../api/session';
 import { Alert, Field, Form, Submit, useSubmit } from '../../ui/form';
 import { when } from '../../ui/format';
 import { Section } from '../../ui/Shell';
-import type { Role } from './role';
+import { type Role, usePermissions } from './role';
 
 type Project = { id: string; name: string; description: string | null; createdAt: string };
 
@@ -50,7 +50,7 @@ export function Projects({ orgId, role }: { orgId: string; role: Role | undefine
   const [editing, setEditing] = useState<string | null>(null);
   const create = useSubmit();
   const remove = useSubmit();
-  const canWrite = role !== 'viewer';
+  const canWrite = usePermissions(orgId, role)('projects:write');
 
   const submit = () =>
     create.run(async () => {

@@ -8,13 +8,12 @@ import { useLoad } from '../../api/hooks';
 import { api } from '../../api/session';
 import { Alert, Field, Form, Notice, Submit, useSubmit } from '../../ui/form';
 import { Section } from '../../ui/Shell';
+import { orgRoles } from './role';
 
 type OrgRole = Schema<'Role'>;
 /** Only the owner holds these: no role may grant them. */
 const OWNER_ONLY = new Set(['org:delete', 'org:transfer']);
 
-export const orgRoles = (orgId: string) =>
-  api.GET('/api/v1/organizations/{orgId}/roles', { params: { path: { orgId } } });
 const catalogue = () => api.GET('/api/v1/permissions');
 
 function PermissionChecks({

@@ -6,10 +6,11 @@ import { api } from '../../api/session';
 import { Field, Form, Notice, Submit, useSubmit } from '../../ui/form';
 import { navigate } from '../../router';
 import { Section } from '../../ui/Shell';
-import { canManage, type Role } from './role';
+import { type Role, usePermissions } from './role';
 
 /** `onSaved`: the name changed, so the page's heading and the switcher load it again. */
 export function Settings({ orgId, role, onSaved }: { orgId: string; role: Role | undefined; onSaved?: () => void }) {
+  const may = usePermissions(orgId, role);
   const org = useLoad(`org:${orgId}`, () => api.GET('/api/v1/organizations/{orgId}', { params: { path: { orgId } } }));
   // What was typed wins over what loads (a late load never overwrites it); until then, the values loaded.
   const [typedName, setName] = useState<string | null>(null);
@@ -57,7 +58,7 @@ export function Settings({ orgId, role, onSaved }: { orgId: string; role: Role |
         <p className="muted">
           Slug: <code>{org.data?.slug}</code> · id <code>{orgId}</code>
         </p>
-        {canManage(role) ? (
+        {may('org:update') ? (
           <Form
             onSubmit={() => void submit()}
             problem={save.problem}

@@ -8,7 +8,7 @@ import { api } from '../../api/session';
 import { Alert, Field, Form, Notice, SelectField, Submit, useSubmit } from '../../ui/form';
 import { Link } from '../../router';
 import { Section } from '../../ui/Shell';
-import { canManage, type Role } from './role';
+import { type Role, usePermissions } from './role';
 
 export function SecretNotice({ secret, onClose, what }: { secret: string; onClose: () => void; what: string }) {
   return (
@@ -81,7 +81,7 @@ export function Webhooks({ orgId, role }: { orgId: string; role: Role | undefine
   const [rotating, setRotating] = useState<string | null>(null);
   const [grace, setGrace] = useState<string>('86400');
   const action = useSubmit();
-  const manage = canManage(role);
+  const manage = usePermissions(orgId, role)('webhooks:manage');
   const one = (id: string) => ({ params: { path: { orgId, id } } });
 
   const act = (call: () => Promise<{ data?: unknown; error?: unknown }>, done: (data: unknown) => void) =>
