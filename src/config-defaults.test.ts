@@ -22,7 +22,8 @@ describe('defaults', () => {
     expect(c.mailFrom).toBe('Tenantry <no-reply@localhost>');
     expect(c.trustProxy).toBe(false);
     expect(c.webhook).toEqual({
-      allowPrivateUrls: false,
+      // A local receiver works outside production; production's default is false (config-secrets.test.ts).
+      allowPrivateUrls: true,
       retryDelaysS: [60, 300, 900],
       timeoutMs: 30_000,
       orgConcurrency: 32,

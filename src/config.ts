@@ -214,7 +214,8 @@ export function loadConfig(env: Env = process.env, defaults: { logLevel?: string
     mailFrom: str(env, 'MAIL_FROM', 'Tenantry <no-reply@localhost>'),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     webhook: {
-      allowPrivateUrls: bool(env, 'WEBHOOK_ALLOW_PRIVATE_URLS', false),
+      // Outside production a local receiver just works (docs/configuration.md); production refuses true.
+      allowPrivateUrls: bool(env, 'WEBHOOK_ALLOW_PRIVATE_URLS', !production),
       retryDelaysS: retryDelaysS.map(Number),
       timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 30_000, 1),
       orgConcurrency: int(env, 'WEBHOOK_ORG_CONCURRENCY', 32, 1),

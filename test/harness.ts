@@ -63,7 +63,7 @@ async function freshDatabase(): Promise<{ url: string | null; handle: DbHandle }
 }
 
 export interface TestAppOptions {
-  env?: Record<string, string>;
+  env?: Record<string, string | undefined>;
   clock?: FakeClock;
   /** Share another app's database (a second instance). */
   database?: { url: string | null; handle: DbHandle };
@@ -94,6 +94,8 @@ export async function createTestApp(opts: TestAppOptions = {}): Promise<TestApp>
     RATE_LIMIT_USER_PER_MIN: '100000',
     RATE_LIMIT_ANON_PER_MIN: '100000',
     AUTH_HASH_CONCURRENCY: '4',
+    // The URL rules of production, unless a test lifts them (the development default is true).
+    WEBHOOK_ALLOW_PRIVATE_URLS: 'false',
     ...(process.env.TEST_REDIS_URL ? { REDIS_URL: process.env.TEST_REDIS_URL } : {}),
     ...SECRETS,
     ...opts.env,

@@ -67,7 +67,13 @@ function checkUrl(deps: Infra, url: string) {
     return;
   }
   const reason = unsafeUrlReason(url);
-  if (reason) throw validationError('Invalid webhook URL', `url: ${reason}`);
+  if (!reason) return;
+  // A local or private target: say which switch allows it, where it may be used.
+  const local = /localhost|private|fully qualified/.test(reason);
+  throw validationError(
+    'Invalid webhook URL',
+    `url: ${reason}${local ? ' (WEBHOOK_ALLOW_PRIVATE_URLS=true allows it outside production)' : ''}`,
+  );
 }
 
 /** The endpoint `id` of the organization, not deleted. */
