@@ -183,9 +183,14 @@ describe('the console', () => {
 
     await page.getByRole('link', { name: 'Webhooks', exact: true }).click();
     await page.getByLabel('URL', { exact: true }).fill(w.receiver.url);
+    // The events it receives: two of the catalogue, and one of the product's own.
+    for (const type of ['project.created', 'member.added'])
+      await page.getByRole('checkbox', { name: type, exact: true }).check();
+    await page.getByLabel('Your own event types', { exact: true }).fill('order.shipped');
     await page.getByRole('button', { name: 'Add endpoint', exact: true }).click();
     const secret = (await (await shown(page.getByTestId('signing-secret'))).textContent())!.trim();
     expect(secret).toMatch(/^whsec_[0-9a-f]{64}$/);
+    await shown(page.getByText('project.created, member.added, order.shipped'));
     await page.getByRole('link', { name: w.receiver.url }).click();
     await page.getByRole('button', { name: 'Send test', exact: true }).click();
     const deliveries = page.getByRole('table', { name: 'Deliveries' });

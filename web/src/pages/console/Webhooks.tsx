@@ -1,13 +1,14 @@
 // Webhook endpoints: add one (its signing secret shown once), send a test event, rotate the secret
 // (the old one kept for a grace, so receivers can switch), pause or resume, delete; each endpoint
 // links to its deliveries.
-import { useState } from 'react';
+import { useId, useState } from 'react';
 import { toProblem } from '../../api/errors';
 import { useLoad } from '../../api/hooks';
 import { api } from '../../api/session';
 import { Alert, Field, Form, Notice, SelectField, Submit, useSubmit } from '../../ui/form';
 import { Link } from '../../router';
 import { Section } from '../../ui/Shell';
+import { EVENT_TYPES } from './event-types';
 import { type Role, usePermissions } from './role';
 
 export function SecretNotice({ secret, onClose, what }: { secret: string; onClose: () => void; what: string }) {
@@ -26,24 +27,87 @@ export function SecretNotice({ secret, onClose, what }: { secret: string; onClos
   );
 }
 
+/** The events an endpoint receives: every one (none ticked), or the ticked types and custom ones. */
+function EventChoice({
+  chosen,
+  custom,
+  onChosen,
+  onCustom,
+  error,
+}: {
+  chosen: string[];
+  custom: string;
+  onChosen: (next: string[]) => void;
+  onCustom: (next: string) => void;
+  error?: string | undefined;
+}) {
+  const id = useId();
+  return (
+    <fieldset className="checks" aria-describedby={error ? `${id}-error` : undefined}>
+      <legend>Events (none ticked: every event)</legend>
+      {EVENT_TYPES.map((type) => (
+        <label key={type} className="check">
+          <input
+            type="checkbox"
+            checked={chosen.includes(type)}
+            onChange={(e) => onChosen(e.target.checked ? [...chosen, type] : chosen.filter((t) => t !== type))}
+          />
+          <code>{type}</code>
+        </label>
+      ))}
+      <Field
+        label="Your own event types"
+        placeholder="order.shipped, invoice.paid"
+        value={custom}
+        onChange={onCustom}
+      />
+      {error ? (
+        <p id={`${id}-error`} className="field-error" role="alert">
+          {error}
+        </p>
+      ) : null}
+    </fieldset>
+  );
+}
+
 function AddEndpoint({ orgId, onAdded }: { orgId: string; onAdded: (secret: string) => void }) {
   const [url, setUrl] = useState('');
   const [description, setDescription] = useState('');
+  const [chosen, setChosen] = useState<string[]>([]);
+  const [custom, setCustom] = useState('');
   const { busy, problem, run } = useSubmit();
   const submit = () =>
     run(async () => {
+      const events = [
+        ...chosen,
+        ...custom
+          .split(/[\s,]+/)
+          .map((t) => t.trim())
+          .filter(Boolean),
+      ];
       const { data, error } = await api.POST('/api/v1/organizations/{orgId}/webhooks', {
         params: { path: { orgId } },
-        body: { url: url.trim(), ...(description.trim() ? { description: description.trim() } : {}) },
+        body: {
+          url: url.trim(),
+          ...(description.trim() ? { description: description.trim() } : {}),
+          ...(events.length ? { events } : {}),
+        },
       });
       if (error) return toProblem(error, { PLAN_LIMIT_EXCEEDED: 'url' });
       setUrl('');
       setDescription('');
+      setChosen([]);
+      setCustom('');
       onAdded(data.data.secret);
       return null;
     });
   return (
-    <Form onSubmit={() => void submit()} problem={problem} fields={['url', 'description']} label="Add endpoint">
+    <Form
+      onSubmit={() => void submit()}
+      problem={problem}
+      fields={['url', 'description', 'events']}
+      label="Add endpoint"
+    >
       <Field
         label="URL"
         type="url"
@@ -55,9 +119,14 @@ function AddEndpoint({ orgId, onAdded }: { orgId: string; onAdded: (secret: stri
         error={problem?.fields.url}
       />
       <Field label="Description" value={description} onChange={setDescription} error={problem?.fields.description} />
-      <p className="small muted">
-        The endpoint receives every event; each delivery is signed with the endpoint's secret.
-      </p>
+      <EventChoice
+        chosen={chosen}
+        custom={custom}
+        onChosen={setChosen}
+        onCustom={setCustom}
+        error={problem?.fields.events}
+      />
+      <p className="small muted">Each delivery is signed with the endpoint's secret.</p>
       <div className="actions">
         <Submit busy={busy}>Add endpoint</Submit>
       </div>
