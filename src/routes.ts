@@ -11,6 +11,7 @@ import { authRoutes } from './modules/auth/routes.js';
 import { sessionRoutes } from './modules/auth/session.routes.js';
 import { authSignInPort } from './modules/auth/sign-in-port.js';
 import { billingRoutes } from './modules/billing/routes.js';
+import { inviteeRoutes } from './modules/organizations/invitee.routes.js';
 import { organizationRoutes } from './modules/organizations/routes.js';
 import { passkeyRoutes } from './modules/passkeys/routes.js';
 import { projectRoutes } from './modules/projects/routes.js';
@@ -29,6 +30,7 @@ export function routes(deps: Infra): Route[] {
     // import one another (platform/identity/sign-in-port.ts).
     ...passkeyRoutes(deps, authSignInPort(deps)),
     ...organizationRoutes(deps),
+    ...inviteeRoutes(deps),
     ...roleRoutes(deps),
     ...projectRoutes(deps),
     ...apiKeyRoutes(deps),

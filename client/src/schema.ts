@@ -1014,6 +1014,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/invitations/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * What an invitation offers, by its token (no account needed)
+         * @description For the invitation page: the organization, who invited, the role and when the link expires. An unknown, expired, used or revoked token answers 404. Nothing changes.
+         */
+        post: operations["previewInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/me/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The pending invitations to your verified email address
+         * @description Newest first, across organizations. While the address is unverified the list is empty: an invitation goes to whoever proves the address.
+         */
+        get: operations["listMyInvitations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/me/invitations/{invitationId}/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept one of your pending invitations (no link needed)
+         * @description As `POST /invitations/accept` with the link: the membership with the invited role, member.added and an audit entry. An invitation to another address, or no longer pending: 404; already a member: 409.
+         */
+        post: operations["acceptMyInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/me/invitations/{invitationId}/decline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Decline one of your pending invitations
+         * @description An invitation to another address, or no longer pending: 404.
+         */
+        post: operations["declineMyInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/permissions": {
         parameters: {
             query?: never;
@@ -2819,6 +2899,102 @@ export interface components {
             token: string;
         };
         /**
+         * @description docs/api.md#invitation-preview
+         * @example {
+         *       "organization": {
+         *         "id": "org_01jq3bz8n6m4k2j0h8g6f4d2c0",
+         *         "name": "Acme Inc",
+         *         "logoUrl": null
+         *       },
+         *       "inviter": {
+         *         "fullName": "Ada Lovelace"
+         *       },
+         *       "email": "charles@example.com",
+         *       "role": "member",
+         *       "roleName": "Member",
+         *       "expiresAt": "2026-03-08T12:20:00.000Z"
+         *     }
+         */
+        InvitationPreview: {
+            organization: {
+                id: string;
+                name: string;
+                logoUrl: string | null;
+            };
+            inviter: {
+                fullName: string | null;
+            };
+            /** @description The invited address */
+            email: string;
+            /** @description The role given on joining: a built-in one or a custom role key */
+            role: string;
+            /** @description The role as people read it (a custom role by its name) */
+            roleName: string;
+            /** Format: date-time */
+            expiresAt: string;
+        };
+        /**
+         * @description A pending invitation to your verified email address
+         * @example {
+         *       "id": "inv_01jq3cd4f6h8k0m2p4r6t8v0x2",
+         *       "organization": {
+         *         "id": "org_01jq3bz8n6m4k2j0h8g6f4d2c0",
+         *         "name": "Acme Inc",
+         *         "logoUrl": null
+         *       },
+         *       "inviter": {
+         *         "fullName": "Ada Lovelace"
+         *       },
+         *       "email": "charles@example.com",
+         *       "role": "member",
+         *       "roleName": "Member",
+         *       "expiresAt": "2026-03-08T12:20:00.000Z"
+         *     }
+         */
+        MyInvitation: {
+            id: string;
+            organization: {
+                id: string;
+                name: string;
+                logoUrl: string | null;
+            };
+            inviter: {
+                fullName: string | null;
+            };
+            /** @description The invited address */
+            email: string;
+            /** @description The role given on joining: a built-in one or a custom role key */
+            role: string;
+            /** @description The role as people read it (a custom role by its name) */
+            roleName: string;
+            /** Format: date-time */
+            expiresAt: string;
+        };
+        /**
+         * @example {
+         *       "invitations": [
+         *         {
+         *           "id": "inv_01jq3cd4f6h8k0m2p4r6t8v0x2",
+         *           "organization": {
+         *             "id": "org_01jq3bz8n6m4k2j0h8g6f4d2c0",
+         *             "name": "Acme Inc",
+         *             "logoUrl": null
+         *           },
+         *           "inviter": {
+         *             "fullName": "Ada Lovelace"
+         *           },
+         *           "email": "charles@example.com",
+         *           "role": "member",
+         *           "roleName": "Member",
+         *           "expiresAt": "2026-03-08T12:20:00.000Z"
+         *         }
+         *       ]
+         *     }
+         */
+        MyInvitationList: {
+            invitations: components["schemas"]["MyInvitation"][];
+        };
+        /**
          * @description A passkey of the signed-in user; its key material is never answered (docs/api.md#passkeys)
          * @example {
          *       "id": "pk_01jq3bn9zs0a7awy2w2vc6bte1",
@@ -3889,6 +4065,15 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
+        /** @description Conflicts with the current state: CONFLICT */
+        "409_CONFLICT.you-are-already-a-member-of-this-organization": {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
         /** @description Invalid request: VALIDATION_ERROR */
         "400_VALIDATION_ERROR": {
             headers: {
@@ -4080,6 +4265,15 @@ export interface components {
         };
         /** @description Not allowed: AUTHORIZATION_ERROR */
         "403_missingPermission.missing-permission-webhooks-read_missingScope": {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description Not found: NOT_FOUND */
+        "404_NOT_FOUND.invitation-not-found": {
             headers: {
                 [name: string]: unknown;
             };
@@ -6244,15 +6438,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Conflicts with the current state: CONFLICT */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
+            409: components["responses"]["409_CONFLICT.you-are-already-a-member-of-this-organization"];
             413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
             429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
@@ -6537,6 +6723,126 @@ export interface operations {
                 };
             };
             404: components["responses"]["404_organizationNotFound_NOT_FOUND.member-not-found"];
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    previewInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvitationTokenRequest"];
+            };
+        };
+        responses: {
+            /** @description The invitation */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvitationPreview"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            404: components["responses"]["404_NOT_FOUND.invitation-not-found"];
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    listMyInvitations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The pending invitations */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MyInvitationList"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_apiKeyRefused"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    acceptMyInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                invitationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new membership */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Member"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_apiKeyRefused"];
+            404: components["responses"]["404_NOT_FOUND.invitation-not-found"];
+            409: components["responses"]["409_CONFLICT.you-are-already-a-member-of-this-organization"];
+            413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
+            415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
+            429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];
+            500: components["responses"]["500_INTERNAL_ERROR"];
+            503: components["responses"]["503_SERVICE_UNAVAILABLE"];
+        };
+    };
+    declineMyInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                invitationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Declined */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            400: components["responses"]["400_VALIDATION_ERROR"];
+            401: components["responses"]["401_AUTHENTICATION_ERROR"];
+            403: components["responses"]["403_apiKeyRefused"];
+            404: components["responses"]["404_NOT_FOUND.invitation-not-found"];
             413: components["responses"]["413_PAYLOAD_TOO_LARGE"];
             415: components["responses"]["415_UNSUPPORTED_MEDIA_TYPE"];
             429: components["responses"]["429_RATE_LIMIT_EXCEEDED"];

@@ -86,6 +86,10 @@ export const invitations = pgTable(
     primaryKey({ columns: [t.organizationId, t.id] }),
     uniqueIndex('invitations_token_hash_key').on(t.tokenHash),
     index('invitations_org_status_idx').on(t.organizationId, t.status, t.createdAt),
+    // An invitee's pending invitations across organizations (GET /users/me/invitations).
+    index('invitations_pending_email_idx')
+      .on(t.email)
+      .where(sql`status = 'pending'`),
   ],
 );
 

@@ -250,7 +250,10 @@ async function findByToken(deps: Infra, token: string) {
  * pending → accepted update makes two concurrent accepts create one membership.
  */
 export async function acceptInvitation(deps: Infra, actor: UserActor, token: string, request: RequestContext) {
-  const inv = await findByToken(deps, token);
+  return join(deps, actor, await findByToken(deps, token), request);
+}
+
+async function join(deps: Infra, actor: UserActor, inv: InvitationRow, request: RequestContext) {
   const [user] = await deps.db.select().from(users).where(eq(users.id, actor.userId));
   if (!user || user.email.toLowerCase() !== inv.email) {
     throw authorizationError(
@@ -315,4 +318,104 @@ export async function declineInvitation(deps: Infra, token: string) {
     )
     .returning({ id: invitations.id });
   if (!done) throw invalidToken();
+}
+
+// The invitee's side (docs/api.md#invitation-preview): what an invitation offers before joining, by
+// its link's token (no account needed) or, signed in, among the pending invitations to one's
+// verified address, which can be accepted or declined there without the link.
+
+/** An invitation as its invitee sees it: the organization, who invited, the role by its name. */
+async function inviteeView(deps: Infra, where: SQL) {
+  const now = deps.clock.now();
+  const rows = await deps.db
+    .select({
+      id: invitations.id,
+      email: invitations.email,
+      role: invitations.role,
+      expiresAt: invitations.expiresAt,
+      orgId: organizations.id,
+      orgName: organizations.name,
+      logoUrl: organizations.logoUrl,
+      inviter: users.fullName,
+      roleName: organizationRoles.name,
+    })
+    .from(invitations)
+    .innerJoin(organizations, eq(organizations.id, invitations.organizationId))
+    .leftJoin(users, eq(users.id, invitations.invitedBy))
+    .leftJoin(
+      organizationRoles,
+      and(
+        eq(organizationRoles.organizationId, invitations.organizationId),
+        eq(organizationRoles.key, invitations.role),
+      ),
+    )
+    .where(and(where, eq(invitations.status, 'pending'), gt(invitations.expiresAt, now)))
+    .orderBy(desc(invitations.createdAt), desc(invitations.id));
+  return rows.map((r) => ({
+    id: r.id,
+    organization: { id: r.orgId, name: r.orgName, logoUrl: r.logoUrl },
+    inviter: { fullName: r.inviter },
+    email: r.email,
+    role: r.role,
+    roleName: r.roleName ?? r.role.charAt(0).toUpperCase() + r.role.slice(1),
+    expiresAt: r.expiresAt.toISOString(),
+  }));
+}
+
+const invitationNotFound = () => notFound('Invitation not found');
+
+/** A pending invitation by its link's token; unknown, expired, used or revoked: 404. */
+export async function previewInvitation(deps: Infra, token: string) {
+  const [view] = await inviteeView(deps, eq(invitations.tokenHash, sha256(token)));
+  if (!view) throw invitationNotFound();
+  const { id: _id, ...preview } = view;
+  return preview;
+}
+
+/** The caller's address if verified (invitations go to addresses the caller proved), else null. */
+async function verifiedEmailOf(deps: Infra, userId: string): Promise<string | null> {
+  const [user] = await deps.db
+    .select({ email: users.email, verifiedAt: users.emailVerifiedAt })
+    .from(users)
+    .where(eq(users.id, userId));
+  return user?.verifiedAt ? user.email.toLowerCase() : null;
+}
+
+/** The pending invitations to the caller's verified address, newest first (none while it is unverified). */
+export async function listMyInvitations(deps: Infra, actor: UserActor) {
+  const email = await verifiedEmailOf(deps, actor.userId);
+  return { invitations: email ? await inviteeView(deps, eq(invitations.email, email)) : [] };
+}
+
+/** One of them by id: another address's, or one no longer pending, is not found. */
+async function myPending(deps: Infra, actor: UserActor, invitationId: string): Promise<InvitationRow> {
+  const email = await verifiedEmailOf(deps, actor.userId);
+  const [inv] = email
+    ? await deps.db
+        .select()
+        .from(invitations)
+        .where(and(eq(invitations.id, invitationId), eq(invitations.email, email)))
+    : [];
+  if (!inv || statusOf(inv, deps.clock.now()) !== 'pending') throw invitationNotFound();
+  return inv;
+}
+
+export async function acceptMyInvitation(deps: Infra, actor: UserActor, invitationId: string, request: RequestContext) {
+  return join(deps, actor, await myPending(deps, actor, invitationId), request);
+}
+
+export async function declineMyInvitation(deps: Infra, actor: UserActor, invitationId: string) {
+  const inv = await myPending(deps, actor, invitationId);
+  const [done] = await deps.db
+    .update(invitations)
+    .set({ status: 'declined', updatedAt: deps.clock.now() })
+    .where(
+      and(
+        eq(invitations.organizationId, inv.organizationId),
+        eq(invitations.id, inv.id),
+        eq(invitations.status, 'pending'),
+      ),
+    )
+    .returning({ id: invitations.id });
+  if (!done) throw invitationNotFound();
 }

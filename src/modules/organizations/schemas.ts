@@ -250,3 +250,34 @@ export const InvitationQuery = Type.Object({
   pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
   status: Type.Optional(InvitationStatus),
 });
+
+// What an invitee sees of an invitation before joining (docs/api.md#invitation-preview).
+const INVITEE_VIEW = {
+  id: 'inv_01jq3cd4f6h8k0m2p4r6t8v0x2',
+  organization: { id: 'org_01jq3bz8n6m4k2j0h8g6f4d2c0', name: 'Acme Inc', logoUrl: null },
+  inviter: { fullName: 'Ada Lovelace' },
+  email: 'charles@example.com',
+  role: 'member',
+  roleName: 'Member',
+  expiresAt: '2026-03-08T12:20:00.000Z',
+};
+const InviteeFields = {
+  organization: Type.Object({ id: Type.String(), name: Type.String(), logoUrl: Nullable(Type.String()) }),
+  inviter: Type.Object({ fullName: Nullable(Type.String()) }),
+  email: Type.String({ description: 'The invited address' }),
+  role: { ...RoleKey, description: 'The role given on joining: a built-in one or a custom role key' },
+  roleName: Type.String({ description: 'The role as people read it (a custom role by its name)' }),
+  expiresAt: Timestamp,
+};
+export const InvitationPreview = named('InvitationPreview', Type.Object(InviteeFields), {
+  description: 'docs/api.md#invitation-preview',
+  examples: [(({ id: _id, ...rest }) => rest)(INVITEE_VIEW)],
+});
+export const MyInvitation = named('MyInvitation', Type.Object({ id: Type.String(), ...InviteeFields }), {
+  description: 'A pending invitation to your verified email address',
+  examples: [INVITEE_VIEW],
+});
+export const MyInvitationList = named('MyInvitationList', Type.Object({ invitations: Type.Array(ref(MyInvitation)) }), {
+  examples: [{ invitations: [INVITEE_VIEW] }],
+});
+export const MyInvitationParams = Type.Object({ invitationId: Type.String({ maxLength: 64 }) });
