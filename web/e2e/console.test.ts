@@ -88,6 +88,9 @@ describe('the console', () => {
     );
     // The token leaves the address bar once read; the page keeps it to come back to after signing in.
     await b.page.waitForURL(`${w.origin}/invitations/accept`);
+    // What it offers, before signing in: the organization, who invited, the role.
+    const offer = await shown(b.page.getByTestId('invitation-offer'));
+    expect(await offer.textContent()).toContain(`Test Person invited ${invitee} to join Royal Society as Admin.`);
     await b.page.getByRole('link', { name: 'sign in', exact: true }).click();
     await b.page.getByLabel('Email', { exact: true }).fill(invitee);
     await b.page.getByLabel('Password', { exact: true }).fill('Correct-Horse-9');
@@ -121,6 +124,88 @@ describe('the console', () => {
         return json(res).members.find((m: { user: { email: string } }) => m.user.email === invitee)?.role;
       })
       .toBe('viewer');
+  });
+
+  it('someone invited who has no account signs up from the invitation, verifies, and comes back to it', async () => {
+    const owner = await verifiedAccount(w.t, 'newcomer-owner', 'Ada Owner');
+    const ownerAuth = await apiLogin(w.t, owner);
+    const org = await w.t.request({
+      method: 'POST',
+      url: '/api/v1/organizations',
+      headers: ownerAuth,
+      payload: { name: 'Analytical Engines', slug: `engines-${Date.now().toString(36)}` },
+    });
+    const orgId = json(org).id as string;
+    const newcomer = `newcomer-${Date.now().toString(36)}@example.com`;
+    const sent = await w.t.request({
+      method: 'POST',
+      url: `/api/v1/organizations/${orgId}/invitations`,
+      headers: ownerAuth,
+      payload: { email: newcomer, role: 'member' },
+    });
+    expect(sent.statusCode, sent.body).toBe(201);
+
+    const { page } = await w.person();
+    await page.goto(
+      await mailedLink(w.t, w.origin, newcomer, /You are invited to join Analytical Engines/, '/invitations/accept'),
+    );
+    await shown(page.getByRole('heading', { name: 'Join Analytical Engines' }));
+    await page.getByRole('link', { name: 'create an account', exact: true }).click();
+    await page.getByLabel('Full name', { exact: true }).fill('Newcomer Person');
+    await page.getByLabel('Email', { exact: true }).fill(newcomer);
+    await page.getByLabel('Password', { exact: true }).fill('Correct-Horse-9');
+    await page.getByRole('button', { name: 'Sign up', exact: true }).click();
+    await shown(page.getByText('We sent a verification link'));
+    // The verification link, as a mail client opens it: in a new tab of the same browser.
+    const tab = await page.context().newPage();
+    await tab.goto(await mailedLink(w.t, w.origin, newcomer, /Verify your email/, '/verify-email'));
+    await shown(tab.getByText('Email verified', { exact: true }));
+    await tab.getByRole('link', { name: 'Sign in', exact: true }).click();
+    await tab.getByLabel('Email', { exact: true }).fill(newcomer);
+    await tab.getByLabel('Password', { exact: true }).fill('Correct-Horse-9');
+    await tab.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await signedInAs(tab, newcomer);
+    // Back on the invitation, which names the organization; accepted from there.
+    await tab.waitForURL(`${w.origin}/invitations/accept`);
+    await shown(tab.getByRole('heading', { name: 'Join Analytical Engines' }));
+    await tab.getByRole('button', { name: 'Accept invitation', exact: true }).click();
+    await shown(tab.getByText('Invitation accepted', { exact: true }));
+    const mine = await w.t.request({
+      method: 'GET',
+      url: '/api/v1/users/me/organizations',
+      headers: await apiLogin(w.t, newcomer),
+    });
+    expect(json(mine).organizations.map((o: { id: string; role: string }) => [o.id, o.role])).toEqual([
+      [orgId, 'member'],
+    ]);
+  });
+
+  it('a pending invitation waits on the Organizations page, accepted there without the link', async () => {
+    const owner = await verifiedAccount(w.t, 'waiting-owner', 'Ada Owner');
+    const invitee = await verifiedAccount(w.t, 'waiting-invitee', 'Charles Waiting');
+    const ownerAuth = await apiLogin(w.t, owner);
+    const org = await w.t.request({
+      method: 'POST',
+      url: '/api/v1/organizations',
+      headers: ownerAuth,
+      payload: { name: 'Waiting Room', slug: `waiting-${Date.now().toString(36)}` },
+    });
+    const orgId = json(org).id as string;
+    const sent = await w.t.request({
+      method: 'POST',
+      url: `/api/v1/organizations/${orgId}/invitations`,
+      headers: ownerAuth,
+      payload: { email: invitee, role: 'viewer' },
+    });
+    expect(sent.statusCode, sent.body).toBe(201);
+    const { page } = await w.person();
+    await signInWithPassword(page, invitee);
+    await page.goto('/orgs');
+    const pending = page.getByRole('list', { name: 'Invitations for you' });
+    await shown(pending.getByText('Ada Owner invited you as Viewer', { exact: false }));
+    await page.getByRole('button', { name: 'Accept the invitation to Waiting Room', exact: true }).click();
+    await shown(page.getByText('You joined Waiting Room.'));
+    await shown(page.getByRole('link', { name: /Waiting Room/ }));
   });
 
   it('an invitation declined from the mail, without signing in', async () => {

@@ -1,6 +1,9 @@
-// /invitations/accept?token=…: accept (signed in with the invited address) or decline (no sign-in).
+// /invitations/accept?token=…: what the invitation offers (the organization, who invited, the role),
+// then accept (signed in with the invited address) or decline (no sign-in).
 import { useState } from 'react';
 import { toProblem } from '../../api/errors';
+import { useLoad } from '../../api/hooks';
+import { when } from '../../ui/format';
 import { api, publicApi, sessionStore } from '../../api/session';
 import { Alert, Notice, useSubmit } from '../../ui/form';
 import { Link, useLocation, useMailedToken } from '../../router';
@@ -13,6 +16,12 @@ export function AcceptInvitation() {
   const [done, setDone] = useState<{ kind: 'accepted'; orgId: string } | { kind: 'declined' } | null>(null);
   const { busy, problem, run } = useSubmit();
   const here = `${path}?token=${encodeURIComponent(token ?? '')}`;
+  const preview = useLoad(`invitation:${token ?? ''}`, () =>
+    token
+      ? publicApi.POST('/api/v1/invitations/preview', { body: { token } })
+      : Promise.resolve({ data: undefined, error: undefined }),
+  );
+  const offer = preview.data;
 
   const accept = () =>
     run(async () => {
@@ -48,9 +57,31 @@ export function AcceptInvitation() {
   }
 
   const signedIn = session.status === 'signed-in';
+  if (token && preview.problem) {
+    return (
+      <AuthCard title="Invitation">
+        <Alert>
+          This invitation is no longer valid: it expired, was used, declined or revoked. Ask the person who invited you
+          for a new one.
+        </Alert>
+      </AuthCard>
+    );
+  }
   return (
-    <AuthCard title="You are invited">
+    <AuthCard title={offer ? `Join ${offer.organization.name}` : 'You are invited'}>
       {!token ? <Alert>This link has no token. Open the link from the mail again.</Alert> : null}
+      {offer ? (
+        <div className="invitation-offer" data-testid="invitation-offer">
+          {offer.organization.logoUrl ? (
+            <img src={offer.organization.logoUrl} alt="" className="org-logo" width={48} height={48} />
+          ) : null}
+          <p>
+            {offer.inviter.fullName ?? 'Someone'} invited <strong>{offer.email}</strong> to join{' '}
+            <strong>{offer.organization.name}</strong> as <strong>{offer.roleName}</strong>. The invitation expires{' '}
+            {when(offer.expiresAt)}.
+          </p>
+        </div>
+      ) : null}
       {problem ? <Alert>{problem.message ?? Object.values(problem.fields).join(' ')}</Alert> : null}
       {signedIn ? (
         <p>

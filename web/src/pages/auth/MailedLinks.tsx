@@ -5,7 +5,7 @@ import { once } from '../../api/once';
 import { COOKIE_MODE, publicApi } from '../../api/session';
 import { Alert, Field, Form, Notice, Submit, useSubmit } from '../../ui/form';
 import { Link, useMailedToken } from '../../router';
-import { AuthCard, finishSignIn, outcomeOf, TwoFactorStep, type SignInOutcome } from './shared';
+import { afterVerify, AuthCard, finishSignIn, outcomeOf, TwoFactorStep, type SignInOutcome } from './shared';
 
 const NO_TOKEN: Problem = {
   code: 'VALIDATION_ERROR',
@@ -34,6 +34,8 @@ const isProblem = (x: unknown): x is Problem => typeof x === 'object' && x !== n
 
 export function VerifyEmail() {
   const token = useMailedToken();
+  // The page the sign-up began on (an invitation), if it was kept: sign-in goes back there.
+  const [next] = useState(afterVerify);
   const result = useTokenCall('verify', token, async (t) => {
     const { error } = await publicApi.POST('/api/v1/auth/verify-email', { body: { token: t } });
     return error ? toProblem(error) : ('verified' as const);
@@ -45,7 +47,7 @@ export function VerifyEmail() {
         <>
           <Notice>Email verified</Notice>
           <p>
-            <Link to="/sign-in">Sign in</Link>
+            <Link to={next ? `/sign-in?next=${encodeURIComponent(next)}` : '/sign-in'}>Sign in</Link>
           </p>
         </>
       ) : null}

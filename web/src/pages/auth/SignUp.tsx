@@ -6,7 +6,7 @@ import { toProblem } from '../../api/errors';
 import { publicApi } from '../../api/session';
 import { Field, Form, Notice, Submit, useSubmit } from '../../ui/form';
 import { Link, useLocation } from '../../router';
-import { AuthCard } from './shared';
+import { AuthCard, rememberAfterVerify } from './shared';
 import { SocialButtons } from './SignIn';
 
 export function SignUp() {
@@ -25,6 +25,7 @@ export function SignUp() {
         body: { email: email.trim(), password, ...(fullName.trim() ? { fullName: fullName.trim() } : {}) },
       });
       if (error) return toProblem(error, { CONFLICT: 'email' });
+      rememberAfterVerify(next);
       setSentTo(email.trim());
       return null;
     });

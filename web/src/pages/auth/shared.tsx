@@ -38,6 +38,11 @@ export function outcomeOf(result: SignInResult, fieldFor: Parameters<typeof toPr
 }
 
 export function finishSignIn(next: string | null) {
+  try {
+    localStorage.removeItem(AFTER_VERIFY);
+  } catch {
+    // Nothing was kept.
+  }
   navigate(safeNext(next, '/'), { replace: true });
 }
 
@@ -79,4 +84,25 @@ export function TwoFactorStep({
       </div>
     </Form>
   );
+}
+
+// Where a sign-up that began somewhere (an invitation) goes once the address is verified: the
+// verification link may open in another tab, so the page to come back to is kept in this browser's
+// storage until the verified page hands it to sign-in.
+const AFTER_VERIFY = 'tenantry.afterVerify';
+export function rememberAfterVerify(next: string | null) {
+  try {
+    if (next && safeNext(next, '') === next) localStorage.setItem(AFTER_VERIFY, next);
+  } catch {
+    // Storage refused (private mode): the person signs in and finds the invitation under Organizations.
+  }
+}
+/** The page kept by rememberAfterVerify, until a sign-in finishes (finishSignIn forgets it). */
+export function afterVerify(): string | null {
+  try {
+    const next = localStorage.getItem(AFTER_VERIFY);
+    return next && safeNext(next, '') === next ? next : null;
+  } catch {
+    return null;
+  }
 }

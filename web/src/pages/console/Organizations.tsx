@@ -3,8 +3,8 @@ import { useState } from 'react';
 import { toProblem } from '../../api/errors';
 import { useLoad } from '../../api/hooks';
 import { api } from '../../api/session';
-import { Field, Form, Submit, useSubmit } from '../../ui/form';
-import { slugify } from '../../ui/format';
+import { Alert, Field, Form, Notice, Submit, useSubmit } from '../../ui/form';
+import { slugify, when } from '../../ui/format';
 import { Link, navigate } from '../../router';
 import { ConsolePage, Section } from '../../ui/Shell';
 
@@ -55,11 +55,71 @@ export function CreateOrganization() {
   );
 }
 
+/** The pending invitations to the signed-in person's verified address, each to accept or decline here. */
+function PendingInvitations({ onJoined }: { onJoined: () => void }) {
+  const pending = useLoad('my-invitations', () => api.GET('/api/v1/users/me/invitations'));
+  const [notice, setNotice] = useState<string | null>(null);
+  const action = useSubmit();
+  const list = pending.data?.invitations ?? [];
+  if (list.length === 0 && !notice) return null;
+  const act = (id: string, what: 'accept' | 'decline', name: string) =>
+    action.run(async () => {
+      const { error } = await api.POST(`/api/v1/users/me/invitations/{invitationId}/${what}`, {
+        params: { path: { invitationId: id } },
+      });
+      if (error) return toProblem(error);
+      setNotice(what === 'accept' ? `You joined ${name}.` : `Invitation to ${name} declined.`);
+      pending.reload();
+      if (what === 'accept') onJoined();
+      return null;
+    });
+  return (
+    <Section title="Invitations for you">
+      {notice ? <Notice>{notice}</Notice> : null}
+      {action.problem ? <Alert>{action.problem.message ?? 'That did not work.'}</Alert> : null}
+      <ul className="rows" aria-label="Invitations for you">
+        {list.map((inv) => (
+          <li key={inv.id} className="row">
+            <div className="row-main">
+              <strong>{inv.organization.name}</strong>
+              <span className="muted small">
+                {inv.inviter.fullName ? `${inv.inviter.fullName} invited you` : 'You are invited'} as {inv.roleName} ·
+                expires {when(inv.expiresAt)}
+              </span>
+            </div>
+            <div className="row-actions">
+              <button
+                type="button"
+                className="primary small"
+                disabled={action.busy}
+                aria-label={`Accept the invitation to ${inv.organization.name}`}
+                onClick={() => void act(inv.id, 'accept', inv.organization.name)}
+              >
+                Accept
+              </button>
+              <button
+                type="button"
+                className="secondary small"
+                disabled={action.busy}
+                aria-label={`Decline the invitation to ${inv.organization.name}`}
+                onClick={() => void act(inv.id, 'decline', inv.organization.name)}
+              >
+                Decline
+              </button>
+            </div>
+          </li>
+        ))}
+      </ul>
+    </Section>
+  );
+}
+
 export function Organizations() {
   const orgs = useLoad('orgs', myOrganizations);
   const list = orgs.data?.organizations ?? [];
   return (
     <ConsolePage title="Organizations">
+      <PendingInvitations onJoined={orgs.reload} />
       <Section title="Your organizations">
         {orgs.loading && !orgs.data ? <p role="status">Loading…</p> : null}
         {orgs.data && list.length === 0 ? <p>You belong to no organization yet. Create one below.</p> : null}
