@@ -92,13 +92,13 @@ export async function verifyUser(
       .set({ emailVerifiedAt: now, updatedAt: now })
       .where(and(eq(users.id, user.id), isNull(users.emailVerifiedAt)))
       .returning({ id: users.id });
-    await deps.users.changed(user.id);
+    await deps.userCache.changed(user.id);
     if (!marked) return already();
     io.out(`verified ${user.id} (${user.email}), its credentials kept`);
     return;
   }
   const claimed = await transaction(deps.db, async (tx, afterCommit) => {
-    afterCommit(() => deps.users.changed(user.id));
+    afterCommit(() => deps.userCache.changed(user.id));
     return claimUnverifiedAccount(deps, tx, user.id, user.email, null);
   });
   // Verified (or its email changed) since it was read: nothing was changed.
@@ -122,7 +122,7 @@ export async function enableUser(deps: Infra, email: string, io: Io): Promise<vo
     return;
   }
   await deps.db.update(users).set({ isActive: true, updatedAt: deps.clock.now() }).where(eq(users.id, user.id));
-  await deps.users.changed(user.id);
+  await deps.userCache.changed(user.id);
   io.out(`enabled ${user.id} (${user.email})`);
 }
 

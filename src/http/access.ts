@@ -21,7 +21,7 @@ export function requestContext(request: FastifyRequest): RequestContext {
 
 /** The signed-in person: 403 for an API key, 401 for nobody. */
 export function requireUser(request: FastifyRequest): UserActor {
-  if (request.actor.kind === 'apiKey')
+  if (request.actor.kind === 'api_key')
     throw authorizationError('API keys cannot use this route', 'Sign in as a user and send an access token');
   if (request.actor.kind !== 'user') throw authenticationError();
   return request.actor;

@@ -81,7 +81,7 @@ export async function deleteAccount(
   input: { password?: string; twoFactorCode?: string },
   request: RequestContext,
 ): Promise<void> {
-  const user = await deps.users.row(actor.userId);
+  const user = await deps.userCache.row(actor.userId);
   if (!user || !user.isActive) throw notFound('User not found');
   await proveIdentity(deps, user, input, noProof);
   // A quick refusal before anything is canceled at the provider; the transaction checks again.
@@ -123,7 +123,7 @@ export async function deleteAccount(
     const goneKeys: string[] = [];
     for (const { m } of mine) {
       if (m.role === 'owner') {
-        // Alone there: the organization goes, and with it (foreign keys) its keys, projects, hooks and log.
+        // Alone there: the organization goes, and with it (foreign keys) its keys, projects, webhooks and log.
         const keys = await tx
           .select({ id: apiKeys.id })
           .from(apiKeys)
@@ -168,7 +168,7 @@ export async function deleteAccount(
     await tx.delete(users).where(eq(users.id, user.id));
     afterCommit(async () => {
       for (const id of goneKeys) await deps.apiKeys.revoked(id);
-      await deps.users.changed(user.id);
+      await deps.userCache.changed(user.id);
     });
   });
 }

@@ -12,7 +12,7 @@ import { voidSignInTickets } from './claim.js';
 import { assertNotLocked, releaseCheck, reservedCheck } from './sign-in.js';
 
 async function loadUser(deps: Infra, userId: string): Promise<UserRow> {
-  const user = await deps.users.row(userId);
+  const user = await deps.userCache.row(userId);
   if (!user || !user.isActive) throw notFound('User not found');
   return user;
 }
@@ -31,7 +31,7 @@ export async function deactivateUser(deps: Infra, userId: string): Promise<{ rev
       .where(eq(users.id, userId))
       .returning({ id: users.id });
     if (!user) throw notFound('User not found');
-    afterCommit(() => deps.users.changed(userId));
+    afterCommit(() => deps.userCache.changed(userId));
     const ids = await deps.sessions.revokeAllOfUser(tx, userId, 'deactivated');
     await voidSignInTickets(tx, userId);
     return ids;
@@ -66,7 +66,7 @@ export async function changePassword(
   const passwordHash = await deps.passwords.hash(input.newPassword);
   await transaction(deps.db, async (tx, afterCommit) => {
     await tx.update(users).set({ passwordHash, updatedAt: deps.clock.now() }).where(eq(users.id, actor.userId));
-    afterCommit(() => deps.users.changed(actor.userId));
+    afterCommit(() => deps.userCache.changed(actor.userId));
     await deps.sessions.revokeAllOfUser(tx, actor.userId, 'password_changed', actor.sessionId);
     await voidSignInTickets(tx, actor.userId);
   });

@@ -33,7 +33,7 @@ export async function requestEmailChange(
   actor: UserActor,
   input: { newEmail: string; password: string },
 ): Promise<void> {
-  const user = await deps.users.row(actor.userId);
+  const user = await deps.userCache.row(actor.userId);
   if (!user || !user.isActive) throw notFound('User not found');
   const newEmail = normalizeEmail(input.newEmail);
   if (newEmail === normalizeEmail(user.email))
@@ -87,7 +87,7 @@ export async function confirmEmailChange(deps: Infra, actor: UserActor, token: s
         .where(eq(users.id, user.id));
       // Links mailed to the old address no longer reach the account's owner for sure.
       await voidSignInTickets(tx, user.id);
-      afterCommit(() => deps.users.changed(user.id));
+      afterCommit(() => deps.userCache.changed(user.id));
       return [user.email, row.email];
     });
   } catch (err) {

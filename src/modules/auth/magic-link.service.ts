@@ -38,7 +38,7 @@ export async function verifyMagicLink(deps: Infra, input: { token: string; twoFa
     // stands in its way, since the claim drops them.
     const claimed = await transaction(deps.db, async (tx, afterCommit) => {
       const { email } = await consumeEmailToken(deps, tx, input.token, 'magic_link');
-      afterCommit(() => deps.users.changed(user.id));
+      afterCommit(() => deps.userCache.changed(user.id));
       return claimUnverifiedAccount(deps, tx, user.id, email, null);
     });
     // Verified in between by another path: the link is spent; the sign-in starts over as usual.

@@ -201,7 +201,7 @@ async function linkExisting(
   const now = deps.clock.now();
   return transaction(deps.db, async (tx, afterCommit) => {
     const claimed = await claimUnverifiedAccount(deps, tx, userId, email, null);
-    afterCommit(() => deps.users.changed(userId));
+    afterCommit(() => deps.userCache.changed(userId));
     await tx
       .insert(oauthAccounts)
       .values({ id: newId('tok', now.getTime()), userId, provider, providerAccountId, email, createdAt: now });

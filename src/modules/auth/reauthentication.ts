@@ -85,7 +85,7 @@ function required(deps: Infra, kind: 'password' | 'twoFactorCode' | null) {
 }
 
 async function activeUser(deps: Infra, userId: string) {
-  const user = await deps.users.row(userId);
+  const user = await deps.userCache.row(userId);
   if (!user || !user.isActive) throw notFound('User not found');
   return user;
 }

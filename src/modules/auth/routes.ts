@@ -144,7 +144,7 @@ export function authRoutes(deps: Infra) {
       handler: async (ctx, { body }) => {
         const { actor } = ctx;
         // An API key has no session to end.
-        if (actor.kind === 'apiKey')
+        if (actor.kind === 'api_key')
           throw authorizationError('API keys cannot use this route', 'Sign in as a user and send an access token');
         if (actor.kind === 'user') {
           await auth.logout(deps, actor.sessionId);

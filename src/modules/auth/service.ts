@@ -81,7 +81,7 @@ export async function verifyEmail(deps: Infra, token: string) {
       .update(users)
       .set({ emailVerifiedAt: deps.clock.now(), updatedAt: deps.clock.now() })
       .where(and(eq(users.id, userId), sql`lower(${users.email}) = ${email}`, sql`${users.emailVerifiedAt} is null`));
-    afterCommit(() => deps.users.changed(userId));
+    afterCommit(() => deps.userCache.changed(userId));
   });
 }
 
@@ -224,7 +224,7 @@ export async function resetPassword(deps: Infra, input: { token: string; newPass
   const passwordHash = await deps.passwords.hash(input.newPassword);
   await transaction(deps.db, async (tx, afterCommit) => {
     const { userId, email } = await consumeEmailToken(deps, tx, input.token, 'reset_password');
-    afterCommit(() => deps.users.changed(userId));
+    afterCommit(() => deps.userCache.changed(userId));
     if (await claimUnverifiedAccount(deps, tx, userId, email, passwordHash)) return;
     await tx
       .update(users)

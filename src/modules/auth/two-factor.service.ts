@@ -90,7 +90,7 @@ export async function verifyTwoFactorSetup(deps: Infra, actor: UserActor, code: 
       .update(users)
       .set({ twoFactorEnabled: true, updatedAt: deps.clock.now() })
       .where(eq(users.id, actor.userId));
-    afterCommit(() => deps.users.changed(actor.userId));
+    afterCommit(() => deps.userCache.changed(actor.userId));
   });
   return { twoFactorEnabled: true };
 }
@@ -103,7 +103,7 @@ export async function disableTwoFactor(deps: Infra, actor: UserActor, input: { p
     await tx.delete(twoFactor).where(eq(twoFactor.userId, user.id));
     await tx.delete(backupCodes).where(eq(backupCodes.userId, user.id));
     await tx.update(users).set({ twoFactorEnabled: false, updatedAt: deps.clock.now() }).where(eq(users.id, user.id));
-    afterCommit(() => deps.users.changed(user.id));
+    afterCommit(() => deps.userCache.changed(user.id));
   });
   return { twoFactorEnabled: false };
 }

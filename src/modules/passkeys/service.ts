@@ -98,7 +98,7 @@ function challengeOf(clientDataJSON: string): string | null {
 // ---- registration ------------------------------------------------------------------------------
 
 async function activeUser(deps: Infra, userId: string) {
-  const user = await deps.users.row(userId);
+  const user = await deps.userCache.row(userId);
   if (!user || !user.isActive) throw notFound('User not found');
   return user;
 }

@@ -24,7 +24,7 @@ export const presentUser = (u: UserRow) => ({
 
 export async function getMe(deps: Infra, actor: UserActor) {
   // The guard has just read the row through the same cache (and refused an inactive account).
-  const user = actor.user ?? (await deps.users.get(actor.userId));
+  const user = actor.user ?? (await deps.userCache.get(actor.userId));
   if (!user || !user.isActive) throw notFound('User not found');
   return presentUser(user);
 }
@@ -117,7 +117,7 @@ export async function updateMe(
       })
       .where(eq(users.id, actor.userId))
       .returning();
-    afterCommit(() => deps.users.changed(actor.userId));
+    afterCommit(() => deps.userCache.changed(actor.userId));
     return presentUser(updated!);
   });
   return result;
