@@ -12,12 +12,19 @@ import type { AuthMode } from './pipeline.js';
 import { type Alias, type Guard, isOrgGuard, type OrgLocator, type Route } from './route.js';
 import { bearerAuth, orgSecurity, publicRoute } from './schemas.js';
 
-/** The pipeline's guard (pipeline.ts) of a declared one: an organization route needs a caller. */
-const pipelineAuth = (g: Guard): AuthMode => (isOrgGuard(g) ? 'user' : g);
+/**
+ * The pipeline's guard (pipeline.ts) of a declared one: an organization route needs a caller; an
+ * `optionalUser` route lets anyone in, and its caller is checked here (callerOf).
+ */
+const pipelineAuth = (g: Guard): AuthMode => (isOrgGuard(g) ? 'user' : g === 'optionalUser' ? 'optional' : g);
 
-/** The document's security requirement of a guard: a key too where a scope reaches the permission. */
+/**
+ * The document's security requirement of a guard: a key too where a scope reaches the permission; a
+ * bearer token, or none, where a signed-in person is optional.
+ */
 function securityOf(g: Guard) {
   if (isOrgGuard(g)) return orgSecurity(g.permission);
+  if (g === 'optionalUser') return [...bearerAuth, {}];
   return g === 'user' ? bearerAuth : publicRoute;
 }
 
@@ -38,6 +45,8 @@ function callerOf(deps: Infra, guard: Guard, locator: OrgLocator | undefined): C
   if (guard === 'none') return async () => ({});
   if (guard === 'optional') return async (request) => ({ actor: request.actor });
   if (guard === 'user') return async (request) => ({ user: requireUser(request) });
+  if (guard === 'optionalUser')
+    return async (request) => ({ user: request.actor.kind === 'anonymous' ? null : requireUser(request) });
   const authorize = orgAccess(deps);
   const permission: Permission = guard.permission;
   const where = locator ?? guard.org;
@@ -64,7 +73,7 @@ function toFastify(deps: Infra, r: Route, alias?: Alias): RouteOptions {
     config: { auth: pipelineAuth(guard), ...(r.bucket ? { bucket: r.bucket } : {}) },
     schema: {
       tags: r.tags,
-      security: r.security ?? securityOf(guard),
+      security: securityOf(guard),
       operationId: alias?.operationId ?? r.operationId,
       summary: (alias?.ownSummary ?? r.summary) + (alias?.summary ?? ''),
       description: r.description + (alias?.description ?? ''),
