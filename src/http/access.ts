@@ -30,7 +30,7 @@ export function requireUser(request: FastifyRequest): UserActor {
 export type AuthorizeRequest = (request: FastifyRequest, orgId: string, permission: Permission) => Promise<OrgAccess>;
 
 /** The caller's access to an organization, for `permission` (404/403/401 otherwise). */
-export function orgAccess(deps: Infra): AuthorizeRequest {
+export function orgAccess(deps: Pick<Infra, 'authorizeOrg'>): AuthorizeRequest {
   return async (request, orgId, permission) => {
     try {
       return await deps.authorizeOrg(request.actor, orgId, permission, requestContext(request));

@@ -41,7 +41,7 @@ const emptyBodyIsEmpty = async (request: FastifyRequest) => {
 type Caller = (request: FastifyRequest) => Promise<Record<string, unknown>>;
 
 /** What the handler receives of the caller, checked: 401/403/404 are thrown from here. */
-function callerOf(deps: Infra, guard: Guard, locator: OrgLocator | undefined): Caller {
+function callerOf(deps: Pick<Infra, 'authorizeOrg'>, guard: Guard, locator: OrgLocator | undefined): Caller {
   if (guard === 'none') return async () => ({});
   if (guard === 'optional') return async (request) => ({ actor: request.actor });
   if (guard === 'user') return async (request) => ({ user: requireUser(request) });
@@ -57,7 +57,7 @@ function callerOf(deps: Infra, guard: Guard, locator: OrgLocator | undefined): C
   return async (request) => ({ access: await authorize(request, await orgOf(request), permission) });
 }
 
-function toFastify(deps: Infra, r: Route, alias?: Alias): RouteOptions {
+function toFastify(deps: Pick<Infra, 'authorizeOrg'>, r: Route, alias?: Alias): RouteOptions {
   const guard = r.auth;
   const { response, ...schemas } = r.schema;
   const guardErrors = isOrgGuard(guard) ? (guard.errors ?? orgAccessErrors(guard.permission)) : [];
@@ -117,7 +117,11 @@ async function withParsers(
 }
 
 /** Every route of the table that is switched on, with its aliases, in the table's order. */
-export async function mountRoutes(app: FastifyInstance, deps: Infra, table: Route[]): Promise<void> {
+export async function mountRoutes(
+  app: FastifyInstance,
+  deps: Pick<Infra, 'config' | 'authorizeOrg'>,
+  table: Route[],
+): Promise<void> {
   for (const r of table) {
     if (r.enabled && !r.enabled(deps.config)) continue;
     const options = [toFastify(deps, r), ...(r.aliases ?? []).map((alias) => toFastify(deps, r, alias))];

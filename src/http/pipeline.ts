@@ -60,7 +60,7 @@ const ANONYMOUS: Actor = { kind: 'anonymous' };
 const WINDOW_MS = 60_000;
 
 // 1. The credential, read once; a JWT is verified here, a key looked up (its limit is its own).
-async function readCredential(deps: Infra, request: FastifyRequest): Promise<Credential> {
+async function readCredential(deps: Pick<Infra, 'tokens' | 'apiKeys'>, request: FastifyRequest): Promise<Credential> {
   const apiKey = request.headers['x-api-key'];
   if (typeof apiKey === 'string' && apiKey !== '')
     return { kind: 'api_key', check: await deps.apiKeys.check(apiKey.trim()) };
@@ -77,7 +77,7 @@ async function readCredential(deps: Infra, request: FastifyRequest): Promise<Cre
 }
 
 // 2. The counter a request takes from: the route's bucket, else who is calling.
-function bucketOf(deps: Infra, request: FastifyRequest): { key: string; max: number } {
+function bucketOf(deps: Pick<Infra, 'config'>, request: FastifyRequest): { key: string; max: number } {
   const limits = deps.config.rateLimit;
   const cred = request.credential;
   // Per IP: an IPv6 client by its /64, an IPv4-mapped one as IPv4 (lib/client-ip.ts).
@@ -90,7 +90,7 @@ function bucketOf(deps: Infra, request: FastifyRequest): { key: string; max: num
 }
 
 // 3. The guard of a route that needs a caller.
-function guardFor(deps: Infra, mode: AuthMode) {
+function guardFor(deps: Pick<Infra, 'sessions' | 'userCache'>, mode: AuthMode) {
   return async (request: FastifyRequest) => {
     const cred = request.credential;
     if (cred.kind === 'none') {
@@ -119,14 +119,18 @@ function guardFor(deps: Infra, mode: AuthMode) {
 }
 
 // 4. The monthly quota of the key's organization.
-function quotaOf(deps: Infra) {
+function quotaOf(deps: Pick<Infra, 'quota'>) {
   return async (request: FastifyRequest) => {
     if (request.actor.kind === 'api_key') await deps.quota.take(request.actor.organizationId);
   };
 }
 
 // 6. The audit entry of an API-key request.
-async function auditKeyRequest(deps: Infra, request: FastifyRequest, statusCode: number): Promise<void> {
+async function auditKeyRequest(
+  deps: Pick<Infra, 'clock' | 'audit'>,
+  request: FastifyRequest,
+  statusCode: number,
+): Promise<void> {
   const cred = request.credential;
   if (cred?.kind !== 'api_key' || !cred.check.key) return;
   const ctx = requestContext(request);
@@ -146,7 +150,11 @@ async function auditKeyRequest(deps: Infra, request: FastifyRequest, statusCode:
 // 7. An account deactivated behind a live session (an operator's direct update, or a sign-in racing
 // the deactivation): its sessions are revoked and every instance's cached copy dropped. Best effort:
 // the request is refused either way.
-async function endDeactivatedSessions(deps: Infra, request: FastifyRequest, userId: string) {
+async function endDeactivatedSessions(
+  deps: Pick<Infra, 'db' | 'sessions' | 'userCache'>,
+  request: FastifyRequest,
+  userId: string,
+) {
   try {
     await deps.sessions.revokeAllOfUser(deps.db, userId, 'deactivated');
     await deps.userCache.changed(userId);
@@ -165,7 +173,23 @@ function firstSuccessStatus(route: RouteOptions): number | undefined {
   return statuses.filter((s) => s >= 200 && s < 300).sort((a, b) => a - b)[0];
 }
 
-export async function registerPipeline(app: FastifyInstance, deps: Infra) {
+export async function registerPipeline(
+  app: FastifyInstance,
+  deps: Pick<
+    Infra,
+    | 'config'
+    | 'clock'
+    | 'db'
+    | 'redis'
+    | 'redisPrefix'
+    | 'sessions'
+    | 'userCache'
+    | 'tokens'
+    | 'apiKeys'
+    | 'audit'
+    | 'quota'
+  >,
+) {
   app.decorateRequest('credential', null as never);
   app.decorateRequest('actor', null as never);
   app.decorateRequest('deactivatedUser', null);

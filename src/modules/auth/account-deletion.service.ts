@@ -69,14 +69,26 @@ async function membershipsOf(tx: Tx, userId: string) {
  * cannot: the transaction then rolls back and nothing is deleted). Called once the deletion is
  * decided, with the organization locked, so a refusal never follows a cancellation.
  */
-async function cancelSubscription(deps: Infra, tx: Tx, organizationId: string) {
+async function cancelSubscription(deps: Pick<Infra, 'payments'>, tx: Tx, organizationId: string) {
   const [sub] = await tx.select().from(subscriptions).where(eq(subscriptions.organizationId, organizationId));
   if (sub?.subscriptionId && !ENDED_STATUSES.has(sub.status))
     await callProvider(() => deps.payments.cancelNow(sub.subscriptionId!));
 }
 
 export async function deleteAccount(
-  deps: Infra,
+  deps: Pick<
+    Infra,
+    | 'config'
+    | 'logger'
+    | 'clock'
+    | 'db'
+    | 'sessions'
+    | 'userCache'
+    | 'passwords'
+    | 'checkWaits'
+    | 'apiKeys'
+    | 'payments'
+  >,
   actor: UserActor,
   input: { password?: string; twoFactorCode?: string },
   request: RequestContext,

@@ -11,7 +11,7 @@ import { assertPasswordPolicy } from '../../platform/identity/passwords.js';
 import { voidSignInTickets } from './claim.js';
 import { assertNotLocked, releaseCheck, reservedCheck } from './sign-in.js';
 
-async function loadUser(deps: Infra, userId: string): Promise<UserRow> {
+async function loadUser(deps: Pick<Infra, 'userCache'>, userId: string): Promise<UserRow> {
   const user = await deps.userCache.row(userId);
   if (!user || !user.isActive) throw notFound('User not found');
   return user;
@@ -23,7 +23,10 @@ async function loadUser(deps: Infra, userId: string): Promise<UserRow> {
  * user moved on, so every token it holds is refused at once on every instance. API keys the person
  * made stay: they belong to the organizations. 404 for an unknown user; deactivating twice is harmless.
  */
-export async function deactivateUser(deps: Infra, userId: string): Promise<{ revokedSessions: number }> {
+export async function deactivateUser(
+  deps: Pick<Infra, 'clock' | 'db' | 'sessions' | 'userCache'>,
+  userId: string,
+): Promise<{ revokedSessions: number }> {
   const revoked = await transaction(deps.db, async (tx, afterCommit) => {
     const [user] = await tx
       .update(users)
@@ -41,7 +44,7 @@ export async function deactivateUser(deps: Infra, userId: string): Promise<{ rev
 
 /** A wrong current password answers 401; the same or a weak new password 400; other sessions are revoked. */
 export async function changePassword(
-  deps: Infra,
+  deps: Pick<Infra, 'config' | 'clock' | 'db' | 'sessions' | 'userCache' | 'passwords' | 'checkWaits'>,
   actor: UserActor,
   input: { currentPassword: string; newPassword: string },
 ) {

@@ -29,7 +29,10 @@ export const addressTaken = () =>
  * new request replaces the link of an earlier one.
  */
 export async function requestEmailChange(
-  deps: Infra,
+  deps: Pick<
+    Infra,
+    'config' | 'logger' | 'clock' | 'db' | 'mailer' | 'mailCap' | 'userCache' | 'passwords' | 'checkWaits' | 'metrics'
+  >,
   actor: UserActor,
   input: { newEmail: string; password: string },
 ): Promise<void> {
@@ -66,7 +69,11 @@ export async function requestEmailChange(
  * cannot sign in to onto it: an attacker's account (with its social link) would become the victim's
  * address, which the victim's password reset and social sign-in would then lead into.
  */
-export async function confirmEmailChange(deps: Infra, actor: UserActor, token: string): Promise<void> {
+export async function confirmEmailChange(
+  deps: Pick<Infra, 'config' | 'logger' | 'clock' | 'db' | 'mailer' | 'userCache'>,
+  actor: UserActor,
+  token: string,
+): Promise<void> {
   let previous: string;
   let next: string;
   try {

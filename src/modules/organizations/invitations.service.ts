@@ -28,6 +28,12 @@ import { assertWithinCeiling, assignableRole, roleGrants } from '../../platform/
 import { assertNotOwnerRole } from './members.service.js';
 import { transaction } from '../../db/transaction.js';
 
+/** What an invitation that is mailed uses. */
+type InvitationMailDeps = Pick<
+  Infra,
+  'config' | 'logger' | 'clock' | 'db' | 'mailer' | 'mailCap' | 'permissions' | 'metrics'
+>;
+
 const VALIDITY_MS = 7 * 24 * 60 * 60 * 1000;
 
 type Inviter = { id: string; email: string; fullName: string | null };
@@ -48,7 +54,7 @@ const present = (inv: InvitationRow, by: Inviter, now: Date) => ({
 });
 
 const inviterColumns = { id: users.id, email: users.email, fullName: users.fullName };
-const inviteUrl = (deps: Infra, token: string) =>
+const inviteUrl = (deps: Pick<Infra, 'config'>, token: string) =>
   `${deps.config.appOrigin}/invitations/accept?token=${encodeURIComponent(token)}`;
 
 /**
@@ -93,7 +99,13 @@ async function assertInvitable(tx: Tx, organizationId: string, email: string, no
   if (pending) throw conflict('An invitation is already pending for this email', 'email: has a pending invitation');
 }
 
-async function mailInvitation(deps: Infra, tx: Tx, inv: InvitationRow, inviter: Inviter, token: string) {
+async function mailInvitation(
+  deps: Pick<Infra, 'config'>,
+  tx: Tx,
+  inv: InvitationRow,
+  inviter: Inviter,
+  token: string,
+) {
   const [org] = await tx
     .select({ name: organizations.name })
     .from(organizations)
@@ -107,7 +119,11 @@ async function mailInvitation(deps: Infra, tx: Tx, inv: InvitationRow, inviter: 
   );
 }
 
-export async function createInvitation(deps: Infra, access: OrgAccess, input: { email: string; role: string }) {
+export async function createInvitation(
+  deps: InvitationMailDeps,
+  access: OrgAccess,
+  input: { email: string; role: string },
+) {
   assertNotOwnerRole(input.role);
   // An API key invites members and viewers only (403 before anything is written).
   assertKeyMayGrant(access, input.role);
@@ -145,7 +161,7 @@ export async function createInvitation(deps: Infra, access: OrgAccess, input: { 
 }
 
 export async function listInvitations(
-  deps: Infra,
+  deps: Pick<Infra, 'clock' | 'db'>,
   access: OrgAccess,
   query: { page: number; pageSize: number; status?: InvitationStatus },
 ) {
@@ -182,7 +198,7 @@ async function loadInvitation(tx: Tx, organizationId: string, invitationId: stri
 const notPending = (status: InvitationStatus) =>
   conflict(`The invitation is ${status}`, 'Only a pending invitation can be changed this way');
 
-export async function revokeInvitation(deps: Infra, access: OrgAccess, invitationId: string) {
+export async function revokeInvitation(deps: Pick<Infra, 'clock' | 'db'>, access: OrgAccess, invitationId: string) {
   const now = deps.clock.now();
   return transaction(deps.db, async (tx) => {
     const { inv, by } = await loadInvitation(tx, access.organizationId, invitationId);
@@ -198,7 +214,7 @@ export async function revokeInvitation(deps: Infra, access: OrgAccess, invitatio
 }
 
 /** A new token and a new 7 days; the old link stops working. An expired invitation can be renewed too. */
-export async function resendInvitation(deps: Infra, access: OrgAccess, invitationId: string) {
+export async function resendInvitation(deps: InvitationMailDeps, access: OrgAccess, invitationId: string) {
   const now = deps.clock.now();
   const token = randomToken(32);
   const result = await transaction(deps.db, async (tx) => {
@@ -230,7 +246,7 @@ export async function resendInvitation(deps: Infra, access: OrgAccess, invitatio
 const invalidToken = () =>
   validationError('Invalid or expired invitation', 'token: is unknown, expired, revoked or already used');
 
-async function findByToken(deps: Infra, token: string) {
+async function findByToken(deps: Pick<Infra, 'clock' | 'db'>, token: string) {
   const [inv] = await deps.db
     .select()
     .from(invitations)
@@ -243,7 +259,12 @@ async function findByToken(deps: Infra, token: string) {
  * Joins the organization. The caller's verified email must be the invited one. The guarded
  * pending → accepted update makes two concurrent accepts create one membership.
  */
-export async function acceptInvitation(deps: Infra, actor: UserActor, token: string, request: RequestContext) {
+export async function acceptInvitation(
+  deps: Pick<Infra, 'clock' | 'db'>,
+  actor: UserActor,
+  token: string,
+  request: RequestContext,
+) {
   const inv = await findByToken(deps, token);
   const [user] = await deps.db.select().from(users).where(eq(users.id, actor.userId));
   if (!user || user.email.toLowerCase() !== inv.email) {
@@ -295,7 +316,7 @@ export async function acceptInvitation(deps: Infra, actor: UserActor, token: str
   });
 }
 
-export async function declineInvitation(deps: Infra, token: string) {
+export async function declineInvitation(deps: Pick<Infra, 'clock' | 'db'>, token: string) {
   const inv = await findByToken(deps, token);
   const [done] = await deps.db
     .update(invitations)
