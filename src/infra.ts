@@ -40,7 +40,7 @@ export interface Infra {
   shared: SharedState;
   sessions: SessionStore;
   /** GET /users/me reads through it; writes to a user's row call `changed` after the commit. */
-  users: UserCache;
+  userCache: UserCache;
   tokens: TokenService;
   passwords: PasswordHasher;
   /** Checks of a secret waiting for a place in their account's lockout budget (modules/auth/sign-in.ts). */
@@ -156,7 +156,7 @@ export async function createInfra(config: Config, overrides: InfraOverrides = {}
     mailCap: createMailCap(redis, redisPrefix, clock, logger),
     shared,
     sessions,
-    users: createUserCache(dbHandle.db, shared),
+    userCache: createUserCache(dbHandle.db, shared),
     tokens: createTokenService(config, clock, ring),
     passwords: createPasswordHasher(config.auth.hashConcurrency, config.auth.hashQueueLimit, overrides.hashCost),
     checkWaits,

@@ -2,7 +2,7 @@
 import { buildApp } from './app.js';
 import { boot } from './boot.js';
 import { createDeliveryWorker } from './modules/webhooks/worker/index.js';
-import { createRetentionJob } from './platform/retention.js';
+import { createRetentionJob } from './jobs/retention.js';
 import { ensureWebBuild } from './web-build.js';
 
 async function main() {

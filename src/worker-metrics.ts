@@ -7,7 +7,11 @@ import { registerErrorHandler } from './http/error-handler.js';
 import { registerMetrics } from './http/metrics.js';
 import type { Infra } from './infra.js';
 
-export async function startWorkerMetrics(deps: Infra, port: number, host: string): Promise<FastifyInstance> {
+export async function startWorkerMetrics(
+  deps: Pick<Infra, 'config' | 'logger' | 'clock' | 'db' | 'passwords' | 'checkWaits' | 'metrics'>,
+  port: number,
+  host: string,
+): Promise<FastifyInstance> {
   const app = Fastify({ logger: false });
   registerErrorHandler(app);
   registerMetrics(app, deps);

@@ -2,7 +2,7 @@
 // Any number of workers can run against one PostgreSQL database.
 import { boot } from './boot.js';
 import { createDeliveryWorker } from './modules/webhooks/worker/index.js';
-import { createRetentionJob } from './platform/retention.js';
+import { createRetentionJob } from './jobs/retention.js';
 import { startWorkerMetrics } from './worker-metrics.js';
 
 async function main() {

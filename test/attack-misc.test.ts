@@ -43,7 +43,7 @@ describe('email change probes', () => {
     ).toBe(202);
     const token = await t.mail.tokenFrom(newEmail, /Confirm your new email/i, '/confirm-email');
     await t.deps.db.execute(sql`update users set is_active = false where id = ${a.userId}`);
-    await t.deps.users.changed(a.userId);
+    await t.deps.userCache.changed(a.userId);
     // Its session answers 401 (a deactivated account's every request does); without one, 401 too.
     expect(
       (

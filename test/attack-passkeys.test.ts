@@ -155,7 +155,7 @@ describe('passkey attacks', () => {
     const u = await signedInUser(t, 'pkdeact');
     const key = await register(u.accessToken);
     await t.deps.db.execute(sql`update users set is_active = false where id = ${u.userId}`);
-    await t.deps.users.changed(u.userId);
+    await t.deps.userCache.changed(u.userId);
     const o = await authOptions();
     const res = await post('/auth/passkeys/authentication/verify', {
       challengeId: o.challengeId,

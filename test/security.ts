@@ -232,7 +232,7 @@ export function securityTable(ops: Operation[]): SecurityTable {
       ...(payload !== undefined ? { payload } : {}),
       ...(query !== undefined ? { query } : {}),
       ...(okStatus !== undefined ? { okStatus } : {}),
-      ...(op.auth === 'optional'
+      ...(op.auth === 'optional' || op.auth === 'optionalUser'
         ? { optional: true, ...(control.anonymous !== undefined ? { anonymous: control.anonymous } : {}) }
         : {}),
     };

@@ -54,7 +54,7 @@ const tuple = (values: unknown[]) =>
   )})`;
 
 /** The columns of `target` the database has (a column added by a later migration may be missing). */
-async function existingColumns(deps: Infra, target: Target): Promise<string[]> {
+async function existingColumns(deps: Pick<Infra, 'db'>, target: Target): Promise<string[]> {
   const found = rowsOf(
     await deps.db.execute(
       sql`select column_name from information_schema.columns where table_schema = current_schema() and table_name = ${target.table}`,
@@ -65,7 +65,7 @@ async function existingColumns(deps: Infra, target: Target): Promise<string[]> {
 
 /** Rewrites one stored value under the first key; the outcome for the count. */
 async function rotateValue(
-  deps: Infra,
+  deps: Pick<Infra, 'config' | 'db'>,
   target: Target,
   key: unknown[],
   column: string,
@@ -104,7 +104,11 @@ async function rotateValue(
   return seen === null ? 'current' : 'unreadable';
 }
 
-export async function rotateTarget(deps: Infra, target: Target, batchSize: number): Promise<RotationCount> {
+export async function rotateTarget(
+  deps: Pick<Infra, 'config' | 'db'>,
+  target: Target,
+  batchSize: number,
+): Promise<RotationCount> {
   const count: RotationCount = { rewritten: 0, current: 0, unreadable: [] };
   const columns = await existingColumns(deps, target);
   const keyCols = ids(target.keys);
@@ -131,7 +135,11 @@ export async function rotateTarget(deps: Infra, target: Target, batchSize: numbe
 }
 
 /** The exit code: 1 when some value no key opens (the old key must stay listed, or those secrets be set anew). */
-export async function rotateEncryptionKey(deps: Infra, io: Io, batchSize = 100): Promise<number> {
+export async function rotateEncryptionKey(
+  deps: Pick<Infra, 'config' | 'db'>,
+  io: Io,
+  batchSize = 100,
+): Promise<number> {
   const keys = deps.config.encryptionKeys.length;
   io.out(`re-encrypting with the first of ${keys} key${keys === 1 ? '' : 's'} of ENCRYPTION_KEY`);
   if (keys === 1)

@@ -8,7 +8,19 @@ import { parseDelay, rotateKey } from './signing-key.js';
 import { createUser, disableUser, enableUser, type Io, verifyUser } from './users.js';
 
 export async function runCommand(
-  deps: Infra,
+  deps: Pick<
+    Infra,
+    | 'config'
+    | 'logger'
+    | 'clock'
+    | 'db'
+    | 'shared'
+    | 'sessions'
+    | 'userCache'
+    | 'passwords'
+    | 'permissions'
+    | 'authorizeOrg'
+  >,
   command: Command,
   flags: Record<string, string | true>,
   io: Io,

@@ -34,7 +34,7 @@ const CONTEXT: RequestContext = {
 };
 
 export async function seedDemo(
-  deps: Infra,
+  deps: Pick<Infra, 'config' | 'logger' | 'clock' | 'db' | 'shared' | 'passwords' | 'permissions' | 'authorizeOrg'>,
   flags: { email?: string; webhookUrl?: string },
   io: Io,
 ): Promise<DemoCredentials> {

@@ -19,7 +19,7 @@ export function parseDelay(raw: string | undefined): number {
   return Number(raw);
 }
 
-export async function rotateKey(deps: Infra, delayS: number, io: Io): Promise<number> {
+export async function rotateKey(deps: Pick<Infra, 'config' | 'clock' | 'db'>, delayS: number, io: Io): Promise<number> {
   const alg = deps.config.jwtAlgorithm;
   if (alg === 'HS256') {
     io.out('JWT_ALGORITHM is HS256: access tokens are signed with JWT_SECRET, and there is no signing key to rotate');

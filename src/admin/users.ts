@@ -13,6 +13,9 @@ import { claimUnverifiedAccount } from '../modules/auth/claim.js';
 import { findUserByEmail, normalizeEmail } from '../modules/auth/service.js';
 import { assertPasswordPolicy } from '../platform/identity/passwords.js';
 
+/** What an operator's change of an account's state uses. */
+type AccountStateDeps = Pick<Infra, 'clock' | 'db' | 'sessions' | 'userCache'>;
+
 export interface Io {
   out(line: string): void;
   /** Asks for a secret (not echoed on a terminal); reads a line of standard input otherwise. */
@@ -23,14 +26,14 @@ export interface Io {
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
-async function userByEmail(deps: Infra, email: string): Promise<UserRow> {
+async function userByEmail(deps: Pick<Infra, 'db'>, email: string): Promise<UserRow> {
   const user = await findUserByEmail(deps, email);
   if (!user) throw notFound(`No account with the email ${normalizeEmail(email)}`);
   return user;
 }
 
 export async function createUser(
-  deps: Infra,
+  deps: Pick<Infra, 'config' | 'clock' | 'db' | 'passwords'>,
   flags: { email: string; password?: string; name?: string; verified?: boolean },
   io: Io,
 ): Promise<UserRow> {
@@ -77,7 +80,7 @@ export async function createUser(
  * by a sign-in link or a password reset.
  */
 export async function verifyUser(
-  deps: Infra,
+  deps: AccountStateDeps,
   email: string,
   io: Io,
   opts: { keepCredentials?: boolean } = {},
@@ -92,13 +95,13 @@ export async function verifyUser(
       .set({ emailVerifiedAt: now, updatedAt: now })
       .where(and(eq(users.id, user.id), isNull(users.emailVerifiedAt)))
       .returning({ id: users.id });
-    await deps.users.changed(user.id);
+    await deps.userCache.changed(user.id);
     if (!marked) return already();
     io.out(`verified ${user.id} (${user.email}), its credentials kept`);
     return;
   }
   const claimed = await transaction(deps.db, async (tx, afterCommit) => {
-    afterCommit(() => deps.users.changed(user.id));
+    afterCommit(() => deps.userCache.changed(user.id));
     return claimUnverifiedAccount(deps, tx, user.id, user.email, null);
   });
   // Verified (or its email changed) since it was read: nothing was changed.
@@ -109,20 +112,24 @@ export async function verifyUser(
   );
 }
 
-export async function disableUser(deps: Infra, email: string, io: Io): Promise<void> {
+export async function disableUser(deps: AccountStateDeps, email: string, io: Io): Promise<void> {
   const user = await userByEmail(deps, email);
   const { revokedSessions } = await deactivateUser(deps, user.id);
   io.out(`disabled ${user.id} (${user.email}): ${revokedSessions} session${revokedSessions === 1 ? '' : 's'} revoked`);
 }
 
-export async function enableUser(deps: Infra, email: string, io: Io): Promise<void> {
+export async function enableUser(
+  deps: Pick<Infra, 'clock' | 'db' | 'userCache'>,
+  email: string,
+  io: Io,
+): Promise<void> {
   const user = await userByEmail(deps, email);
   if (user.isActive) {
     io.out(`${user.id} (${user.email}) is active already`);
     return;
   }
   await deps.db.update(users).set({ isActive: true, updatedAt: deps.clock.now() }).where(eq(users.id, user.id));
-  await deps.users.changed(user.id);
+  await deps.userCache.changed(user.id);
   io.out(`enabled ${user.id} (${user.email})`);
 }
 

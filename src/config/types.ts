@@ -60,7 +60,7 @@ export interface Config {
     orgConcurrency: number;
     /** Hours of nothing but failed attempts after which an endpoint is turned off (auto-disable). */
     disableAfterH: number;
-    /** Days finished deliveries (and their attempts and events) are kept (platform/retention.ts). */
+    /** Days finished deliveries (and their attempts and events) are kept (jobs/retention.ts). */
     retentionDays: number;
     worker: 'inline' | 'off';
   };

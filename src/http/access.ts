@@ -21,7 +21,7 @@ export function requestContext(request: FastifyRequest): RequestContext {
 
 /** The signed-in person: 403 for an API key, 401 for nobody. */
 export function requireUser(request: FastifyRequest): UserActor {
-  if (request.actor.kind === 'apiKey')
+  if (request.actor.kind === 'api_key')
     throw authorizationError('API keys cannot use this route', 'Sign in as a user and send an access token');
   if (request.actor.kind !== 'user') throw authenticationError();
   return request.actor;
@@ -30,7 +30,7 @@ export function requireUser(request: FastifyRequest): UserActor {
 export type AuthorizeRequest = (request: FastifyRequest, orgId: string, permission: Permission) => Promise<OrgAccess>;
 
 /** The caller's access to an organization, for `permission` (404/403/401 otherwise). */
-export function orgAccess(deps: Infra): AuthorizeRequest {
+export function orgAccess(deps: Pick<Infra, 'authorizeOrg'>): AuthorizeRequest {
   return async (request, orgId, permission) => {
     try {
       return await deps.authorizeOrg(request.actor, orgId, permission, requestContext(request));

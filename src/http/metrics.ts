@@ -68,7 +68,10 @@ export function bearerMatches(header: string | undefined, token: string): boolea
   return timingSafeEqual(digest(match?.[1] ?? ''), digest(token)) && match !== null;
 }
 
-export function registerMetrics(app: FastifyInstance, deps: Infra): void {
+export function registerMetrics(
+  app: FastifyInstance,
+  deps: Pick<Infra, 'config' | 'logger' | 'clock' | 'db' | 'passwords' | 'checkWaits' | 'metrics'>,
+): void {
   const own = new Registry();
   collectDefaultMetrics({ register: own });
 

@@ -12,12 +12,19 @@ import type { AuthMode } from './pipeline.js';
 import { type Alias, type Guard, isOrgGuard, type OrgLocator, type Route } from './route.js';
 import { bearerAuth, orgSecurity, publicRoute } from './schemas.js';
 
-/** The pipeline's guard (pipeline.ts) of a declared one: an organization route needs a caller. */
-const pipelineAuth = (g: Guard): AuthMode => (isOrgGuard(g) ? 'user' : g);
+/**
+ * The pipeline's guard (pipeline.ts) of a declared one: an organization route needs a caller; an
+ * `optionalUser` route lets anyone in, and its caller is checked here (callerOf).
+ */
+const pipelineAuth = (g: Guard): AuthMode => (isOrgGuard(g) ? 'user' : g === 'optionalUser' ? 'optional' : g);
 
-/** The document's security requirement of a guard: a key too where a scope reaches the permission. */
+/**
+ * The document's security requirement of a guard: a key too where a scope reaches the permission; a
+ * bearer token, or none, where a signed-in person is optional.
+ */
 function securityOf(g: Guard) {
   if (isOrgGuard(g)) return orgSecurity(g.permission);
+  if (g === 'optionalUser') return [...bearerAuth, {}];
   return g === 'user' ? bearerAuth : publicRoute;
 }
 
@@ -34,10 +41,12 @@ const emptyBodyIsEmpty = async (request: FastifyRequest) => {
 type Caller = (request: FastifyRequest) => Promise<Record<string, unknown>>;
 
 /** What the handler receives of the caller, checked: 401/403/404 are thrown from here. */
-function callerOf(deps: Infra, guard: Guard, locator: OrgLocator | undefined): Caller {
+function callerOf(deps: Pick<Infra, 'authorizeOrg'>, guard: Guard, locator: OrgLocator | undefined): Caller {
   if (guard === 'none') return async () => ({});
   if (guard === 'optional') return async (request) => ({ actor: request.actor });
   if (guard === 'user') return async (request) => ({ user: requireUser(request) });
+  if (guard === 'optionalUser')
+    return async (request) => ({ user: request.actor.kind === 'anonymous' ? null : requireUser(request) });
   const authorize = orgAccess(deps);
   const permission: Permission = guard.permission;
   const where = locator ?? guard.org;
@@ -48,7 +57,7 @@ function callerOf(deps: Infra, guard: Guard, locator: OrgLocator | undefined): C
   return async (request) => ({ access: await authorize(request, await orgOf(request), permission) });
 }
 
-function toFastify(deps: Infra, r: Route, alias?: Alias): RouteOptions {
+function toFastify(deps: Pick<Infra, 'authorizeOrg'>, r: Route, alias?: Alias): RouteOptions {
   const guard = r.auth;
   const { response, ...schemas } = r.schema;
   const guardErrors = isOrgGuard(guard) ? (guard.errors ?? orgAccessErrors(guard.permission)) : [];
@@ -64,7 +73,7 @@ function toFastify(deps: Infra, r: Route, alias?: Alias): RouteOptions {
     config: { auth: pipelineAuth(guard), ...(r.bucket ? { bucket: r.bucket } : {}) },
     schema: {
       tags: r.tags,
-      security: r.security ?? securityOf(guard),
+      security: securityOf(guard),
       operationId: alias?.operationId ?? r.operationId,
       summary: (alias?.ownSummary ?? r.summary) + (alias?.summary ?? ''),
       description: r.description + (alias?.description ?? ''),
@@ -108,7 +117,11 @@ async function withParsers(
 }
 
 /** Every route of the table that is switched on, with its aliases, in the table's order. */
-export async function mountRoutes(app: FastifyInstance, deps: Infra, table: Route[]): Promise<void> {
+export async function mountRoutes(
+  app: FastifyInstance,
+  deps: Pick<Infra, 'config' | 'authorizeOrg'>,
+  table: Route[],
+): Promise<void> {
   for (const r of table) {
     if (r.enabled && !r.enabled(deps.config)) continue;
     const options = [toFastify(deps, r), ...(r.aliases ?? []).map((alias) => toFastify(deps, r, alias))];

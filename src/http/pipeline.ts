@@ -33,7 +33,10 @@ import { requestContext } from './access.js';
 import { internalError, prepareError, toAppError } from './error-handler.js';
 
 export type Credential =
-  { kind: 'none' } | { kind: 'invalid' } | { kind: 'user'; claims: AccessClaims } | { kind: 'apiKey'; check: KeyCheck };
+  | { kind: 'none' }
+  | { kind: 'invalid' }
+  | { kind: 'user'; claims: AccessClaims }
+  | { kind: 'api_key'; check: KeyCheck };
 
 export type AuthMode = 'user' | 'optional' | 'none';
 export type Bucket = 'auth' | 'caller';
@@ -57,15 +60,15 @@ const ANONYMOUS: Actor = { kind: 'anonymous' };
 const WINDOW_MS = 60_000;
 
 // 1. The credential, read once; a JWT is verified here, a key looked up (its limit is its own).
-async function readCredential(deps: Infra, request: FastifyRequest): Promise<Credential> {
+async function readCredential(deps: Pick<Infra, 'tokens' | 'apiKeys'>, request: FastifyRequest): Promise<Credential> {
   const apiKey = request.headers['x-api-key'];
   if (typeof apiKey === 'string' && apiKey !== '')
-    return { kind: 'apiKey', check: await deps.apiKeys.check(apiKey.trim()) };
+    return { kind: 'api_key', check: await deps.apiKeys.check(apiKey.trim()) };
   const header = request.headers.authorization;
   if (header === undefined || header === '') return { kind: 'none' };
   const match = /^Bearer +(\S+)\s*$/i.exec(header);
   if (!match) return { kind: 'invalid' };
-  if (deps.apiKeys.looksLikeKey(match[1]!)) return { kind: 'apiKey', check: await deps.apiKeys.check(match[1]!) };
+  if (deps.apiKeys.looksLikeKey(match[1]!)) return { kind: 'api_key', check: await deps.apiKeys.check(match[1]!) };
   try {
     return { kind: 'user', claims: await deps.tokens.verifyAccess(match[1]!) };
   } catch {
@@ -74,20 +77,20 @@ async function readCredential(deps: Infra, request: FastifyRequest): Promise<Cre
 }
 
 // 2. The counter a request takes from: the route's bucket, else who is calling.
-function bucketOf(deps: Infra, request: FastifyRequest): { key: string; max: number } {
+function bucketOf(deps: Pick<Infra, 'config'>, request: FastifyRequest): { key: string; max: number } {
   const limits = deps.config.rateLimit;
   const cred = request.credential;
   // Per IP: an IPv6 client by its /64, an IPv4-mapped one as IPv4 (lib/client-ip.ts).
   if (request.routeOptions.config.bucket === 'auth')
     return { key: `auth:${clientBucketOf(request.ip)}`, max: limits.authPerMin };
-  if (cred?.kind === 'apiKey' && cred.check.ok)
+  if (cred?.kind === 'api_key' && cred.check.ok)
     return { key: `key:${cred.check.key.id}`, max: cred.check.key.rateLimit ?? limits.keyDefaultPerMin };
   if (cred?.kind === 'user') return { key: `user:${cred.claims.userId}`, max: limits.userPerMin };
   return { key: `ip:${clientBucketOf(request.ip)}`, max: limits.anonPerMin };
 }
 
 // 3. The guard of a route that needs a caller.
-function guardFor(deps: Infra, mode: AuthMode) {
+function guardFor(deps: Pick<Infra, 'sessions' | 'userCache'>, mode: AuthMode) {
   return async (request: FastifyRequest) => {
     const cred = request.credential;
     if (cred.kind === 'none') {
@@ -95,17 +98,17 @@ function guardFor(deps: Infra, mode: AuthMode) {
       throw authenticationError('Authentication required', 'Send an access token as Authorization: Bearer <token>');
     }
     if (cred.kind === 'invalid') throw authenticationError('Invalid or expired token');
-    if (cred.kind === 'apiKey') {
+    if (cred.kind === 'api_key') {
       if (!cred.check.ok) throw authenticationError(cred.check.message);
       const { id, organizationId, scopes, createdBy } = cred.check.key;
-      request.actor = { kind: 'apiKey', keyId: id, organizationId, scopes, createdBy };
+      request.actor = { kind: 'api_key', keyId: id, organizationId, scopes, createdBy };
       return;
     }
     const { userId, email, sessionId } = cred.claims;
     if (!(await deps.sessions.isActive(sessionId, userId))) throw authenticationError('Session is no longer active');
     // The cached row (a version check, no database round trip while cached): deactivation moves the
     // cache on, so a deactivated account is refused here on every instance.
-    const user = await deps.users.get(userId);
+    const user = await deps.userCache.get(userId);
     if (!user?.isActive) {
       request.deactivatedUser = userId;
       throw authenticationError('This account is no longer active');
@@ -116,16 +119,20 @@ function guardFor(deps: Infra, mode: AuthMode) {
 }
 
 // 4. The monthly quota of the key's organization.
-function quotaOf(deps: Infra) {
+function quotaOf(deps: Pick<Infra, 'quota'>) {
   return async (request: FastifyRequest) => {
-    if (request.actor.kind === 'apiKey') await deps.quota.take(request.actor.organizationId);
+    if (request.actor.kind === 'api_key') await deps.quota.take(request.actor.organizationId);
   };
 }
 
 // 6. The audit entry of an API-key request.
-async function auditKeyRequest(deps: Infra, request: FastifyRequest, statusCode: number): Promise<void> {
+async function auditKeyRequest(
+  deps: Pick<Infra, 'clock' | 'audit'>,
+  request: FastifyRequest,
+  statusCode: number,
+): Promise<void> {
   const cred = request.credential;
-  if (cred?.kind !== 'apiKey' || !cred.check.key) return;
+  if (cred?.kind !== 'api_key' || !cred.check.key) return;
   const ctx = requestContext(request);
   await deps.audit.write({
     organizationId: cred.check.key.organizationId,
@@ -143,10 +150,14 @@ async function auditKeyRequest(deps: Infra, request: FastifyRequest, statusCode:
 // 7. An account deactivated behind a live session (an operator's direct update, or a sign-in racing
 // the deactivation): its sessions are revoked and every instance's cached copy dropped. Best effort:
 // the request is refused either way.
-async function endDeactivatedSessions(deps: Infra, request: FastifyRequest, userId: string) {
+async function endDeactivatedSessions(
+  deps: Pick<Infra, 'db' | 'sessions' | 'userCache'>,
+  request: FastifyRequest,
+  userId: string,
+) {
   try {
     await deps.sessions.revokeAllOfUser(deps.db, userId, 'deactivated');
-    await deps.users.changed(userId);
+    await deps.userCache.changed(userId);
   } catch (err) {
     request.log.warn(
       { err: { message: (err as Error).message } },
@@ -162,7 +173,23 @@ function firstSuccessStatus(route: RouteOptions): number | undefined {
   return statuses.filter((s) => s >= 200 && s < 300).sort((a, b) => a - b)[0];
 }
 
-export async function registerPipeline(app: FastifyInstance, deps: Infra) {
+export async function registerPipeline(
+  app: FastifyInstance,
+  deps: Pick<
+    Infra,
+    | 'config'
+    | 'clock'
+    | 'db'
+    | 'redis'
+    | 'redisPrefix'
+    | 'sessions'
+    | 'userCache'
+    | 'tokens'
+    | 'apiKeys'
+    | 'audit'
+    | 'quota'
+  >,
+) {
   app.decorateRequest('credential', null as never);
   app.decorateRequest('actor', null as never);
   app.decorateRequest('deactivatedUser', null);

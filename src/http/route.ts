@@ -38,11 +38,13 @@ export interface OrgGuard {
  * Who may call a route:
  * - `none`: anyone; the credential is not checked (sign-in, mailed links, inbound Stripe events);
  * - `optional`: anyone, and a credential sent must be valid; `ctx.actor` says who it is;
+ * - `optionalUser`: anyone without a credential, or a signed-in person (401 for a credential that is not
+ *   valid, 403 for an API key); `ctx.user`, null without a credential (logout: a session, or none);
  * - `user`: a signed-in person (401 without, 403 for an API key); `ctx.user`;
  * - an `OrgGuard`: a member whose role grants the permission, or a key of the organization whose scopes
  *   reach it; 404 for an unknown organization, 403 otherwise; `ctx.access`.
  */
-export type Guard = 'none' | 'optional' | 'user' | OrgGuard;
+export type Guard = 'none' | 'optional' | 'optionalUser' | 'user' | OrgGuard;
 
 /** Which rate limit counts a request: `auth`, the per-IP sign-in limit; else per key, user or IP. */
 export type Bucket = 'auth' | 'caller';
@@ -69,11 +71,13 @@ interface BaseCtx {
 export type Ctx<G extends Guard = Guard> = BaseCtx &
   (G extends 'user'
     ? { user: UserActor }
-    : G extends OrgGuard
-      ? { access: OrgAccess }
-      : G extends 'optional'
-        ? { actor: Actor }
-        : unknown);
+    : G extends 'optionalUser'
+      ? { user: UserActor | null }
+      : G extends OrgGuard
+        ? { access: OrgAccess }
+        : G extends 'optional'
+          ? { actor: Actor }
+          : unknown);
 
 type StaticOr<T, Else> = T extends TSchema ? Static<T> : Else;
 
@@ -117,11 +121,6 @@ export interface Route<G extends Guard = Guard, S extends RouteSchemas = RouteSc
   schema: S;
   /** The codes the handler and its services can answer; the guard's and the pipeline's are added. */
   errors?: ErrorSpec[];
-  /**
-   * The document's security requirement, where the guard's would mislead: an `optional` route is
-   * documented as public unless it says that it reads a credential (logout: a bearer token, or none).
-   */
-  security?: Array<Record<string, string[]>>;
   /** A missing body is `{}` (a bodiless POST), and the document says the body is optional. */
   optionalBody?: boolean;
   /**

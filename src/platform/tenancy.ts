@@ -111,7 +111,7 @@ export function createAuthorizer(db: Db, catalogue: PermissionCatalogue) {
     permission: Permission,
     request: RequestContext,
   ): Promise<OrgAccess> {
-    if (actor.kind === 'apiKey') {
+    if (actor.kind === 'api_key') {
       // A key reaches its own organization only, and only what its scopes map to (deny by default).
       if (actor.organizationId !== orgId) throw authorizationError('This API key belongs to another organization');
       const permissions: ReadonlySet<string> = permissionsOfScopes(actor.scopes);

@@ -44,7 +44,7 @@ export const present = (k: KeyWithUse) => ({
  * waits for this key, then revokes it with the others. Taken after the organization's lock, which a
  * membership change's audit entry does not wait for (FOR KEY SHARE).
  */
-async function assertStillMayCreate(deps: Infra, tx: Tx, access: OrgAccess, scopes: string[]) {
+async function assertStillMayCreate(deps: Pick<Infra, 'permissions'>, tx: Tx, access: OrgAccess, scopes: string[]) {
   const [mine] = await tx
     .select({ role: memberships.role })
     .from(memberships)
@@ -85,7 +85,11 @@ export interface CreateKeyInput {
   expiresAt?: string | null;
 }
 
-export async function createApiKey(deps: Infra, access: OrgAccess, input: CreateKeyInput) {
+export async function createApiKey(
+  deps: Pick<Infra, 'config' | 'clock' | 'db' | 'permissions'>,
+  access: OrgAccess,
+  input: CreateKeyInput,
+) {
   const now = deps.clock.now();
   const expiresAt = input.expiresAt ? new Date(input.expiresAt) : null;
   if (expiresAt && expiresAt <= now) throw validationError('Invalid request body', 'expiresAt: must be in the future');
@@ -128,7 +132,7 @@ export async function createApiKey(deps: Infra, access: OrgAccess, input: Create
   });
 }
 
-export async function listApiKeys(deps: Infra, access: OrgAccess, page: number, pageSize: number) {
+export async function listApiKeys(deps: Pick<Infra, 'db'>, access: OrgAccess, page: number, pageSize: number) {
   const inOrg = eq(apiKeys.organizationId, access.organizationId);
   const rows = await deps.db
     .select(keyColumns)
@@ -143,13 +147,13 @@ export async function listApiKeys(deps: Infra, access: OrgAccess, page: number, 
 }
 
 /** The organization of a key, for the flat `/api-keys/{keyId}` paths; 404 when there is none. */
-export async function organizationOfKey(deps: Infra, keyId: string): Promise<string> {
+export async function organizationOfKey(deps: Pick<Infra, 'db'>, keyId: string): Promise<string> {
   const [row] = await deps.db.select({ org: apiKeys.organizationId }).from(apiKeys).where(eq(apiKeys.id, keyId));
   if (!row) throw notFound('API key not found');
   return row.org;
 }
 
-export async function revokeApiKey(deps: Infra, access: OrgAccess, keyId: string) {
+export async function revokeApiKey(deps: Pick<Infra, 'clock' | 'db' | 'apiKeys'>, access: OrgAccess, keyId: string) {
   const now = deps.clock.now();
   const key = await transaction(deps.db, async (tx, afterCommit) => {
     const [k] = await tx
@@ -174,7 +178,7 @@ export async function revokeApiKey(deps: Infra, access: OrgAccess, keyId: string
 }
 
 /** Why a key was revoked along with a change of its maker's membership (the event's `reason`). */
-export async function keyUsage(deps: Infra, access: OrgAccess, keyId: string) {
+export async function keyUsage(deps: Pick<Infra, 'config' | 'db'>, access: OrgAccess, keyId: string) {
   const [k] = await deps.db
     .select({ ...keyColumns, requests: keyRequestsSql(KEY_ORG, KEY_ID) })
     .from(apiKeys)

@@ -146,7 +146,7 @@ function parameters(organizationId: string, q: AuditQuery) {
 }
 
 /** The response body (the pagination envelope as JSON text). */
-export async function listAuditLogs(deps: Infra, access: OrgAccess, q: AuditQuery): Promise<string> {
+export async function listAuditLogs(deps: Pick<Infra, 'db'>, access: OrgAccess, q: AuditQuery): Promise<string> {
   const { shape, values } = parameters(access.organizationId, q);
   const { rows } = await preparedFor(deps.db, shape).execute(values);
   const row = rows[0] as { total: string; data: string | null };

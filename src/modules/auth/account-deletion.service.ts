@@ -69,19 +69,31 @@ async function membershipsOf(tx: Tx, userId: string) {
  * cannot: the transaction then rolls back and nothing is deleted). Called once the deletion is
  * decided, with the organization locked, so a refusal never follows a cancellation.
  */
-async function cancelSubscription(deps: Infra, tx: Tx, organizationId: string) {
+async function cancelSubscription(deps: Pick<Infra, 'payments'>, tx: Tx, organizationId: string) {
   const [sub] = await tx.select().from(subscriptions).where(eq(subscriptions.organizationId, organizationId));
   if (sub?.subscriptionId && !ENDED_STATUSES.has(sub.status))
     await callProvider(() => deps.payments.cancelNow(sub.subscriptionId!));
 }
 
 export async function deleteAccount(
-  deps: Infra,
+  deps: Pick<
+    Infra,
+    | 'config'
+    | 'logger'
+    | 'clock'
+    | 'db'
+    | 'sessions'
+    | 'userCache'
+    | 'passwords'
+    | 'checkWaits'
+    | 'apiKeys'
+    | 'payments'
+  >,
   actor: UserActor,
   input: { password?: string; twoFactorCode?: string },
   request: RequestContext,
 ): Promise<void> {
-  const user = await deps.users.row(actor.userId);
+  const user = await deps.userCache.row(actor.userId);
   if (!user || !user.isActive) throw notFound('User not found');
   await proveIdentity(deps, user, input, noProof);
   // A quick refusal before anything is canceled at the provider; the transaction checks again.
@@ -123,7 +135,7 @@ export async function deleteAccount(
     const goneKeys: string[] = [];
     for (const { m } of mine) {
       if (m.role === 'owner') {
-        // Alone there: the organization goes, and with it (foreign keys) its keys, projects, hooks and log.
+        // Alone there: the organization goes, and with it (foreign keys) its keys, projects, webhooks and log.
         const keys = await tx
           .select({ id: apiKeys.id })
           .from(apiKeys)
@@ -168,7 +180,7 @@ export async function deleteAccount(
     await tx.delete(users).where(eq(users.id, user.id));
     afterCommit(async () => {
       for (const id of goneKeys) await deps.apiKeys.revoked(id);
-      await deps.users.changed(user.id);
+      await deps.userCache.changed(user.id);
     });
   });
 }

@@ -238,7 +238,7 @@ describe('deleting your account', () => {
     t.clock.advance(30 * 1000);
     // As a social sign-in leaves it: no password.
     await t.deps.db.execute(sql`update users set password_hash = null where id = ${user.userId}`);
-    await t.deps.users.changed(user.userId);
+    await t.deps.userCache.changed(user.userId);
     expectError(await deleteMe(user.accessToken, { password: PASSWORD }), 400, 'VALIDATION_ERROR');
     expectError(await deleteMe(user.accessToken, { twoFactorCode: '000000' }), 401, 'AUTHENTICATION_ERROR');
     const res = await deleteMe(user.accessToken, { twoFactorCode: totpCode(secret, t.clock.now()) });
@@ -247,7 +247,7 @@ describe('deleting your account', () => {
 
     const bare = await signedInUser(t, 'del-bare');
     await t.deps.db.execute(sql`update users set password_hash = null where id = ${bare.userId}`);
-    await t.deps.users.changed(bare.userId);
+    await t.deps.userCache.changed(bare.userId);
     expectError(await deleteMe(bare.accessToken, { twoFactorCode: '000000' }), 400, 'VALIDATION_ERROR');
   });
 });

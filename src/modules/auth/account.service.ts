@@ -11,8 +11,8 @@ import { assertPasswordPolicy } from '../../platform/identity/passwords.js';
 import { voidSignInTickets } from './claim.js';
 import { assertNotLocked, releaseCheck, reservedCheck } from './sign-in.js';
 
-async function loadUser(deps: Infra, userId: string): Promise<UserRow> {
-  const user = await deps.users.row(userId);
+async function loadUser(deps: Pick<Infra, 'userCache'>, userId: string): Promise<UserRow> {
+  const user = await deps.userCache.row(userId);
   if (!user || !user.isActive) throw notFound('User not found');
   return user;
 }
@@ -23,7 +23,10 @@ async function loadUser(deps: Infra, userId: string): Promise<UserRow> {
  * user moved on, so every token it holds is refused at once on every instance. API keys the person
  * made stay: they belong to the organizations. 404 for an unknown user; deactivating twice is harmless.
  */
-export async function deactivateUser(deps: Infra, userId: string): Promise<{ revokedSessions: number }> {
+export async function deactivateUser(
+  deps: Pick<Infra, 'clock' | 'db' | 'sessions' | 'userCache'>,
+  userId: string,
+): Promise<{ revokedSessions: number }> {
   const revoked = await transaction(deps.db, async (tx, afterCommit) => {
     const [user] = await tx
       .update(users)
@@ -31,7 +34,7 @@ export async function deactivateUser(deps: Infra, userId: string): Promise<{ rev
       .where(eq(users.id, userId))
       .returning({ id: users.id });
     if (!user) throw notFound('User not found');
-    afterCommit(() => deps.users.changed(userId));
+    afterCommit(() => deps.userCache.changed(userId));
     const ids = await deps.sessions.revokeAllOfUser(tx, userId, 'deactivated');
     await voidSignInTickets(tx, userId);
     return ids;
@@ -41,7 +44,7 @@ export async function deactivateUser(deps: Infra, userId: string): Promise<{ rev
 
 /** A wrong current password answers 401; the same or a weak new password 400; other sessions are revoked. */
 export async function changePassword(
-  deps: Infra,
+  deps: Pick<Infra, 'config' | 'clock' | 'db' | 'sessions' | 'userCache' | 'passwords' | 'checkWaits'>,
   actor: UserActor,
   input: { currentPassword: string; newPassword: string },
 ) {
@@ -66,7 +69,7 @@ export async function changePassword(
   const passwordHash = await deps.passwords.hash(input.newPassword);
   await transaction(deps.db, async (tx, afterCommit) => {
     await tx.update(users).set({ passwordHash, updatedAt: deps.clock.now() }).where(eq(users.id, actor.userId));
-    afterCommit(() => deps.users.changed(actor.userId));
+    afterCommit(() => deps.userCache.changed(actor.userId));
     await deps.sessions.revokeAllOfUser(tx, actor.userId, 'password_changed', actor.sessionId);
     await voidSignInTickets(tx, actor.userId);
   });

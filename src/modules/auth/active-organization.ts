@@ -13,7 +13,11 @@ export const notAMember = () =>
   );
 
 /** The token claims of `userId`'s role in `organizationId`; null when it is not a member. */
-export async function organizationClaims(deps: Infra, organizationId: string, userId: string) {
+export async function organizationClaims(
+  deps: Pick<Infra, 'db' | 'permissions'>,
+  organizationId: string,
+  userId: string,
+) {
   const m = await memberRole(deps.db, deps.permissions, organizationId, userId);
   return m && claimsOf(deps.permissions, organizationId, m);
 }

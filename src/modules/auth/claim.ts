@@ -17,7 +17,7 @@ import { passkeys } from '../../db/tables/passkeys.js';
  * email is no longer `email`, the address proven (nothing is then changed).
  */
 export async function claimUnverifiedAccount(
-  deps: Infra,
+  deps: Pick<Infra, 'clock' | 'sessions'>,
   tx: Tx,
   userId: string,
   email: string,

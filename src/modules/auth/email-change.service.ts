@@ -29,11 +29,14 @@ export const addressTaken = () =>
  * new request replaces the link of an earlier one.
  */
 export async function requestEmailChange(
-  deps: Infra,
+  deps: Pick<
+    Infra,
+    'config' | 'logger' | 'clock' | 'db' | 'mailer' | 'mailCap' | 'userCache' | 'passwords' | 'checkWaits' | 'metrics'
+  >,
   actor: UserActor,
   input: { newEmail: string; password: string },
 ): Promise<void> {
-  const user = await deps.users.row(actor.userId);
+  const user = await deps.userCache.row(actor.userId);
   if (!user || !user.isActive) throw notFound('User not found');
   const newEmail = normalizeEmail(input.newEmail);
   if (newEmail === normalizeEmail(user.email))
@@ -66,7 +69,11 @@ export async function requestEmailChange(
  * cannot sign in to onto it: an attacker's account (with its social link) would become the victim's
  * address, which the victim's password reset and social sign-in would then lead into.
  */
-export async function confirmEmailChange(deps: Infra, actor: UserActor, token: string): Promise<void> {
+export async function confirmEmailChange(
+  deps: Pick<Infra, 'config' | 'logger' | 'clock' | 'db' | 'mailer' | 'userCache'>,
+  actor: UserActor,
+  token: string,
+): Promise<void> {
   let previous: string;
   let next: string;
   try {
@@ -87,7 +94,7 @@ export async function confirmEmailChange(deps: Infra, actor: UserActor, token: s
         .where(eq(users.id, user.id));
       // Links mailed to the old address no longer reach the account's owner for sure.
       await voidSignInTickets(tx, user.id);
-      afterCommit(() => deps.users.changed(user.id));
+      afterCommit(() => deps.userCache.changed(user.id));
       return [user.email, row.email];
     });
   } catch (err) {

@@ -10,6 +10,9 @@ import { type Mail, sendLater } from '../../providers/mail/mailer.js';
 import { whenAllowed } from '../../platform/mail-cap.js';
 import { emailTokens, type EmailTokenPurpose } from '../../db/tables/auth.js';
 
+/** What a mailed token uses (issued, then mailed after the commit, under the mail cap). */
+export type TokenMailDeps = Pick<Infra, 'config' | 'logger' | 'clock' | 'db' | 'mailer' | 'mailCap' | 'metrics'>;
+
 export const TOKEN_TTL_MS: Record<EmailTokenPurpose, number> = {
   verify_email: 24 * 60 * 60 * 1000,
   reset_password: 60 * 60 * 1000,
@@ -37,7 +40,7 @@ export const passwordBinding = (passwordHash: string | null) => sha256(`password
 
 /** Issues a token and returns the link to mail (after the transaction commits). */
 export async function issueEmailToken(
-  deps: Infra,
+  deps: Pick<Infra, 'config' | 'clock'>,
   tx: Tx,
   userId: string,
   email: string,
@@ -49,7 +52,7 @@ export async function issueEmailToken(
 }
 
 export async function issueToken(
-  deps: Infra,
+  deps: Pick<Infra, 'clock'>,
   tx: Tx,
   userId: string,
   email: string,
@@ -80,7 +83,7 @@ const invalidToken = () => validationError('Invalid or expired token', 'token: i
  * Consumes a token: one guarded UPDATE, so of two concurrent uses exactly one succeeds.
  * Expired, used, unknown or another purpose's token: 400 (docs/api.md#mailed-links).
  */
-export async function consumeEmailToken(deps: Infra, tx: Tx, token: string, purpose: EmailTokenPurpose) {
+export async function consumeEmailToken(deps: Pick<Infra, 'clock'>, tx: Tx, token: string, purpose: EmailTokenPurpose) {
   const now = deps.clock.now();
   const [row] = await tx
     .update(emailTokens)
@@ -102,7 +105,7 @@ export async function consumeEmailToken(deps: Infra, tx: Tx, token: string, purp
  * A live token of the purpose, read without consuming it (a missing two-factor code must not burn a
  * link); one whose code checks are used up is dead.
  */
-export async function findLiveToken(deps: Infra, token: string, purpose: EmailTokenPurpose) {
+export async function findLiveToken(deps: Pick<Infra, 'clock' | 'db'>, token: string, purpose: EmailTokenPurpose) {
   const now = deps.clock.now();
   const [row] = await deps.db
     .select({ userId: emailTokens.userId, email: emailTokens.email })
@@ -124,7 +127,11 @@ export async function findLiveToken(deps: Infra, token: string, purpose: EmailTo
  * lockout does, lockout.ts): of parallel guesses at most MAX_TOKEN_CODE_CHECKS are checked, then the
  * token is dead whatever the account's own count. False when it is dead, used or expired.
  */
-export async function reserveTokenCheck(deps: Infra, token: string, purpose: EmailTokenPurpose): Promise<boolean> {
+export async function reserveTokenCheck(
+  deps: Pick<Infra, 'clock' | 'db'>,
+  token: string,
+  purpose: EmailTokenPurpose,
+): Promise<boolean> {
   const now = deps.clock.now();
   const rows = await deps.db
     .update(emailTokens)
@@ -155,7 +162,7 @@ const MAIL_KIND = {
  * (platform/mail-cap.ts) nothing is issued or sent: a new token would void the link mailed last.
  */
 export function mailTokenLater(
-  deps: Infra,
+  deps: TokenMailDeps,
   user: { id: string; email: string; passwordHash: string | null },
   purpose: keyof typeof MAIL_KIND,
   mail: (to: string, link: string) => Mail,

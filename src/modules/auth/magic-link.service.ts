@@ -7,7 +7,7 @@ import { magicLinkMail } from '../../providers/mail/templates.js';
 import { users } from '../../db/tables/users.js';
 import { eq } from 'drizzle-orm';
 import { claimUnverifiedAccount } from './claim.js';
-import { consumeEmailToken, findLiveToken, mailTokenLater } from './email-tokens.js';
+import { consumeEmailToken, findLiveToken, mailTokenLater, type TokenMailDeps } from './email-tokens.js';
 import { findUserByEmail } from './service.js';
 import {
   assertNotLocked,
@@ -15,18 +15,23 @@ import {
   type ClientMeta,
   needsSecondFactor,
   startSession,
+  type SignInDeps,
 } from './sign-in.js';
 import { twoFactorRequired } from './second-factor.js';
 import { transaction } from '../../db/transaction.js';
 
-export async function requestMagicLink(deps: Infra, email: string) {
+export async function requestMagicLink(deps: TokenMailDeps, email: string) {
   const user = await findUserByEmail(deps, email);
   if (user && user.isActive) mailTokenLater(deps, user, 'magic_link', magicLinkMail);
 }
 
 const invalidLink = () => validationError('Invalid or expired token', 'token: is unknown, already used or expired');
 
-export async function verifyMagicLink(deps: Infra, input: { token: string; twoFactorCode?: string }, meta: ClientMeta) {
+export async function verifyMagicLink(
+  deps: SignInDeps & Pick<Infra, 'userCache'>,
+  input: { token: string; twoFactorCode?: string },
+  meta: ClientMeta,
+) {
   // Read first without consuming: a missing two-factor code must not burn the link.
   const pending = await findLiveToken(deps, input.token, 'magic_link');
   if (!pending) throw invalidLink();
@@ -38,7 +43,7 @@ export async function verifyMagicLink(deps: Infra, input: { token: string; twoFa
     // stands in its way, since the claim drops them.
     const claimed = await transaction(deps.db, async (tx, afterCommit) => {
       const { email } = await consumeEmailToken(deps, tx, input.token, 'magic_link');
-      afterCommit(() => deps.users.changed(user.id));
+      afterCommit(() => deps.userCache.changed(user.id));
       return claimUnverifiedAccount(deps, tx, user.id, email, null);
     });
     // Verified in between by another path: the link is spent; the sign-in starts over as usual.

@@ -41,7 +41,11 @@ export function handoffTarget(appOrigin: string, raw: string): string {
 export const handoffLocation = (target: string, params: Record<string, string>) =>
   `${target}#${new URLSearchParams(params).toString()}`;
 
-export async function issueHandoffCode(deps: Infra, userId: string, challenge: string | null): Promise<string> {
+export async function issueHandoffCode(
+  deps: Pick<Infra, 'clock' | 'db'>,
+  userId: string,
+  challenge: string | null,
+): Promise<string> {
   const code = randomToken();
   const now = deps.clock.now();
   await deps.db.delete(oauthHandoffs).where(lt(oauthHandoffs.expiresAt, now));
@@ -71,7 +75,11 @@ export const invalidHandoffCode = () =>
  * Spends a live code (one guarded DELETE: of parallel exchanges exactly one gets it) for its user id.
  * A wrong or missing verifier spends it too: a code sent to someone else's browser dies there.
  */
-export async function takeHandoffCode(deps: Infra, code: string, verifier: string | undefined): Promise<string> {
+export async function takeHandoffCode(
+  deps: Pick<Infra, 'clock' | 'db'>,
+  code: string,
+  verifier: string | undefined,
+): Promise<string> {
   const [row] = await deps.db
     .delete(oauthHandoffs)
     .where(and(eq(oauthHandoffs.codeHash, sha256(code)), gt(oauthHandoffs.expiresAt, deps.clock.now())))

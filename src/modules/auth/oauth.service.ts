@@ -23,11 +23,27 @@ import { sha256 } from '../../lib/secrets.js';
 import { defaultPreferences, users, type UserRow } from '../../db/tables/users.js';
 import { claimUnverifiedAccount } from './claim.js';
 import { findUserByEmail } from './service.js';
-import { assertCanSignIn, assertNotLocked, type ClientMeta, needsSecondFactor, startSession } from './sign-in.js';
+import {
+  assertCanSignIn,
+  assertNotLocked,
+  type ClientMeta,
+  needsSecondFactor,
+  startSession,
+  type SignInDeps,
+} from './sign-in.js';
 import { oauthAccounts, oauthStates } from '../../db/tables/auth.js';
 import { handoffTarget, issueHandoffCode, takeHandoffCode, invalidHandoffCode } from './oauth-handoff.js';
 import { startTwoFactorChallenge } from './two-factor-login.service.js';
 import { transaction } from '../../db/transaction.js';
+
+/** What finding, linking or creating the account of a provider identity uses. */
+type AccountLinkDeps = Pick<Infra, 'clock' | 'db' | 'sessions' | 'userCache'>;
+
+/** What ending a provider round trip in an account uses. */
+type OAuthAccountDeps = Pick<Infra, 'config' | 'logger' | 'clock' | 'db' | 'sessions' | 'userCache'>;
+
+/** What a social sign-in that starts a session uses. */
+type SocialSignInDeps = Pick<Infra, 'config' | 'clock' | 'db' | 'sessions' | 'tokens' | 'checkWaits' | 'permissions'>;
 
 export type Provider = 'google' | 'github';
 export const PROVIDERS: Provider[] = ['google', 'github'];
@@ -46,21 +62,21 @@ interface Profile {
   avatarUrl: string | null;
 }
 
-function providerConfig(deps: Infra, provider: string): OAuthProviderConfig {
+function providerConfig(deps: Pick<Infra, 'config'>, provider: string): OAuthProviderConfig {
   const cfg = PROVIDERS.includes(provider as Provider) ? deps.config.auth.oauth[provider as Provider] : null;
   if (!cfg) throw notFound('Route not found', `Sign-in with ${provider} is not available`);
   return cfg;
 }
 
-export const redirectUri = (deps: Infra, provider: string) =>
+export const redirectUri = (deps: Pick<Infra, 'config'>, provider: string) =>
   `${deps.config.publicApiUrl}/api/v1/auth/oauth/${provider}/callback`;
 
-const client = (deps: Infra, provider: string, cfg: OAuthProviderConfig) =>
+const client = (deps: Pick<Infra, 'config'>, provider: string, cfg: OAuthProviderConfig) =>
   new OAuth2Client(cfg.clientId, cfg.clientSecret, redirectUri(deps, provider));
 
 /** A new flow: its state and PKCE verifier stored (with the hand-off's page, if any), the provider's URL. */
 export async function startOAuth(
-  deps: Infra,
+  deps: Pick<Infra, 'config' | 'clock' | 'db'>,
   provider: string,
   redirectTo?: string,
   codeChallenge?: string,
@@ -146,7 +162,7 @@ function providerEmail(raw: string): string | null {
 
 /** The account for a provider identity: linked before, or linked now by verified email, or new. */
 async function resolveAccount(
-  deps: Infra,
+  deps: AccountLinkDeps,
   provider: Provider,
   profile: Profile,
 ): Promise<{ user: UserRow; created: boolean }> {
@@ -192,7 +208,7 @@ async function resolveAccount(
  * never verified the provider's proof of the address claims it first (claim.ts).
  */
 async function linkExisting(
-  deps: Infra,
+  deps: AccountLinkDeps,
   userId: string,
   provider: Provider,
   providerAccountId: string,
@@ -201,7 +217,7 @@ async function linkExisting(
   const now = deps.clock.now();
   return transaction(deps.db, async (tx, afterCommit) => {
     const claimed = await claimUnverifiedAccount(deps, tx, userId, email, null);
-    afterCommit(() => deps.users.changed(userId));
+    afterCommit(() => deps.userCache.changed(userId));
     await tx
       .insert(oauthAccounts)
       .values({ id: newId('tok', now.getTime()), userId, provider, providerAccountId, email, createdAt: now });
@@ -211,7 +227,7 @@ async function linkExisting(
 }
 
 async function createAccount(
-  deps: Infra,
+  deps: Pick<Infra, 'clock' | 'db'>,
   provider: Provider,
   profile: Profile,
   email: string,
@@ -261,7 +277,11 @@ export interface Flow {
  * Takes the flow of the browser's state cookie, whatever the callback then finds wrong: the cookie is
  * cleared by the answer anyway, and its page (redirectTo) is where the hand-off reports the failure.
  */
-export async function takeFlow(deps: Infra, provider: string, cookieState: string | undefined): Promise<Flow> {
+export async function takeFlow(
+  deps: Pick<Infra, 'config' | 'db'>,
+  provider: string,
+  cookieState: string | undefined,
+): Promise<Flow> {
   const cfg = providerConfig(deps, provider);
   const [row] = cookieState
     ? await deps.db
@@ -286,7 +306,7 @@ export async function takeFlow(deps: Infra, provider: string, cookieState: strin
 
 /** The callback's checks, the code exchange with the provider and the account it reaches. */
 async function authenticate(
-  deps: Infra,
+  deps: OAuthAccountDeps,
   flow: Flow,
   input: { code?: string; state?: string; error?: string },
 ): Promise<UserRow> {
@@ -332,14 +352,14 @@ async function authenticate(
 }
 
 /** What a social sign-in requires of the account it reached, as login does. */
-function assertSocialSignIn(deps: Infra, user: UserRow) {
+function assertSocialSignIn(deps: Pick<Infra, 'config' | 'clock'>, user: UserRow) {
   if (!user.isActive) throw authenticationError('Invalid email or password');
   assertNotLocked(deps, user);
   assertCanSignIn(deps, user);
 }
 
 /** The end of a social sign-in: the two-factor step (401 with a ticket), else a session. */
-async function completeSocialSignIn(deps: Infra, user: UserRow, meta: ClientMeta) {
+async function completeSocialSignIn(deps: SocialSignInDeps, user: UserRow, meta: ClientMeta) {
   assertSocialSignIn(deps, user);
   if (needsSecondFactor(deps, user)) throw await startTwoFactorChallenge(deps, user, 'oauth');
   return startSession(deps, user, meta, null, { amr: ['oauth'] });
@@ -347,7 +367,7 @@ async function completeSocialSignIn(deps: Infra, user: UserRow, meta: ClientMeta
 
 /** The JSON callback: answers as login does. */
 export async function finishOAuth(
-  deps: Infra,
+  deps: SignInDeps & Pick<Infra, 'userCache'>,
   flow: Flow,
   input: { code?: string; state?: string; error?: string },
   meta: ClientMeta,
@@ -357,7 +377,7 @@ export async function finishOAuth(
 
 /** The hand-off callback: the checks of a sign-in, then a one-time code for the account. */
 export async function finishOAuthHandoff(
-  deps: Infra,
+  deps: OAuthAccountDeps,
   flow: Flow,
   input: { code?: string; state?: string; error?: string },
 ): Promise<string> {
@@ -367,7 +387,11 @@ export async function finishOAuthHandoff(
 }
 
 /** POST /auth/oauth/exchange: the code spent, the sign-in answers as login does, checked again now. */
-export async function exchangeHandoff(deps: Infra, body: { code: string; codeVerifier?: string }, meta: ClientMeta) {
+export async function exchangeHandoff(
+  deps: SocialSignInDeps,
+  body: { code: string; codeVerifier?: string },
+  meta: ClientMeta,
+) {
   const userId = await takeHandoffCode(deps, body.code, body.codeVerifier);
   const [user] = await deps.db.select().from(users).where(eq(users.id, userId));
   if (!user) throw invalidHandoffCode();

@@ -253,7 +253,7 @@ describe('accounts without a password', () => {
     ).toBe(200);
     // As an account made by a social sign-in is: no password.
     await t.deps.db.execute(sql`update users set password_hash = null where id = ${user.userId}`);
-    await t.deps.users.changed(user.userId);
+    await t.deps.userCache.changed(user.userId);
     t.clock.advance(WINDOW_MS);
     expectReauth(await options(user.accessToken), /^twoFactorCode: /);
     expectError(await options(user.accessToken, { password: PASSWORD }), 400, 'VALIDATION_ERROR');

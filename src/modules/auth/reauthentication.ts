@@ -12,11 +12,20 @@ import type { Proof } from '../../platform/identity/sign-in-port.js';
 import { consumeSecondFactor, invalidSecondFactor } from './second-factor.js';
 import { assertNotLocked, needsSecondFactor, releaseCheck, reservedCheck } from './sign-in.js';
 
+/** What a proof of identity uses (a password or a code, under the lockout budget). */
+export type PasswordProofDeps = Pick<Infra, 'config' | 'logger' | 'clock' | 'db' | 'passwords' | 'checkWaits'>;
+
+/** What a re-authentication uses. */
+type ReauthDeps = Pick<
+  Infra,
+  'config' | 'logger' | 'clock' | 'db' | 'sessions' | 'userCache' | 'passwords' | 'checkWaits'
+>;
+
 /** The top-level field of every 401 that a proof would answer (the client asks for it, then sends it). */
 const REQUIRED = { reauthenticationRequired: true };
 
 /** The proof an account can give: its password, else a two-factor code, else none (sign in again). */
-function proofOf(deps: Infra, user: UserRow): 'password' | 'twoFactorCode' | null {
+function proofOf(deps: Pick<Infra, 'config'>, user: UserRow): 'password' | 'twoFactorCode' | null {
   if (user.passwordHash) return 'password';
   return needsSecondFactor(deps, user) ? 'twoFactorCode' : null;
 }
@@ -27,7 +36,7 @@ function proofOf(deps: Infra, user: UserRow): 'password' | 'twoFactorCode' | nul
  * locked). The wrong field, or none, answers 400 naming the field; an account with neither a
  * password nor two-factor answers `neither` (it has nothing to prove itself with).
  */
-export async function proveIdentity(deps: Infra, user: UserRow, input: Proof, neither: () => AppError) {
+export async function proveIdentity(deps: PasswordProofDeps, user: UserRow, input: Proof, neither: () => AppError) {
   assertNotLocked(deps, user);
   const kind = proofOf(deps, user);
   if (kind === null) throw neither();
@@ -52,7 +61,7 @@ export async function proveIdentity(deps: Infra, user: UserRow, input: Proof, ne
 const withFlag = (e: AppError) => new AppError(e.code, e.message, e.details, e.headers, { ...e.extra, ...REQUIRED });
 
 /** A 401 of a wrong proof carries the flag too: the client asks again rather than refreshing its token. */
-async function proveAgain(deps: Infra, user: UserRow, input: Proof) {
+async function proveAgain(deps: PasswordProofDeps, user: UserRow, input: Proof) {
   try {
     await proveIdentity(deps, user, input, () => cannotProve(deps));
   } catch (err) {
@@ -62,7 +71,7 @@ async function proveAgain(deps: Infra, user: UserRow, input: Proof) {
 
 // An account with neither a password nor two-factor (a social or magic-link account) has no proof
 // to give but a new sign-in: a fresh session counts for the window.
-const cannotProve = (deps: Infra) =>
+const cannotProve = (deps: Pick<Infra, 'config'>) =>
   new AppError(
     'AUTHENTICATION_ERROR',
     'Re-authentication required',
@@ -71,7 +80,7 @@ const cannotProve = (deps: Infra) =>
     REQUIRED,
   );
 
-function required(deps: Infra, kind: 'password' | 'twoFactorCode' | null) {
+function required(deps: Pick<Infra, 'config'>, kind: 'password' | 'twoFactorCode' | null) {
   if (kind === null) return cannotProve(deps);
   const what =
     kind === 'password' ? 'password: confirm your password' : 'twoFactorCode: confirm with a two-factor code';
@@ -84,14 +93,14 @@ function required(deps: Infra, kind: 'password' | 'twoFactorCode' | null) {
   );
 }
 
-async function activeUser(deps: Infra, userId: string) {
-  const user = await deps.users.row(userId);
+async function activeUser(deps: Pick<Infra, 'userCache'>, userId: string) {
+  const user = await deps.userCache.row(userId);
   if (!user || !user.isActive) throw notFound('User not found');
   return user;
 }
 
 /** POST /auth/reauthenticate: the proof, then the session counts as freshly signed in for the window. */
-export async function reauthenticate(deps: Infra, actor: UserActor, input: Proof) {
+export async function reauthenticate(deps: ReauthDeps, actor: UserActor, input: Proof) {
   const user = await activeUser(deps, actor.userId);
   await proveAgain(deps, user, input);
   const at = await deps.sessions.reauthenticated(actor.sessionId, user.id);
@@ -110,7 +119,7 @@ export async function reauthenticate(deps: Infra, actor: UserActor, input: Proof
  * naming the field the account can prove itself with. The proof authorizes this request only: it
  * does not reopen the window (POST /auth/reauthenticate does).
  */
-export async function requireRecentAuthentication(deps: Infra, actor: UserActor, input: Proof): Promise<void> {
+export async function requireRecentAuthentication(deps: ReauthDeps, actor: UserActor, input: Proof): Promise<void> {
   const user = await activeUser(deps, actor.userId);
   if (input.password !== undefined || input.twoFactorCode !== undefined) return proveAgain(deps, user, input);
   const at = await deps.sessions.authenticatedAt(actor.sessionId, user.id);

@@ -41,7 +41,7 @@ function backupCodeHash(key: Buffer, userId: string, code: string): string {
 }
 
 /** A stored secret in clear; one that no key of ENCRYPTION_KEY opens fails the request, saying so. */
-export function openSecret(deps: Infra, enc: string): string {
+export function openSecret(deps: Pick<Infra, 'config' | 'logger'>, enc: string): string {
   try {
     return decrypt(deps.config.encryptionKeys, enc);
   } catch (err) {
@@ -55,7 +55,11 @@ export function openSecret(deps: Infra, enc: string): string {
   }
 }
 
-export async function replaceBackupCodes(deps: Infra, tx: Tx, userId: string): Promise<string[]> {
+export async function replaceBackupCodes(
+  deps: Pick<Infra, 'config' | 'clock'>,
+  tx: Tx,
+  userId: string,
+): Promise<string[]> {
   const now = deps.clock.now();
   // Distinct, as the store's unique index wants (two equal codes of 32 bits in ten are rare, not impossible).
   const distinct = new Set<string>();
@@ -78,7 +82,11 @@ export async function replaceBackupCodes(deps: Infra, tx: Tx, userId: string): P
  * Checks a second factor against the active secret or the unused backup codes. A TOTP step is
  * accepted once (the guarded update on lastUsedStep), a backup code once (the guarded usedAt).
  */
-export async function consumeSecondFactor(deps: Infra, userId: string, code: string): Promise<boolean> {
+export async function consumeSecondFactor(
+  deps: Pick<Infra, 'config' | 'logger' | 'clock' | 'db'>,
+  userId: string,
+  code: string,
+): Promise<boolean> {
   const trimmed = code.trim().toLowerCase();
   const now = deps.clock.now();
   const backup = normalizeBackupCode(trimmed);

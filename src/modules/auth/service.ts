@@ -12,14 +12,20 @@ import { passkeys } from '../../db/tables/passkeys.js';
 import { defaultPreferences, users, type UserRow } from '../../db/tables/users.js';
 import { assertPasswordPolicy } from '../../platform/identity/passwords.js';
 import { claimUnverifiedAccount, voidSignInTickets } from './claim.js';
-import { consumeEmailToken, issueEmailToken, mailTokenLater, passwordBinding } from './email-tokens.js';
+import {
+  consumeEmailToken,
+  issueEmailToken,
+  mailTokenLater,
+  passwordBinding,
+  type TokenMailDeps,
+} from './email-tokens.js';
 import { sessions } from '../../db/tables/auth.js';
 import { transaction } from '../../db/transaction.js';
 import { notAMember, organizationClaims } from './active-organization.js';
 
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 
-export async function findUserByEmail(deps: Infra, email: string): Promise<UserRow | undefined> {
+export async function findUserByEmail(deps: Pick<Infra, 'db'>, email: string): Promise<UserRow | undefined> {
   const byEmail = prepared(deps.db, 'user_by_email', (db) =>
     db
       .select()
@@ -32,7 +38,10 @@ export async function findUserByEmail(deps: Infra, email: string): Promise<UserR
   return row;
 }
 
-export async function register(deps: Infra, input: { email: string; password: string; fullName?: string }) {
+export async function register(
+  deps: Pick<Infra, 'config' | 'logger' | 'clock' | 'db' | 'mailer' | 'mailCap' | 'passwords' | 'metrics'>,
+  input: { email: string; password: string; fullName?: string },
+) {
   assertPasswordPolicy(deps.config.auth.passwordPolicy, input.password, 'password');
   const email = normalizeEmail(input.email);
   const passwordHash = await deps.passwords.hash(input.password);
@@ -64,7 +73,7 @@ export async function register(deps: Infra, input: { email: string; password: st
 export const invalidToken = () =>
   validationError('Invalid or expired token', 'token: is unknown, already used or expired');
 
-export async function verifyEmail(deps: Infra, token: string) {
+export async function verifyEmail(deps: Pick<Infra, 'clock' | 'db' | 'userCache'>, token: string) {
   await transaction(deps.db, async (tx, afterCommit) => {
     const { userId, email, binding } = await consumeEmailToken(deps, tx, token, 'verify_email');
     const [user] = await tx
@@ -81,11 +90,11 @@ export async function verifyEmail(deps: Infra, token: string) {
       .update(users)
       .set({ emailVerifiedAt: deps.clock.now(), updatedAt: deps.clock.now() })
       .where(and(eq(users.id, userId), sql`lower(${users.email}) = ${email}`, sql`${users.emailVerifiedAt} is null`));
-    afterCommit(() => deps.users.changed(userId));
+    afterCommit(() => deps.userCache.changed(userId));
   });
 }
 
-export async function resendVerification(deps: Infra, email: string) {
+export async function resendVerification(deps: TokenMailDeps, email: string) {
   const user = await findUserByEmail(deps, email);
   if (user && user.isActive && !user.emailVerifiedAt) mailTokenLater(deps, user, 'verify_email', verifyEmailMail);
 }
@@ -95,7 +104,11 @@ export async function resendVerification(deps: Infra, email: string) {
  * organization (403 for a non-member, before the token is spent), null clears it, absent keeps the
  * session's, cleared if the membership has ended. The claims show the role as it is now.
  */
-export async function refresh(deps: Infra, refreshToken: string, organizationId?: string | null) {
+export async function refresh(
+  deps: Pick<Infra, 'config' | 'logger' | 'clock' | 'db' | 'sessions' | 'tokens' | 'permissions'>,
+  refreshToken: string,
+  organizationId?: string | null,
+) {
   let claims;
   try {
     claims = deps.tokens.verifyRefresh(refreshToken);
@@ -175,7 +188,12 @@ export async function refresh(deps: Infra, refreshToken: string, organizationId?
  * the grace after its own rotation it is a benign race (two tabs); otherwise it was replayed, and the
  * whole session is revoked (reuse detection, docs/api.md#tokens-and-refresh).
  */
-async function handleStaleRefresh(deps: Infra, sessionId: string, userId: string, tokenHash: string) {
+async function handleStaleRefresh(
+  deps: Pick<Infra, 'config' | 'logger' | 'clock' | 'db' | 'sessions'>,
+  sessionId: string,
+  userId: string,
+  tokenHash: string,
+) {
   const [s] = await deps.db
     .select()
     .from(sessions)
@@ -190,7 +208,7 @@ async function handleStaleRefresh(deps: Infra, sessionId: string, userId: string
   deps.logger.warn({ sessionId, userId }, 'refresh token reuse detected; session revoked');
 }
 
-export async function logout(deps: Infra, sessionId: string) {
+export async function logout(deps: Pick<Infra, 'db' | 'sessions'>, sessionId: string) {
   await deps.sessions.revoke(deps.db, [sessionId], 'logout');
 }
 
@@ -199,7 +217,7 @@ export async function logout(deps: Infra, sessionId: string) {
  * signed it, so the session is that token's user's) ends, whether the token is its current one or a
  * spent one (replayed to refresh, a spent token would revoke it anyway).
  */
-export async function logoutWithRefreshToken(deps: Infra, refreshToken: string) {
+export async function logoutWithRefreshToken(deps: Pick<Infra, 'db' | 'sessions' | 'tokens'>, refreshToken: string) {
   let claims;
   try {
     claims = deps.tokens.verifyRefresh(refreshToken);
@@ -209,7 +227,7 @@ export async function logoutWithRefreshToken(deps: Infra, refreshToken: string) 
   await logout(deps, claims.sessionId);
 }
 
-export async function forgotPassword(deps: Infra, email: string) {
+export async function forgotPassword(deps: TokenMailDeps, email: string) {
   const user = await findUserByEmail(deps, email);
   if (user && user.isActive) mailTokenLater(deps, user, 'reset_password', resetPasswordMail);
 }
@@ -219,12 +237,15 @@ export async function forgotPassword(deps: Infra, email: string) {
  * (claim.ts) and verifies the address; otherwise it sets the password, clears the lock, revokes
  * every session, voids the other sign-in tickets and removes the passkeys.
  */
-export async function resetPassword(deps: Infra, input: { token: string; newPassword: string }) {
+export async function resetPassword(
+  deps: Pick<Infra, 'config' | 'clock' | 'db' | 'sessions' | 'userCache' | 'passwords'>,
+  input: { token: string; newPassword: string },
+) {
   assertPasswordPolicy(deps.config.auth.passwordPolicy, input.newPassword, 'newPassword');
   const passwordHash = await deps.passwords.hash(input.newPassword);
   await transaction(deps.db, async (tx, afterCommit) => {
     const { userId, email } = await consumeEmailToken(deps, tx, input.token, 'reset_password');
-    afterCommit(() => deps.users.changed(userId));
+    afterCommit(() => deps.userCache.changed(userId));
     if (await claimUnverifiedAccount(deps, tx, userId, email, passwordHash)) return;
     await tx
       .update(users)

@@ -9,7 +9,7 @@ import { authenticationError } from '../../lib/errors.js';
 import type { UserActor } from '../../platform/identity/actor.js';
 import { claimsOf } from '../../platform/roles.js';
 
-export async function sessionNow(deps: Infra, actor: UserActor) {
+export async function sessionNow(deps: Pick<Infra, 'clock' | 'db' | 'permissions'>, actor: UserActor) {
   const [row] = await deps.db
     .select({
       id: sessions.id,

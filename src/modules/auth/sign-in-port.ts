@@ -5,10 +5,10 @@ import type { Infra } from '../../infra.js';
 import type { SignInPort } from '../../platform/identity/sign-in-port.js';
 import { requireRecentAuthentication } from './reauthentication.js';
 import { LoginResponse } from './schemas.js';
-import { assertCanSignIn, assertNotLocked, needsSecondFactor, startSession } from './sign-in.js';
+import { assertCanSignIn, assertNotLocked, needsSecondFactor, startSession, type SignInDeps } from './sign-in.js';
 import { startTwoFactorChallenge } from './two-factor-login.service.js';
 
-export function authSignInPort(deps: Infra): SignInPort {
+export function authSignInPort(deps: SignInDeps & Pick<Infra, 'userCache' | 'passwords'>): SignInPort {
   return {
     answerSchema: LoginResponse,
     async finish(user, client, { secondFactorProven }) {

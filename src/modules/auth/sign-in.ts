@@ -35,6 +35,15 @@ import { reserveTokenCheck } from './email-tokens.js';
 import { findUserByEmail, invalidToken } from './service.js';
 import { consumeSecondFactor, invalidSecondFactor, twoFactorRequired } from './second-factor.js';
 
+/** What the lockout budget's reservations read and write. */
+type LockoutDeps = Pick<Infra, 'clock' | 'db' | 'checkWaits'>;
+
+/** What every sign-in method uses to end its sign-in (a second factor checked, a session started). */
+export type SignInDeps = Pick<
+  Infra,
+  'config' | 'logger' | 'clock' | 'db' | 'sessions' | 'tokens' | 'checkWaits' | 'permissions'
+>;
+
 const INVALID_CREDENTIALS = 'Invalid email or password';
 
 export interface ClientMeta {
@@ -96,7 +105,7 @@ const placesAfter = (nowIso: string, staleIso: string) => sql`
       - (case when checks_reserved_at is null or checks_reserved_at < ${staleIso}::timestamptz then 0 else checks_in_flight end))
   end as places`;
 
-function wakeWaiting(deps: Infra, userId: string, result: unknown) {
+function wakeWaiting(deps: Pick<Infra, 'checkWaits'>, userId: string, result: unknown) {
   const [row] = rowsOf(result);
   if (!row) return;
   const places = Number(row.places);
@@ -104,7 +113,7 @@ function wakeWaiting(deps: Infra, userId: string, result: unknown) {
 }
 
 /** One attempt at a place: reserved, the end of the account's lock, or 'busy' (every place taken by checks under way). */
-async function tryReserve(deps: Infra, userId: string): Promise<'reserved' | 'busy' | Date> {
+async function tryReserve(deps: Pick<Infra, 'clock' | 'db'>, userId: string): Promise<'reserved' | 'busy' | Date> {
   const now = deps.clock.now();
   const nowIso = now.toISOString();
   const staleIso = staleBefore(now);
@@ -137,7 +146,7 @@ async function tryReserve(deps: Infra, userId: string): Promise<'reserved' | 'bu
  * way, waits for them to end (CHECK_WAIT_MS at most, then 503). Locked, now or once the checks it
  * waited for have failed: 423 with the rest of the lock in Retry-After.
  */
-export async function reserveCheck(deps: Infra, userId: string): Promise<Reservation> {
+export async function reserveCheck(deps: LockoutDeps, userId: string): Promise<Reservation> {
   // In this process's line before the first question, so a place freed between the answer and the
   // wait is not missed, and a new check does not jump a crowd of checks already waiting.
   const ticket = deps.checkWaits.ticket(userId, MAX_FAILED_CHECKS);
@@ -160,7 +169,7 @@ export async function reserveCheck(deps: Infra, userId: string): Promise<Reserva
 }
 
 /** The reserved check failed: one more failure; the 5th locks the account. */
-export async function failCheck(deps: Infra, reservation: Reservation): Promise<void> {
+export async function failCheck(deps: LockoutDeps, reservation: Reservation): Promise<void> {
   const now = deps.clock.now();
   const lockUntil = new Date(now.getTime() + LOCK_MS).toISOString();
   const result = await deps.db.execute(sql`
@@ -174,7 +183,7 @@ export async function failCheck(deps: Infra, reservation: Reservation): Promise<
 }
 
 /** The reserved check did not fail (or decided nothing): its place is given back. */
-export async function releaseCheck(deps: Infra, reservation: Reservation): Promise<void> {
+export async function releaseCheck(deps: LockoutDeps, reservation: Reservation): Promise<void> {
   const now = deps.clock.now();
   const result = await deps.db.execute(sql`
     update users set checks_in_flight = greatest(checks_in_flight - 1, 0) where id = ${reservation.userId}
@@ -187,7 +196,7 @@ export async function releaseCheck(deps: Infra, reservation: Reservation): Promi
  * lock that parallel failures set while its secret was being checked (it was refused before its
  * check if locked then), and its own reserved check, if it had one, is ended.
  */
-export async function passCheck(deps: Infra, userId: string, reservation: Reservation | null): Promise<void> {
+export async function passCheck(deps: LockoutDeps, userId: string, reservation: Reservation | null): Promise<void> {
   const now = deps.clock.now();
   const nowIso = now.toISOString();
   const reserved = reservation !== null;
@@ -207,7 +216,7 @@ export async function passCheck(deps: Infra, userId: string, reservation: Reserv
  * releases the reservation: nothing was decided.
  */
 export async function reservedCheck(
-  deps: Infra,
+  deps: LockoutDeps,
   userId: string,
   check: () => Promise<boolean>,
 ): Promise<Reservation | false> {
@@ -227,12 +236,12 @@ export async function reservedCheck(
 // ---- the sequence -----------------------------------------------------------------------------
 
 /** A fast refusal from the row already read; the reservation (reserveCheck) is what enforces the lock. */
-export function assertNotLocked(deps: Infra, user: UserRow) {
+export function assertNotLocked(deps: Pick<Infra, 'clock'>, user: UserRow) {
   const now = deps.clock.now();
   if (user.lockedUntil && user.lockedUntil > now) throw lockedUntilError(user.lockedUntil, now);
 }
 
-export function assertCanSignIn(deps: Infra, user: UserRow) {
+export function assertCanSignIn(deps: Pick<Infra, 'config'>, user: UserRow) {
   if (deps.config.auth.requireEmailVerification && !user.emailVerifiedAt) {
     throw new AppError(
       'EMAIL_NOT_VERIFIED',
@@ -262,7 +271,7 @@ export interface SessionStart {
  * check ended, if it had one), a new session (under the cap), a token pair.
  */
 export async function startSession(
-  deps: Infra,
+  deps: Pick<Infra, 'clock' | 'db' | 'sessions' | 'tokens' | 'checkWaits' | 'permissions'>,
   user: UserRow,
   meta: ClientMeta,
   reservation: Reservation | null,
@@ -309,7 +318,7 @@ export async function startSession(
 }
 
 export async function login(
-  deps: Infra,
+  deps: SignInDeps & Pick<Infra, 'passwords'>,
   input: { email: string; password: string; twoFactorCode?: string; organizationId?: string | null },
   meta: ClientMeta,
 ) {
@@ -341,9 +350,9 @@ export async function login(
   });
 }
 
-export const needsSecondFactor = (deps: Infra, user: UserRow) =>
+export const needsSecondFactor = (deps: Pick<Infra, 'config'>, user: UserRow) =>
   user.twoFactorEnabled && deps.config.auth.methods.twoFactor;
-const canSignIn = (deps: Infra, user: UserRow) =>
+const canSignIn = (deps: Pick<Infra, 'config'>, user: UserRow) =>
   !deps.config.auth.requireEmailVerification || Boolean(user.emailVerifiedAt);
 
 /**
@@ -352,7 +361,7 @@ const canSignIn = (deps: Infra, user: UserRow) =>
  * wrong codes. Answers the account's reservation, for the session start.
  */
 export async function checkSecondFactorOnToken(
-  deps: Infra,
+  deps: Pick<Infra, 'config' | 'logger' | 'clock' | 'db' | 'checkWaits'>,
   user: UserRow,
   token: string,
   purpose: 'magic_link' | 'two_factor_login',

@@ -10,12 +10,18 @@ import { users, type UserRow } from '../../db/tables/users.js';
 /** The first factors that leave the second to a ticket. */
 export type FirstFactor = 'oauth' | 'webauthn';
 import { consumeEmailToken, findLiveToken, issueToken } from './email-tokens.js';
-import { assertNotLocked, checkSecondFactorOnToken, type ClientMeta, startSession } from './sign-in.js';
+import {
+  assertNotLocked,
+  checkSecondFactorOnToken,
+  type ClientMeta,
+  startSession,
+  type SignInDeps,
+} from './sign-in.js';
 import { twoFactorRequired } from './second-factor.js';
 import { transaction } from '../../db/transaction.js';
 
 /** The ticket of a sign-in whose first factor (`method`, recorded for the session's `amr`) is proven. */
-export async function startTwoFactorChallenge(deps: Infra, user: UserRow, method: FirstFactor) {
+export async function startTwoFactorChallenge(deps: Pick<Infra, 'clock' | 'db'>, user: UserRow, method: FirstFactor) {
   const token = await transaction(deps.db, (tx) =>
     issueToken(deps, tx, user.id, user.email, 'two_factor_login', method),
   );
@@ -28,7 +34,7 @@ const invalidTicket = () =>
   validationError('Invalid or expired token', 'twoFactorToken: is unknown, already used or expired');
 
 export async function completeTwoFactorLogin(
-  deps: Infra,
+  deps: SignInDeps,
   input: { twoFactorToken: string; code: string },
   meta: ClientMeta,
 ) {

@@ -11,11 +11,12 @@ import { users, type UserRow } from '../../db/tables/users.js';
 import { releaseCheck, reservedCheck } from './sign-in.js';
 import { backupCodes, twoFactor } from '../../db/tables/auth.js';
 import { transaction } from '../../db/transaction.js';
+import type { PasswordProofDeps } from './reauthentication.js';
 
 const invalidCode = () =>
   validationError('Invalid two-factor code', 'code: does not match the authenticator or an unused backup code');
 
-async function loadActiveUser(deps: Infra, userId: string): Promise<UserRow> {
+async function loadActiveUser(deps: Pick<Infra, 'db'>, userId: string): Promise<UserRow> {
   const [user] = await deps.db.select().from(users).where(eq(users.id, userId));
   if (!user || !user.isActive) throw notFound('User not found');
   return user;
@@ -25,7 +26,7 @@ async function loadActiveUser(deps: Infra, userId: string): Promise<UserRow> {
  * The password, and a current second factor when `code` is given, checked under one reservation of
  * the account's lockout: a wrong one counts as a sign-in failure; right ones release it.
  */
-async function confirmIdentity(deps: Infra, user: UserRow, password: string, code: string | null) {
+async function confirmIdentity(deps: PasswordProofDeps, user: UserRow, password: string, code: string | null) {
   const passwordHash = user.passwordHash;
   let codeChecked = false;
   const reservation = await reservedCheck(deps, user.id, async () => {
@@ -43,7 +44,11 @@ async function confirmIdentity(deps: Infra, user: UserRow, password: string, cod
  * code (TOTP or backup), and the active secret stays in force until a code of the new one is
  * verified; the old backup codes stop working at once.
  */
-export async function setupTwoFactor(deps: Infra, actor: UserActor, input: { password: string; code?: string }) {
+export async function setupTwoFactor(
+  deps: PasswordProofDeps,
+  actor: UserActor,
+  input: { password: string; code?: string },
+) {
   const user = await loadActiveUser(deps, actor.userId);
   if (user.twoFactorEnabled && !input.code) {
     throw validationError(
@@ -67,7 +72,11 @@ export async function setupTwoFactor(deps: Infra, actor: UserActor, input: { pas
   return { secret, otpauthUrl: totpUri(secret, user.email), backupCodes: backup };
 }
 
-export async function verifyTwoFactorSetup(deps: Infra, actor: UserActor, code: string) {
+export async function verifyTwoFactorSetup(
+  deps: Pick<Infra, 'config' | 'logger' | 'clock' | 'db' | 'userCache'>,
+  actor: UserActor,
+  code: string,
+) {
   const [state] = await deps.db.select().from(twoFactor).where(eq(twoFactor.userId, actor.userId));
   if (!state?.pendingSecretEnc)
     throw validationError('No two-factor setup is pending', 'Call POST /auth/two-factor/setup first');
@@ -90,12 +99,16 @@ export async function verifyTwoFactorSetup(deps: Infra, actor: UserActor, code: 
       .update(users)
       .set({ twoFactorEnabled: true, updatedAt: deps.clock.now() })
       .where(eq(users.id, actor.userId));
-    afterCommit(() => deps.users.changed(actor.userId));
+    afterCommit(() => deps.userCache.changed(actor.userId));
   });
   return { twoFactorEnabled: true };
 }
 
-export async function disableTwoFactor(deps: Infra, actor: UserActor, input: { password: string; code: string }) {
+export async function disableTwoFactor(
+  deps: Pick<Infra, 'config' | 'logger' | 'clock' | 'db' | 'userCache' | 'passwords' | 'checkWaits'>,
+  actor: UserActor,
+  input: { password: string; code: string },
+) {
   const user = await loadActiveUser(deps, actor.userId);
   await confirmIdentity(deps, user, input.password, user.twoFactorEnabled ? input.code : null);
   if (!user.twoFactorEnabled) throw validationError('Two-factor authentication is not enabled');
@@ -103,7 +116,7 @@ export async function disableTwoFactor(deps: Infra, actor: UserActor, input: { p
     await tx.delete(twoFactor).where(eq(twoFactor.userId, user.id));
     await tx.delete(backupCodes).where(eq(backupCodes.userId, user.id));
     await tx.update(users).set({ twoFactorEnabled: false, updatedAt: deps.clock.now() }).where(eq(users.id, user.id));
-    afterCommit(() => deps.users.changed(user.id));
+    afterCommit(() => deps.userCache.changed(user.id));
   });
   return { twoFactorEnabled: false };
 }

@@ -24,7 +24,13 @@ import { apiRequestsInMonth } from '../../platform/audit/counters.js';
 import { billingEvents, subscriptions, type SubscriptionRow } from '../../db/tables/billing.js';
 import { transaction } from '../../db/transaction.js';
 
-function planOfPrice(deps: Infra, priceId: string | null): PlanName | null {
+/** What a call to the payment provider on an organization's customer uses. */
+type CustomerDeps = Pick<Infra, 'clock' | 'db' | 'payments'>;
+
+/** What a page of the provider's (checkout, portal) uses. */
+type ProviderPageDeps = Pick<Infra, 'config' | 'clock' | 'db' | 'payments'>;
+
+function planOfPrice(deps: Pick<Infra, 'config'>, priceId: string | null): PlanName | null {
   if (priceId === deps.config.stripe.pricePro) return 'pro';
   if (priceId === deps.config.stripe.priceEnterprise) return 'enterprise';
   return null;
@@ -35,7 +41,7 @@ const presentLimits = (plan: PlanName) => {
   return { members, apiRequests, storage };
 };
 
-export async function getBilling(deps: Infra, access: OrgAccess) {
+export async function getBilling(deps: Pick<Infra, 'clock' | 'db'>, access: OrgAccess) {
   const [org] = await deps.db
     .select({ plan: organizations.plan })
     .from(organizations)
@@ -62,7 +68,7 @@ export async function getBilling(deps: Infra, access: OrgAccess) {
 }
 
 /** docs/api.md#billing-routes: exactly the origin of APP_ORIGIN, parsed, not prefix-matched. */
-function assertAppUrl(deps: Infra, field: string, value: string) {
+function assertAppUrl(deps: Pick<Infra, 'config'>, field: string, value: string) {
   let url: URL;
   try {
     url = new URL(value);
@@ -83,7 +89,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * wait for the claim to resolve. A failed call removes the claim (nothing changed locally); a claim
  * left by a crashed process is taken over once stale.
  */
-async function ensureCustomer(deps: Infra, access: OrgAccess): Promise<SubscriptionRow> {
+async function ensureCustomer(deps: CustomerDeps, access: OrgAccess): Promise<SubscriptionRow> {
   const orgId = access.organizationId;
   const deadline = Date.now() + 30_000;
   for (;;) {
@@ -142,7 +148,7 @@ async function ensureCustomer(deps: Infra, access: OrgAccess): Promise<Subscript
 }
 
 export async function createCheckout(
-  deps: Infra,
+  deps: ProviderPageDeps,
   access: OrgAccess,
   input: { priceId: string; successUrl: string; cancelUrl: string },
 ) {
@@ -165,14 +171,14 @@ export async function createCheckout(
   return session;
 }
 
-export async function createPortal(deps: Infra, access: OrgAccess, returnUrl: string) {
+export async function createPortal(deps: ProviderPageDeps, access: OrgAccess, returnUrl: string) {
   assertAppUrl(deps, 'return_url', returnUrl);
   const sub = await ensureCustomer(deps, access);
   const url = await callProvider(() => deps.payments.createPortal({ customerId: sub.customerId, returnUrl }));
   return { url };
 }
 
-export async function cancelSubscription(deps: Infra, access: OrgAccess) {
+export async function cancelSubscription(deps: CustomerDeps, access: OrgAccess) {
   const [sub] = await deps.db
     .select()
     .from(subscriptions)
@@ -205,7 +211,7 @@ export async function cancelSubscription(deps: Infra, access: OrgAccess) {
  * moves state backwards.
  */
 export async function applySubscription(
-  deps: Infra,
+  deps: Pick<Infra, 'config' | 'logger' | 'clock' | 'quota'>,
   tx: Tx,
   s: ProviderSubscription,
   eventAt: Date,
@@ -282,7 +288,11 @@ function shaped<T>(read: () => T): T {
  * A signed event of an unexpected shape answers 400 and is not recorded; an event of a type not acted
  * on is acknowledged (and recorded) so Stripe stops sending it.
  */
-export async function handleStripeWebhook(deps: Infra, rawBody: string, signature: string | undefined) {
+export async function handleStripeWebhook(
+  deps: Pick<Infra, 'config' | 'logger' | 'clock' | 'db' | 'payments' | 'quota'>,
+  rawBody: string,
+  signature: string | undefined,
+) {
   const secret = deps.config.stripe.webhookSecret;
   // Only the provider in use takes events: with BILLING_PROVIDER=test a Stripe key left in the
   // environment must not let Stripe's events change plans beside the test checkout.

@@ -29,6 +29,12 @@ import { assertWithinCeiling, assignableRole, roleGrants } from '../../platform/
 import { assertNotOwnerRole } from './members.service.js';
 import { transaction } from '../../db/transaction.js';
 
+/** What an invitation that is mailed uses. */
+type InvitationMailDeps = Pick<
+  Infra,
+  'config' | 'logger' | 'clock' | 'db' | 'mailer' | 'mailCap' | 'permissions' | 'metrics'
+>;
+
 const VALIDITY_MS = 7 * 24 * 60 * 60 * 1000;
 
 type Inviter = { id: string; email: string; fullName: string | null };
@@ -49,7 +55,7 @@ const present = (inv: InvitationRow, by: Inviter, now: Date) => ({
 });
 
 const inviterColumns = { id: users.id, email: users.email, fullName: users.fullName };
-const inviteUrl = (deps: Infra, token: string) =>
+const inviteUrl = (deps: Pick<Infra, 'config'>, token: string) =>
   `${deps.config.appOrigin}/invitations/accept?token=${encodeURIComponent(token)}`;
 
 /**
@@ -94,7 +100,13 @@ async function assertInvitable(tx: Tx, organizationId: string, email: string, no
   if (pending) throw conflict('An invitation is already pending for this email', 'email: has a pending invitation');
 }
 
-async function mailInvitation(deps: Infra, tx: Tx, inv: InvitationRow, inviter: Inviter, token: string) {
+async function mailInvitation(
+  deps: Pick<Infra, 'config'>,
+  tx: Tx,
+  inv: InvitationRow,
+  inviter: Inviter,
+  token: string,
+) {
   // The role as people read it: a custom role by its name, a built-in one by its own.
   const [org] = await tx
     .select({ name: organizations.name, roleName: organizationRoles.name })
@@ -113,7 +125,11 @@ async function mailInvitation(deps: Infra, tx: Tx, inv: InvitationRow, inviter: 
   );
 }
 
-export async function createInvitation(deps: Infra, access: OrgAccess, input: { email: string; role: string }) {
+export async function createInvitation(
+  deps: InvitationMailDeps,
+  access: OrgAccess,
+  input: { email: string; role: string },
+) {
   assertNotOwnerRole(input.role);
   // An API key invites members and viewers only (403 before anything is written).
   assertKeyMayGrant(access, input.role);
@@ -151,7 +167,7 @@ export async function createInvitation(deps: Infra, access: OrgAccess, input: { 
 }
 
 export async function listInvitations(
-  deps: Infra,
+  deps: Pick<Infra, 'clock' | 'db'>,
   access: OrgAccess,
   query: { page: number; pageSize: number; status?: InvitationStatus },
 ) {
@@ -188,7 +204,7 @@ async function loadInvitation(tx: Tx, organizationId: string, invitationId: stri
 const notPending = (status: InvitationStatus) =>
   conflict(`The invitation is ${status}`, 'Only a pending invitation can be changed this way');
 
-export async function revokeInvitation(deps: Infra, access: OrgAccess, invitationId: string) {
+export async function revokeInvitation(deps: Pick<Infra, 'clock' | 'db'>, access: OrgAccess, invitationId: string) {
   const now = deps.clock.now();
   return transaction(deps.db, async (tx) => {
     const { inv, by } = await loadInvitation(tx, access.organizationId, invitationId);
@@ -204,7 +220,7 @@ export async function revokeInvitation(deps: Infra, access: OrgAccess, invitatio
 }
 
 /** A new token and a new 7 days; the old link stops working. An expired invitation can be renewed too. */
-export async function resendInvitation(deps: Infra, access: OrgAccess, invitationId: string) {
+export async function resendInvitation(deps: InvitationMailDeps, access: OrgAccess, invitationId: string) {
   const now = deps.clock.now();
   const token = randomToken(32);
   const result = await transaction(deps.db, async (tx) => {
@@ -236,7 +252,7 @@ export async function resendInvitation(deps: Infra, access: OrgAccess, invitatio
 const invalidToken = () =>
   validationError('Invalid or expired invitation', 'token: is unknown, expired, revoked or already used');
 
-async function findByToken(deps: Infra, token: string) {
+async function findByToken(deps: Pick<Infra, 'clock' | 'db'>, token: string) {
   const [inv] = await deps.db
     .select()
     .from(invitations)
@@ -249,11 +265,16 @@ async function findByToken(deps: Infra, token: string) {
  * Joins the organization. The caller's verified email must be the invited one. The guarded
  * pending → accepted update makes two concurrent accepts create one membership.
  */
-export async function acceptInvitation(deps: Infra, actor: UserActor, token: string, request: RequestContext) {
+export async function acceptInvitation(
+  deps: Pick<Infra, 'clock' | 'db'>,
+  actor: UserActor,
+  token: string,
+  request: RequestContext,
+) {
   return join(deps, actor, await findByToken(deps, token), request);
 }
 
-async function join(deps: Infra, actor: UserActor, inv: InvitationRow, request: RequestContext) {
+async function join(deps: Pick<Infra, 'clock' | 'db'>, actor: UserActor, inv: InvitationRow, request: RequestContext) {
   const [user] = await deps.db.select().from(users).where(eq(users.id, actor.userId));
   if (!user || user.email.toLowerCase() !== inv.email) {
     throw authorizationError(
@@ -304,7 +325,7 @@ async function join(deps: Infra, actor: UserActor, inv: InvitationRow, request: 
   });
 }
 
-export async function declineInvitation(deps: Infra, token: string) {
+export async function declineInvitation(deps: Pick<Infra, 'clock' | 'db'>, token: string) {
   const inv = await findByToken(deps, token);
   const [done] = await deps.db
     .update(invitations)
@@ -325,7 +346,7 @@ export async function declineInvitation(deps: Infra, token: string) {
 // verified address, which can be accepted or declined there without the link.
 
 /** An invitation as its invitee sees it: the organization, who invited, the role by its name. */
-async function inviteeView(deps: Infra, where: SQL) {
+async function inviteeView(deps: Pick<Infra, 'clock' | 'db'>, where: SQL) {
   const now = deps.clock.now();
   const rows = await deps.db
     .select({
@@ -365,7 +386,7 @@ async function inviteeView(deps: Infra, where: SQL) {
 const invitationNotFound = () => notFound('Invitation not found');
 
 /** A pending invitation by its link's token; unknown, expired, used or revoked: 404. */
-export async function previewInvitation(deps: Infra, token: string) {
+export async function previewInvitation(deps: Pick<Infra, 'clock' | 'db'>, token: string) {
   const [view] = await inviteeView(deps, eq(invitations.tokenHash, sha256(token)));
   if (!view) throw invitationNotFound();
   const { id: _id, ...preview } = view;
@@ -373,7 +394,7 @@ export async function previewInvitation(deps: Infra, token: string) {
 }
 
 /** The caller's address if verified (invitations go to addresses the caller proved), else null. */
-async function verifiedEmailOf(deps: Infra, userId: string): Promise<string | null> {
+async function verifiedEmailOf(deps: Pick<Infra, 'db'>, userId: string): Promise<string | null> {
   const [user] = await deps.db
     .select({ email: users.email, verifiedAt: users.emailVerifiedAt })
     .from(users)
@@ -382,13 +403,17 @@ async function verifiedEmailOf(deps: Infra, userId: string): Promise<string | nu
 }
 
 /** The pending invitations to the caller's verified address, newest first (none while it is unverified). */
-export async function listMyInvitations(deps: Infra, actor: UserActor) {
+export async function listMyInvitations(deps: Pick<Infra, 'clock' | 'db'>, actor: UserActor) {
   const email = await verifiedEmailOf(deps, actor.userId);
   return { invitations: email ? await inviteeView(deps, eq(invitations.email, email)) : [] };
 }
 
 /** One of them by id: another address's, or one no longer pending, is not found. */
-async function myPending(deps: Infra, actor: UserActor, invitationId: string): Promise<InvitationRow> {
+async function myPending(
+  deps: Pick<Infra, 'clock' | 'db'>,
+  actor: UserActor,
+  invitationId: string,
+): Promise<InvitationRow> {
   const email = await verifiedEmailOf(deps, actor.userId);
   const [inv] = email
     ? await deps.db
@@ -400,11 +425,16 @@ async function myPending(deps: Infra, actor: UserActor, invitationId: string): P
   return inv;
 }
 
-export async function acceptMyInvitation(deps: Infra, actor: UserActor, invitationId: string, request: RequestContext) {
+export async function acceptMyInvitation(
+  deps: Pick<Infra, 'clock' | 'db'>,
+  actor: UserActor,
+  invitationId: string,
+  request: RequestContext,
+) {
   return join(deps, actor, await myPending(deps, actor, invitationId), request);
 }
 
-export async function declineMyInvitation(deps: Infra, actor: UserActor, invitationId: string) {
+export async function declineMyInvitation(deps: Pick<Infra, 'clock' | 'db'>, actor: UserActor, invitationId: string) {
   const inv = await myPending(deps, actor, invitationId);
   const [done] = await deps.db
     .update(invitations)

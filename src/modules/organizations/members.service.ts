@@ -20,6 +20,9 @@ import { loadMember, memberEventData, memberUserColumns, presentMember } from '.
 import { memberships } from '../../db/tables/organizations.js';
 import { assertWithinCeiling, assignableRole, roleGrants } from '../../platform/roles.js';
 
+/** What a change of a member's place uses (their keys go with it). */
+type MemberChangeDeps = Pick<Infra, 'clock' | 'db' | 'permissions' | 'apiKeys'>;
+
 /**
  * Why a guarded change of a membership found no row: it is gone (404), it became the owner's (400),
  * or, for an API key, the member became an admin meanwhile (403).
@@ -48,7 +51,7 @@ export function assertNotOwnerRole(role: string) {
     throw validationError('Invalid request body', 'role: owner is given only by transferring ownership');
 }
 
-export async function listMembers(deps: Infra, access: OrgAccess, page: number, pageSize: number) {
+export async function listMembers(deps: Pick<Infra, 'db'>, access: OrgAccess, page: number, pageSize: number) {
   const inOrg = eq(memberships.organizationId, access.organizationId);
   const rows = await deps.db
     .select({ m: memberships, u: memberUserColumns })
@@ -70,7 +73,7 @@ export async function listMembers(deps: Infra, access: OrgAccess, page: number, 
  * ceiling: 403); an API key gives only member or viewer, to a member or a viewer. A role that cannot
  * make API keys revokes the keys the person made here, in the same transaction.
  */
-export async function updateMemberRole(deps: Infra, access: OrgAccess, memberId: string, role: string) {
+export async function updateMemberRole(deps: MemberChangeDeps, access: OrgAccess, memberId: string, role: string) {
   assertNotOwnerRole(role);
   assertKeyMayGrant(access, role);
   return transaction(deps.db, async (tx, afterCommit) => {
@@ -111,7 +114,7 @@ export async function updateMemberRole(deps: Infra, access: OrgAccess, memberId:
  * Not the owner; through an API key, only a member or a viewer; for a person, only a member whose
  * role is within their own permissions. The person's API keys here are revoked with the membership.
  */
-export async function removeMember(deps: Infra, access: OrgAccess, memberId: string): Promise<void> {
+export async function removeMember(deps: MemberChangeDeps, access: OrgAccess, memberId: string): Promise<void> {
   await transaction(deps.db, async (tx, afterCommit) => {
     const target = await loadMember(tx, access.organizationId, memberId);
     assertKeyMayManage(access, target.m.role);
@@ -134,7 +137,10 @@ export async function removeMember(deps: Infra, access: OrgAccess, memberId: str
 }
 
 /** Not the owner. The person's API keys here are revoked with the membership. */
-export async function leaveOrganization(deps: Infra, access: OrgAccess): Promise<void> {
+export async function leaveOrganization(
+  deps: Pick<Infra, 'clock' | 'db' | 'apiKeys'>,
+  access: OrgAccess,
+): Promise<void> {
   await transaction(deps.db, async (tx, afterCommit) => {
     const [mine] = await tx
       .select({ m: memberships, u: memberUserColumns })

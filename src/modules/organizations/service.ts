@@ -90,7 +90,7 @@ function assertLogoUrl(value: string | null | undefined) {
 const slugTaken = () => conflict('An organization with this slug already exists', 'slug: is already taken');
 
 export async function createOrganization(
-  deps: Infra,
+  deps: Pick<Infra, 'clock' | 'db'>,
   actor: UserActor,
   input: { name: string; slug: string; description?: string | null; logoUrl?: string | null },
   request: RequestContext,
@@ -138,7 +138,7 @@ async function loadOrg(tx: Tx | Infra['db'], organizationId: string) {
   return org;
 }
 
-export async function getOrganization(deps: Infra, access: OrgAccess) {
+export async function getOrganization(deps: Pick<Infra, 'db'>, access: OrgAccess) {
   return presentOrg(await loadOrg(deps.db, access.organizationId));
 }
 
@@ -151,7 +151,7 @@ function mergeSettings(current: OrgSettings, patch: OrgSettings): OrgSettings {
 }
 
 export async function updateOrganization(
-  deps: Infra,
+  deps: Pick<Infra, 'clock' | 'db'>,
   access: OrgAccess,
   input: { name?: string; description?: string | null; logoUrl?: string | null; settings?: OrgSettings },
 ) {
@@ -195,7 +195,10 @@ export async function updateOrganization(
  * meanwhile waits and then finds the organization gone; one that came first leaves the deletion
  * refused with the subscription untouched. The provider call holds these locks for its duration.
  */
-export async function deleteOrganization(deps: Infra, access: OrgAccess): Promise<void> {
+export async function deleteOrganization(
+  deps: Pick<Infra, 'db' | 'apiKeys' | 'payments'>,
+  access: OrgAccess,
+): Promise<void> {
   const orgId = access.organizationId;
   await transaction(deps.db, async (tx, afterCommit) => {
     await tx
@@ -225,7 +228,7 @@ export async function deleteOrganization(deps: Infra, access: OrgAccess): Promis
   });
 }
 
-export async function transferOwnership(deps: Infra, access: OrgAccess, memberId: string) {
+export async function transferOwnership(deps: Pick<Infra, 'clock' | 'db'>, access: OrgAccess, memberId: string) {
   return transaction(deps.db, async (tx) => {
     const target = await loadMember(tx, access.organizationId, memberId);
     if (target.m.userId === access.actor.id)
@@ -271,7 +274,7 @@ export async function transferOwnership(deps: Infra, access: OrgAccess, memberId
   });
 }
 
-export async function listMyOrganizations(deps: Infra, actor: UserActor, page: number, pageSize: number) {
+export async function listMyOrganizations(deps: Pick<Infra, 'db'>, actor: UserActor, page: number, pageSize: number) {
   const mine = eq(memberships.userId, actor.userId);
   const rows = await deps.db
     .select({ o: organizations, m: memberships })

@@ -24,10 +24,13 @@ import { passkeyAddedMail } from '../../providers/mail/templates.js';
 import type { UserActor } from '../../platform/identity/actor.js';
 import type { SignInClient, SignInPort } from '../../platform/identity/sign-in-port.js';
 
+/** What a passkey sign-in ceremony uses. */
+type PasskeySignInDeps = Pick<Infra, 'config' | 'clock' | 'db'>;
+
 export const CHALLENGE_TTL_MS = 5 * 60 * 1000;
 const RP_NAME = 'Tenantry';
 
-const relyingParty = (deps: Infra) => ({
+const relyingParty = (deps: Pick<Infra, 'config'>) => ({
   origin: deps.config.appOrigin,
   rpId: new URL(deps.config.appOrigin).hostname,
 });
@@ -40,7 +43,7 @@ export const presentPasskey = (p: PasskeyRow) => ({
 });
 
 const transportsOf = (p: PasskeyRow) => p.transports as AuthenticatorTransport[];
-const passkeysOf = (deps: Infra, userId: string) =>
+const passkeysOf = (deps: Pick<Infra, 'db'>, userId: string) =>
   deps.db.select().from(passkeys).where(eq(passkeys.userId, userId)).orderBy(asc(passkeys.createdAt), asc(passkeys.id));
 
 // Each new challenge also deletes a few expired ones: the table stays the size of the last 5 minutes'
@@ -48,7 +51,7 @@ const passkeysOf = (deps: Infra, userId: string) =>
 const SWEEP = 20;
 
 async function saveChallenge(
-  deps: Infra,
+  deps: Pick<Infra, 'clock' | 'db'>,
   userId: string | null,
   challenge: string,
   kind: 'registration' | 'authentication',
@@ -75,7 +78,7 @@ async function saveChallenge(
 }
 
 /** Spends a live challenge matching `where` (one guarded UPDATE: of concurrent verifies one wins). */
-async function spendChallenge(deps: Infra, where: ReturnType<typeof and>) {
+async function spendChallenge(deps: Pick<Infra, 'clock' | 'db'>, where: ReturnType<typeof and>) {
   const now = deps.clock.now();
   const [row] = await deps.db
     .update(webauthnChallenges)
@@ -97,13 +100,16 @@ function challengeOf(clientDataJSON: string): string | null {
 
 // ---- registration ------------------------------------------------------------------------------
 
-async function activeUser(deps: Infra, userId: string) {
-  const user = await deps.users.row(userId);
+async function activeUser(deps: Pick<Infra, 'userCache'>, userId: string) {
+  const user = await deps.userCache.row(userId);
   if (!user || !user.isActive) throw notFound('User not found');
   return user;
 }
 
-export async function registrationOptions(deps: Infra, actor: UserActor) {
+export async function registrationOptions(
+  deps: Pick<Infra, 'config' | 'clock' | 'db' | 'userCache'>,
+  actor: UserActor,
+) {
   const user = await activeUser(deps, actor.userId);
   const { rpId } = relyingParty(deps);
   const existing = await passkeysOf(deps, user.id);
@@ -125,7 +131,7 @@ export async function registrationOptions(deps: Infra, actor: UserActor) {
 const invalidRegistration = (details: string) => validationError('Invalid passkey registration', details);
 
 export async function registrationVerify(
-  deps: Infra,
+  deps: Pick<Infra, 'config' | 'logger' | 'clock' | 'db' | 'mailer' | 'userCache'>,
   actor: UserActor,
   input: { response: RegistrationResponseJSON; name?: string },
 ) {
@@ -185,13 +191,13 @@ export async function registrationVerify(
 
 // ---- management -------------------------------------------------------------------------------
 
-export async function listPasskeys(deps: Infra, actor: UserActor) {
+export async function listPasskeys(deps: Pick<Infra, 'db'>, actor: UserActor) {
   return { passkeys: (await passkeysOf(deps, actor.userId)).map(presentPasskey) };
 }
 
 const passkeyNotFound = () => notFound('Passkey not found');
 
-export async function renamePasskey(deps: Infra, actor: UserActor, id: string, name: string) {
+export async function renamePasskey(deps: Pick<Infra, 'db'>, actor: UserActor, id: string, name: string) {
   if (!name.trim()) throw validationError('Invalid request body', 'name: must not be blank');
   const [row] = await deps.db
     .update(passkeys)
@@ -202,7 +208,7 @@ export async function renamePasskey(deps: Infra, actor: UserActor, id: string, n
   return presentPasskey(row);
 }
 
-export async function deletePasskey(deps: Infra, actor: UserActor, id: string) {
+export async function deletePasskey(deps: Pick<Infra, 'db'>, actor: UserActor, id: string) {
   const [row] = await deps.db
     .delete(passkeys)
     .where(and(eq(passkeys.id, id), eq(passkeys.userId, actor.userId)))
@@ -219,7 +225,7 @@ export async function deletePasskey(deps: Infra, actor: UserActor, id: string) {
 const FORM_SAMPLE = 1000;
 const FIRST_FORM = { bytes: 16, transports: ['hybrid', 'internal'] as AuthenticatorTransport[] };
 
-async function decoyForm(deps: Infra) {
+async function decoyForm(deps: Pick<Infra, 'db'>) {
   const recent = await deps.db
     .select({ credentialId: passkeys.credentialId, transports: passkeys.transports })
     .from(passkeys)
@@ -244,7 +250,7 @@ async function decoyForm(deps: Infra) {
  * a real entry (decoyForm), so its answer looks like that of an account with one passkey. No
  * authenticator holds it.
  */
-async function decoyCredential(deps: Infra, email: string) {
+async function decoyCredential(deps: Pick<Infra, 'config' | 'db'>, email: string) {
   const form = await decoyForm(deps);
   const blocks: Buffer[] = [];
   for (let i = 0; blocks.length * 32 < form.bytes; i++) {
@@ -261,7 +267,7 @@ async function decoyCredential(deps: Infra, email: string) {
  * takes only that account's passkeys, and none for an address that is unknown or deactivated.
  * Without: none, for a discoverable passkey.
  */
-export async function authenticationOptions(deps: Infra, input: { email?: string }) {
+export async function authenticationOptions(deps: PasskeySignInDeps, input: { email?: string }) {
   const { rpId } = relyingParty(deps);
   let userId: string | null = null;
   let allow: PasskeyRow[] = [];
@@ -304,7 +310,7 @@ const refused = () =>
  * (423, 403, or the two-factor step) has moved the counter: the authenticator counted it.
  */
 export async function authenticationVerify(
-  deps: Infra,
+  deps: PasskeySignInDeps,
   signIn: SignInPort,
   input: { challengeId: string; response: AuthenticationResponseJSON },
   client: SignInClient,

@@ -40,7 +40,7 @@ function shapeOf(value: unknown, key = ''): unknown {
 /** As the admin command disable-user leaves an account: inactive, its cached row dropped. */
 async function deactivate(userId: string) {
   await t.deps.db.execute(sql`update users set is_active = false where id = ${userId}`);
-  await t.deps.users.changed(userId);
+  await t.deps.userCache.changed(userId);
 }
 
 function expectSignedIn(res: Awaited<ReturnType<typeof post>>, userId: string) {

@@ -34,7 +34,7 @@ function cleanName(name: string): string {
   return trimmed;
 }
 
-async function loadPage(deps: Infra, access: OrgAccess, page: number, pageSize: number) {
+async function loadPage(deps: Pick<Infra, 'db'>, access: OrgAccess, page: number, pageSize: number) {
   // One prepared round trip: the page and, in each of its rows, the organization's total.
   const pageQuery = prepared(deps.db, 'projects_page', (db) =>
     db
@@ -71,7 +71,7 @@ async function load(tx: Tx | Infra['db'], access: OrgAccess, projectId: string) 
   return p;
 }
 
-export function createProjectService(deps: Infra) {
+export function createProjectService(deps: Pick<Infra, 'logger' | 'clock' | 'db' | 'shared'>) {
   const lists = createProjectListCache<ProjectPage>(deps.shared, deps.logger);
   /** Declared at every project write: the organization's cached pages are read again once it commits. */
   const listChanged = (access: OrgAccess) => () => lists.changed(access.organizationId);

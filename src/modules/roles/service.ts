@@ -22,6 +22,9 @@ import { BUILT_IN_ROLES, isBuiltInRole, OWNER_ONLY, type PermissionCatalogue } f
 import { beyondCeiling, memberRole } from '../../platform/roles.js';
 import type { OrgAccess } from '../../platform/tenancy.js';
 
+/** What a write of a custom role uses. */
+type RoleWriteDeps = Pick<Infra, 'clock' | 'db' | 'permissions'>;
+
 /** The most custom roles one organization may have. */
 export const MAX_CUSTOM_ROLES = 50;
 
@@ -69,7 +72,7 @@ async function holders(tx: Tx | Infra['db'], organizationId: string, key: string
  * 400 for a permission outside the catalogue or one only the owner holds; 403 for one the caller
  * lacks. Answers the list, deduplicated.
  */
-function checkPermissions(deps: Infra, access: OrgAccess, permissions: string[]): string[] {
+function checkPermissions(deps: Pick<Infra, 'permissions'>, access: OrgAccess, permissions: string[]): string[] {
   for (const p of permissions) {
     if (!deps.permissions.has(p))
       throw validationError(
@@ -105,7 +108,7 @@ async function lockRole(tx: Tx, access: OrgAccess, key: string): Promise<Organiz
 }
 
 /** 403 when the role already holds a permission the caller lacks: it is beyond what they may manage. */
-function assertManageable(deps: Infra, access: OrgAccess, row: OrganizationRoleRow) {
+function assertManageable(deps: Pick<Infra, 'permissions'>, access: OrgAccess, row: OrganizationRoleRow) {
   const lacking = beyondCeiling(access, deps.permissions.grants(row.key, row.permissions));
   if (lacking.length > 0)
     throw authorizationError(
@@ -114,7 +117,7 @@ function assertManageable(deps: Infra, access: OrgAccess, row: OrganizationRoleR
     );
 }
 
-export async function listRoles(deps: Infra, access: OrgAccess) {
+export async function listRoles(deps: Pick<Infra, 'db' | 'permissions'>, access: OrgAccess) {
   const counts = await deps.db
     .select({ role: memberships.role, n: count() })
     .from(memberships)
@@ -142,7 +145,7 @@ export async function listRoles(deps: Infra, access: OrgAccess) {
 }
 
 export async function createRole(
-  deps: Infra,
+  deps: RoleWriteDeps,
   access: OrgAccess,
   input: { key: string; name: string; description?: string | null; permissions: string[] },
 ) {
@@ -192,7 +195,7 @@ export async function createRole(
 }
 
 export async function updateRole(
-  deps: Infra,
+  deps: Pick<Infra, 'clock' | 'db' | 'permissions' | 'apiKeys'>,
   access: OrgAccess,
   key: string,
   input: { name?: string; description?: string | null; permissions?: string[] },
@@ -243,7 +246,7 @@ export async function updateRole(
   });
 }
 
-export async function deleteRole(deps: Infra, access: OrgAccess, key: string): Promise<void> {
+export async function deleteRole(deps: RoleWriteDeps, access: OrgAccess, key: string): Promise<void> {
   assertCustom(key);
   await transaction(deps.db, async (tx) => {
     const row = await lockRole(tx, access, key);
@@ -278,7 +281,7 @@ export async function deleteRole(deps: Infra, access: OrgAccess, key: string): P
 
 /** What `userId`'s role here grants of `permissions`: all false for a non-member. 400 for a key outside the catalogue. */
 export async function checkMemberPermissions(
-  deps: Infra,
+  deps: Pick<Infra, 'db' | 'permissions'>,
   access: OrgAccess,
   input: { userId: string; permissions: string[] },
 ) {
@@ -297,6 +300,6 @@ export async function checkMemberPermissions(
   };
 }
 
-export const catalogue = (deps: Infra) => ({
+export const catalogue = (deps: Pick<Infra, 'permissions'>) => ({
   permissions: deps.permissions.list().map((p) => ({ key: p.key, builtIn: p.builtIn })),
 });

@@ -141,7 +141,7 @@ describe(
       const second = await login(a, user.email);
       const org = (await createOrg(a, user)).id;
       await renameOrg(a, user.accessToken, org, 'Before');
-      await a.deps.users.changed(user.userId);
+      await a.deps.userCache.changed(user.userId);
       await a.deps.db.execute(sql`update users set is_active = false where id = ${user.userId}`);
       expect401(await me(b, second.accessToken), 'GET /users/me');
       await expectLockedOut(user, second, org);

@@ -13,7 +13,7 @@ import { getMe } from './service.js';
 const iso = (d: Date) => d.toISOString();
 const isoOrNull = (d: Date | null) => d?.toISOString() ?? null;
 
-export async function exportAccount(deps: Infra, actor: UserActor) {
+export async function exportAccount(deps: Pick<Infra, 'clock' | 'db' | 'userCache'>, actor: UserActor) {
   const profile = await getMe(deps, actor);
   const userId = actor.userId;
   return deps.db.transaction(async (tx) => {

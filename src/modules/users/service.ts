@@ -9,6 +9,9 @@ import { sessions } from '../../db/tables/auth.js';
 import { users, type Preferences, type UserRow } from '../../db/tables/users.js';
 import { transaction } from '../../db/transaction.js';
 
+/** What the session list and its revocations use. */
+type SessionListDeps = Pick<Infra, 'clock' | 'db' | 'sessions'>;
+
 export const presentUser = (u: UserRow) => ({
   id: u.id,
   email: u.email,
@@ -22,9 +25,9 @@ export const presentUser = (u: UserRow) => ({
   updatedAt: u.updatedAt.toISOString(),
 });
 
-export async function getMe(deps: Infra, actor: UserActor) {
+export async function getMe(deps: Pick<Infra, 'userCache'>, actor: UserActor) {
   // The guard has just read the row through the same cache (and refused an inactive account).
-  const user = actor.user ?? (await deps.users.get(actor.userId));
+  const user = actor.user ?? (await deps.userCache.get(actor.userId));
   if (!user || !user.isActive) throw notFound('User not found');
   return presentUser(user);
 }
@@ -82,7 +85,7 @@ type PreferencesPatch = Partial<Omit<Preferences, 'notifications'>> & {
 };
 
 export async function updateMe(
-  deps: Infra,
+  deps: Pick<Infra, 'clock' | 'db' | 'userCache'>,
   actor: UserActor,
   input: { fullName?: string; avatarUrl?: string | null; preferences?: PreferencesPatch },
 ) {
@@ -117,13 +120,13 @@ export async function updateMe(
       })
       .where(eq(users.id, actor.userId))
       .returning();
-    afterCommit(() => deps.users.changed(actor.userId));
+    afterCommit(() => deps.userCache.changed(actor.userId));
     return presentUser(updated!);
   });
   return result;
 }
 
-export async function listSessions(deps: Infra, actor: UserActor, page: number, pageSize: number) {
+export async function listSessions(deps: SessionListDeps, actor: UserActor, page: number, pageSize: number) {
   await deps.sessions.flushTouches();
   const now = deps.clock.now();
   const active = and(eq(sessions.userId, actor.userId), isNull(sessions.revokedAt), gt(sessions.expiresAt, now));
@@ -152,7 +155,7 @@ export async function listSessions(deps: Infra, actor: UserActor, page: number, 
   };
 }
 
-export async function revokeSession(deps: Infra, actor: UserActor, sessionId: string) {
+export async function revokeSession(deps: SessionListDeps, actor: UserActor, sessionId: string) {
   if (sessionId === actor.sessionId) {
     throw validationError(
       'The current session cannot be revoked this way',
@@ -175,7 +178,7 @@ export async function revokeSession(deps: Infra, actor: UserActor, sessionId: st
 }
 
 /** `revoked` counts the sessions that were active, as the list showed them: an expired one is not signed out. */
-export async function revokeAllSessions(deps: Infra, actor: UserActor) {
+export async function revokeAllSessions(deps: SessionListDeps, actor: UserActor) {
   const now = deps.clock.now();
   const ids = await deps.sessions.revokeAllOfUser(deps.db, actor.userId, 'revoked_all');
   // Revocation leaves expiresAt as it was, so the count is exact even after the update.

@@ -34,7 +34,12 @@ async function lockEndpoint(tx: Tx, access: OrgAccess, id: string) {
  * ciphertext it had (encrypted like secret_enc). Rotating again during a grace makes the current
  * secret the previous one, with the new grace: the one before it stops at once (0 drops it too).
  */
-export async function rotateSecret(deps: Infra, access: OrgAccess, id: string, graceSeconds = 0) {
+export async function rotateSecret(
+  deps: Pick<Infra, 'config' | 'clock' | 'db'>,
+  access: OrgAccess,
+  id: string,
+  graceSeconds = 0,
+) {
   const secret = newSecret();
   const now = deps.clock.now();
   return transaction(deps.db, async (tx) => {
@@ -68,7 +73,7 @@ const testLimitReached = (retryAfterS: number) =>
  * endpoint created in the last 60 s (by the app's clock); beyond, 429 and nothing is queued. The
  * endpoint's row lock makes the count exact under concurrent requests.
  */
-export async function sendTestEvent(deps: Infra, access: OrgAccess, id: string) {
+export async function sendTestEvent(deps: Pick<Infra, 'clock' | 'db'>, access: OrgAccess, id: string) {
   return transaction(deps.db, async (tx) => {
     const e = await lockEndpoint(tx, access, id);
     if (!e.isActive) throw conflict('The endpoint is disabled', 'Enable it (isActive: true) to send a test event');
@@ -109,7 +114,7 @@ export async function sendTestEvent(deps: Infra, access: OrgAccess, id: string) 
  * retry does each one: the same delivery, `pending`, due now, its attempts still counted, so it gets
  * one more attempt and, if that fails, is `failed` again without automatic retries.
  */
-export async function recoverDeliveries(deps: Infra, access: OrgAccess, id: string, since: Date) {
+export async function recoverDeliveries(deps: Pick<Infra, 'clock' | 'db'>, access: OrgAccess, id: string, since: Date) {
   const now = deps.clock.now();
   if (since.getTime() > now.getTime())
     throw validationError('Invalid request body', 'since: must not be in the future');

@@ -25,7 +25,7 @@ const NOTE =
 /** The flat alias of an endpoint route: its url under /webhooks/:id and its own operationId; its params are the url's. */
 export type FlatAlias = (url: string, operationId: string) => Alias;
 
-export function flatAlias(deps: Infra): FlatAlias {
+export function flatAlias(deps: Pick<Infra, 'db'>): FlatAlias {
   const org = (params: Record<string, string>) => organizationOfEndpoint(deps, params.id!);
   return (url, operationId) => ({
     url,

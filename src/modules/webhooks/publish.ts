@@ -56,7 +56,7 @@ const PLACEHOLDER = { status: 0, body: null };
  * concurrent request with the same key waits here on the row until the first commits (or rolls
  * back). Answers false when a live row exists: the caller returns its stored answer.
  */
-async function claimKey(deps: Infra, tx: Tx, organizationId: string, key: string): Promise<boolean> {
+async function claimKey(deps: Pick<Infra, 'clock'>, tx: Tx, organizationId: string, key: string): Promise<boolean> {
   const now = deps.clock.now();
   const claimed = await tx
     .insert(eventIdempotencyKeys)
@@ -94,7 +94,7 @@ async function storedAnswer(tx: Tx, organizationId: string, key: string, input: 
 }
 
 export async function publishEvent(
-  deps: Infra,
+  deps: Pick<Infra, 'clock' | 'db'>,
   access: OrgAccess,
   input: PublishInput,
   key: string | undefined,

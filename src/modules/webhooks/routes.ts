@@ -9,7 +9,7 @@ import type { ErrorExample } from '../../http/errors-doc.js';
 import { route } from '../../http/route.js';
 import { ref, success } from '../../http/schemas.js';
 import { PageQuery } from '../../platform/pagination.js';
-import * as hooks from './service.js';
+import * as webhooks from './service.js';
 import { publishRoutes } from './publish.routes.js';
 import { controlRoutes } from './controls.routes.js';
 import { flatAlias, OrgDeliveryParams, OrgHookParams, OrgParams } from './paths.js';
@@ -50,7 +50,7 @@ const manage = { org: 'orgId', permission: 'webhooks:manage' } as const;
 /** The flat create's organization: `organizationId` from the body, else the API key's (400 with neither). */
 async function organizationOfCreate(_params: Record<string, string>, request: FastifyRequest): Promise<string> {
   const { organizationId } = request.body as { organizationId?: string };
-  const orgId = organizationId ?? (request.actor.kind === 'apiKey' ? request.actor.organizationId : undefined);
+  const orgId = organizationId ?? (request.actor.kind === 'api_key' ? request.actor.organizationId : undefined);
   if (!orgId) throw validationError('Invalid request body', ORG_REQUIRED);
   return orgId;
 }
@@ -70,7 +70,7 @@ export function webhookRoutes(deps: Infra) {
       description: `${READ} Without its secret.`,
       schema: { params: OrgHookParams, response: { 200: ref(EndpointResponse, 'The endpoint') } },
       errors: [ENDPOINT_NOT_FOUND],
-      handler: async (ctx, { params }) => success(await hooks.getEndpoint(deps, ctx.access, params.id)),
+      handler: async (ctx, { params }) => success(await webhooks.getEndpoint(deps, ctx.access, params.id)),
     }),
     route({
       method: 'PATCH',
@@ -87,7 +87,8 @@ export function webhookRoutes(deps: Infra) {
         response: { 200: ref(EndpointResponse, 'The updated endpoint') },
       },
       errors: [BAD_URL, ENDPOINT_NOT_FOUND],
-      handler: async (ctx, { params, body }) => success(await hooks.updateEndpoint(deps, ctx.access, params.id, body)),
+      handler: async (ctx, { params, body }) =>
+        success(await webhooks.updateEndpoint(deps, ctx.access, params.id, body)),
     }),
     route({
       method: 'DELETE',
@@ -101,7 +102,7 @@ export function webhookRoutes(deps: Infra) {
       schema: { params: OrgHookParams, response: { 200: ref(SuccessMessage, 'Deleted') } },
       errors: [ENDPOINT_NOT_FOUND],
       handler: async (ctx, { params }) => {
-        await hooks.deleteEndpoint(deps, ctx.access, params.id);
+        await webhooks.deleteEndpoint(deps, ctx.access, params.id);
         return { success: true as const, message: 'Webhook endpoint deleted' };
       },
     }),
@@ -122,7 +123,7 @@ export function webhookRoutes(deps: Infra) {
       errors: [ENDPOINT_NOT_FOUND],
       handler: async (ctx, { params, query }) => ({
         success: true as const,
-        ...(await hooks.listDeliveries(deps, ctx.access, params.id, query.page ?? 1, query.pageSize ?? 20)),
+        ...(await webhooks.listDeliveries(deps, ctx.access, params.id, query.page ?? 1, query.pageSize ?? 20)),
       }),
     }),
     route({
@@ -140,7 +141,7 @@ export function webhookRoutes(deps: Infra) {
       },
       errors: [ENDPOINT_NOT_FOUND, DELIVERY_NOT_FOUND],
       handler: async (ctx, { params }) =>
-        success(await hooks.listAttempts(deps, ctx.access, params.id, params.deliveryId)),
+        success(await webhooks.listAttempts(deps, ctx.access, params.id, params.deliveryId)),
     }),
     ...controlRoutes(deps, flat),
     route({
@@ -163,7 +164,7 @@ export function webhookRoutes(deps: Infra) {
         },
       ],
       handler: async (ctx, { params }) =>
-        success(await hooks.retryDelivery(deps, ctx.access, params.id, params.deliveryId)),
+        success(await webhooks.retryDelivery(deps, ctx.access, params.id, params.deliveryId)),
     }),
     route({
       method: 'GET',
@@ -174,7 +175,7 @@ export function webhookRoutes(deps: Infra) {
       summary: 'Webhook endpoints, without secrets (webhooks:read)',
       description: `${READ} Not paginated: an organization holds few endpoints.`,
       schema: { params: OrgParams, response: { 200: ref(EndpointListResponse, 'The endpoints') } },
-      handler: async (ctx) => success(await hooks.listEndpoints(deps, ctx.access)),
+      handler: async (ctx) => success(await webhooks.listEndpoints(deps, ctx.access)),
     }),
     route({
       method: 'POST',
@@ -190,7 +191,7 @@ export function webhookRoutes(deps: Infra) {
         response: { 201: ref(EndpointSecretResponse, 'The endpoint and its secret') },
       },
       errors: [BAD_URL, SEATS],
-      handler: async (ctx, { body }) => success(await hooks.createEndpoint(deps, ctx.access, body)),
+      handler: async (ctx, { body }) => success(await webhooks.createEndpoint(deps, ctx.access, body)),
     }),
     // Not an alias: its body names the organization (or the API key does), so its schema is its own.
     route({
@@ -217,7 +218,7 @@ export function webhookRoutes(deps: Infra) {
       ],
       handler: async (ctx, { body }) => {
         const { organizationId: _, ...input } = body;
-        return success(await hooks.createEndpoint(deps, ctx.access, input));
+        return success(await webhooks.createEndpoint(deps, ctx.access, input));
       },
     }),
   ];

@@ -22,6 +22,9 @@ import {
 } from '../../db/tables/webhooks.js';
 import { transaction } from '../../db/transaction.js';
 
+/** What a write of an endpoint uses (its URL checked under the configured rules). */
+type EndpointWriteDeps = Pick<Infra, 'config' | 'clock' | 'db'>;
+
 export const presentEndpoint = (e: EndpointRow) => ({
   id: e.id,
   organizationId: e.organizationId,
@@ -61,7 +64,7 @@ export const presentDelivery = (d: DeliveryRow, e: Body) => ({
 
 export const newSecret = () => `whsec_${randomHex(32)}`;
 
-function checkUrl(deps: Infra, url: string) {
+function checkUrl(deps: Pick<Infra, 'config'>, url: string) {
   if (deps.config.webhook.allowPrivateUrls) {
     if (!/^https?:\/\//i.test(url)) throw validationError('Invalid webhook URL', 'url: must use http or https');
     return;
@@ -91,7 +94,7 @@ async function load(tx: Tx | Infra['db'], access: OrgAccess, id: string) {
 }
 
 /** The organization of an endpoint, for the flat `/webhooks/{id}` paths; 404 when there is none (or it is deleted). */
-export async function organizationOfEndpoint(deps: Infra, id: string): Promise<string> {
+export async function organizationOfEndpoint(deps: Pick<Infra, 'db'>, id: string): Promise<string> {
   const [e] = await deps.db
     .select({ org: webhookEndpoints.organizationId })
     .from(webhookEndpoints)
@@ -100,7 +103,7 @@ export async function organizationOfEndpoint(deps: Infra, id: string): Promise<s
   return e.org;
 }
 
-export async function listEndpoints(deps: Infra, access: OrgAccess) {
+export async function listEndpoints(deps: Pick<Infra, 'db'>, access: OrgAccess) {
   const rows = await deps.db
     .select()
     .from(webhookEndpoints)
@@ -110,7 +113,7 @@ export async function listEndpoints(deps: Infra, access: OrgAccess) {
 }
 
 export async function createEndpoint(
-  deps: Infra,
+  deps: EndpointWriteDeps,
   access: OrgAccess,
   input: { url: string; description?: string | null; events?: string[] },
 ) {
@@ -143,12 +146,12 @@ export async function createEndpoint(
   });
 }
 
-export async function getEndpoint(deps: Infra, access: OrgAccess, id: string) {
+export async function getEndpoint(deps: Pick<Infra, 'db'>, access: OrgAccess, id: string) {
   return presentEndpoint(await load(deps.db, access, id));
 }
 
 export async function updateEndpoint(
-  deps: Infra,
+  deps: EndpointWriteDeps,
   access: OrgAccess,
   id: string,
   input: { url?: string; description?: string | null; events?: string[]; isActive?: boolean },
@@ -175,7 +178,7 @@ export async function updateEndpoint(
 }
 
 /** Removes the endpoint (its history stays readable) and cancels its pending deliveries. */
-export async function deleteEndpoint(deps: Infra, access: OrgAccess, id: string) {
+export async function deleteEndpoint(deps: Pick<Infra, 'clock' | 'db'>, access: OrgAccess, id: string) {
   const now = deps.clock.now();
   await transaction(deps.db, async (tx) => {
     await load(tx, access, id);
@@ -194,7 +197,13 @@ export async function deleteEndpoint(deps: Infra, access: OrgAccess, id: string)
   });
 }
 
-export async function listDeliveries(deps: Infra, access: OrgAccess, id: string, page: number, pageSize: number) {
+export async function listDeliveries(
+  deps: Pick<Infra, 'db'>,
+  access: OrgAccess,
+  id: string,
+  page: number,
+  pageSize: number,
+) {
   await load(deps.db, access, id);
   const where = and(eq(webhookDeliveries.organizationId, access.organizationId), eq(webhookDeliveries.endpointId, id));
   const rows = await deps.db
@@ -214,7 +223,7 @@ export async function listDeliveries(deps: Infra, access: OrgAccess, id: string,
 export const ATTEMPTS_LIMIT = 100;
 
 /** The attempts of one delivery of the endpoint, oldest first (the newest ATTEMPTS_LIMIT). */
-export async function listAttempts(deps: Infra, access: OrgAccess, id: string, deliveryId: string) {
+export async function listAttempts(deps: Pick<Infra, 'db'>, access: OrgAccess, id: string, deliveryId: string) {
   await load(deps.db, access, id);
   const [d] = await deps.db
     .select({ id: webhookDeliveries.id })
@@ -245,7 +254,12 @@ export async function listAttempts(deps: Infra, access: OrgAccess, id: string, d
 }
 
 /** Queues one more attempt of a delivery that failed (or is waiting for a retry) now. */
-export async function retryDelivery(deps: Infra, access: OrgAccess, id: string, deliveryId: string) {
+export async function retryDelivery(
+  deps: Pick<Infra, 'clock' | 'db'>,
+  access: OrgAccess,
+  id: string,
+  deliveryId: string,
+) {
   const now = deps.clock.now();
   return transaction(deps.db, async (tx) => {
     const e = await load(tx, access, id);

@@ -6,6 +6,6 @@ export type Actor =
   | { kind: 'anonymous' }
   // `user`: the account's row as the guard found it (active), for GET /users/me to reuse.
   | { kind: 'user'; userId: string; email: string; sessionId: string; user?: UserRow }
-  | { kind: 'apiKey'; keyId: string; organizationId: string; scopes: string[]; createdBy: string };
+  | { kind: 'api_key'; keyId: string; organizationId: string; scopes: string[]; createdBy: string };
 
 export type UserActor = Extract<Actor, { kind: 'user' }>;

@@ -31,7 +31,10 @@ import { createWebhookSender } from './sender.js';
 export { signatureHeader } from './attempt.js';
 export type { WorkerOptions } from './scheduler.js';
 
-export function createDeliveryWorker(deps: Infra, opts: WorkerOptions = {}) {
+export function createDeliveryWorker(
+  deps: Pick<Infra, 'config' | 'logger' | 'clock' | 'dbHandle' | 'db' | 'mailer' | 'metrics'>,
+  opts: WorkerOptions = {},
+) {
   const workerId = `wrk_${randomBytes(6).toString('hex')}`;
   const settings = workerSettings(
     { perOrganization: deps.config.webhook.orgConcurrency, ...opts },

@@ -10,7 +10,7 @@ import type { Infra } from '../../../infra.js';
 type Rows = Array<Record<string, unknown>>;
 export type Query = (name: string, text: string, values: unknown[]) => Promise<Rows>;
 
-export function queryOn(deps: Infra): { query: Query; close(): Promise<void> } {
+export function queryOn(deps: Pick<Infra, 'logger' | 'dbHandle'>): { query: Query; close(): Promise<void> } {
   const { pool, pglite, url } = deps.dbHandle;
   if (pool && url) {
     const own = new pg.Pool({

@@ -1,4 +1,4 @@
-// The retention job (platform/retention.ts) through the real database on the fake clock: rows on both
+// The retention job (jobs/retention.ts) through the real database on the fake clock: rows on both
 // sides of each boundary, pending deliveries kept whatever their age, bounded batches, and two runs
 // at once deleting each row once.
 import { sql } from 'drizzle-orm';
