@@ -240,6 +240,12 @@ export async function buildApp(deps: Infra, options: AppOptions = {}): Promise<F
         google: auth.oauth.google !== null,
         github: auth.oauth.github !== null,
       },
+      brand: {
+        name: deps.config.branding.appName,
+        logoUrl: deps.config.branding.logoUrl,
+        primaryColor: deps.config.branding.primaryColor,
+        supportEmail: deps.config.branding.supportEmail,
+      },
     },
   });
 

@@ -2,6 +2,7 @@
 // here once, at boot. A bad value stops the start with a one-line message that names the variable,
 // and so does a production start with a setting that is only safe in development (see
 // `checkProduction`).
+import { parseBranding } from './config/branding.js';
 import path from 'node:path';
 import { loadDevSecrets } from './config/dev-secrets.js';
 import {
@@ -185,6 +186,7 @@ export function loadConfig(env: Env = process.env, defaults: { logLevel?: string
   const databaseUrl = url(env, 'DATABASE_URL', null, ['postgres:', 'postgresql:']);
   const redisUrl = url(env, 'REDIS_URL', null, ['redis:', 'rediss:']);
   const smtpUrl = url(env, 'SMTP_URL', null, ['smtp:', 'smtps:']);
+  const branding = parseBranding(env);
 
   const passwordPolicy: PasswordPolicy = {
     minLength: int(env, 'PASSWORD_MIN_LENGTH', 8, 8, 128),
@@ -211,7 +213,8 @@ export function loadConfig(env: Env = process.env, defaults: { logLevel?: string
     appOrigin: appOrigin.replace(/\/$/, ''),
     publicApiUrl,
     smtpUrl,
-    mailFrom: str(env, 'MAIL_FROM', 'Tenantry <no-reply@localhost>'),
+    mailFrom: str(env, 'MAIL_FROM', `${branding.appName} <no-reply@localhost>`),
+    branding,
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     webhook: {
       // Outside production a local receiver just works (docs/configuration.md); production refuses true.

@@ -1,3 +1,4 @@
+import type { Branding } from '../providers/mail/templates.js';
 // The shape of the configuration loadConfig (index.ts) builds once, at boot.
 
 export class ConfigError extends Error {
@@ -51,6 +52,8 @@ export interface Config {
   publicApiUrl: string;
   smtpUrl: string | null;
   mailFrom: string;
+  /** The product's name, logo, colour, support address and mail texts (config/branding.ts). */
+  branding: Branding;
   trustProxy: boolean | number | string;
   webhook: {
     allowPrivateUrls: boolean;

@@ -197,7 +197,32 @@ describe('/app-config.json', () => {
     const res = await t.request({ method: 'GET', url: '/app-config.json' });
     expect(res.statusCode).toBe(200);
     expect(res.headers['cache-control']).toBe('no-cache');
-    expect(json(res)).toEqual({ signIn: { password: true, magicLink: true, google: false, github: false } });
+    expect(json(res)).toEqual({
+      signIn: { password: true, magicLink: true, google: false, github: false },
+      brand: { name: 'Tenantry', logoUrl: null, primaryColor: '#2f5bd3', supportEmail: null },
+    });
+  });
+
+  it("carries the product's branding", async () => {
+    const branded = await createTestApp({
+      env: {
+        APP_NAME: 'Acme Cloud',
+        APP_LOGO_URL: 'https://cdn.acme.example/logo.png',
+        APP_PRIMARY_COLOR: '#ff6600',
+        APP_SUPPORT_EMAIL: 'help@acme.example',
+      },
+    });
+    try {
+      const res = await branded.request({ method: 'GET', url: '/app-config.json' });
+      expect(json(res).brand).toEqual({
+        name: 'Acme Cloud',
+        logoUrl: 'https://cdn.acme.example/logo.png',
+        primaryColor: '#ff6600',
+        supportEmail: 'help@acme.example',
+      });
+    } finally {
+      await branded.close();
+    }
   });
 });
 

@@ -138,10 +138,12 @@ function wantsPage(request: FastifyRequest, urlPath: string): boolean {
 
 /**
  * What the pages need to know of this service's configuration, served at /app-config.json: the
- * sign-in methods it offers, so that no button leads to a route that answers 404.
+ * sign-in methods it offers, so that no button leads to a route that answers 404, and the product's
+ * branding (APP_NAME, APP_LOGO_URL, APP_PRIMARY_COLOR, APP_SUPPORT_EMAIL).
  */
 export interface WebAppConfig {
   signIn: { password: boolean; magicLink: boolean; google: boolean; github: boolean };
+  brand: { name: string; logoUrl: string | null; primaryColor: string; supportEmail: string | null };
 }
 
 export const APP_CONFIG_PATH = '/app-config.json';

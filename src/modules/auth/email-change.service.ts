@@ -56,7 +56,7 @@ export async function requestEmailChange(
   const link = await transaction(deps.db, (tx) =>
     issueEmailToken(deps, tx, user.id, newEmail, 'change_email', addressBinding(user.email)),
   );
-  sendCapped(deps, 'email_change', emailChangeMail(newEmail, link));
+  sendCapped(deps, 'email_change', emailChangeMail(deps.config.branding, newEmail, link));
 }
 
 /**
@@ -101,5 +101,9 @@ export async function confirmEmailChange(
     if (isUniqueViolation(err)) throw addressTaken();
     throw err;
   }
-  sendLater(deps.mailer, deps.logger, emailChangedMail(previous, next, `${deps.config.appOrigin}/sign-in`));
+  sendLater(
+    deps.mailer,
+    deps.logger,
+    emailChangedMail(deps.config.branding, previous, next, `${deps.config.appOrigin}/sign-in`),
+  );
 }

@@ -22,7 +22,8 @@ import { transaction } from '../../db/transaction.js';
 
 export async function requestMagicLink(deps: TokenMailDeps, email: string) {
   const user = await findUserByEmail(deps, email);
-  if (user && user.isActive) mailTokenLater(deps, user, 'magic_link', magicLinkMail);
+  if (user && user.isActive)
+    mailTokenLater(deps, user, 'magic_link', (to, link) => magicLinkMail(deps.config.branding, to, link));
 }
 
 const invalidLink = () => validationError('Invalid or expired token', 'token: is unknown, already used or expired');

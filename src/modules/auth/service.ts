@@ -66,7 +66,7 @@ export async function register(
       throw conflict('An account with this email already exists', 'email: is already registered');
     throw err;
   }
-  sendCapped(deps, 'verification', verifyEmailMail(email, link));
+  sendCapped(deps, 'verification', verifyEmailMail(deps.config.branding, email, link));
   return { userId };
 }
 
@@ -96,7 +96,8 @@ export async function verifyEmail(deps: Pick<Infra, 'clock' | 'db' | 'userCache'
 
 export async function resendVerification(deps: TokenMailDeps, email: string) {
   const user = await findUserByEmail(deps, email);
-  if (user && user.isActive && !user.emailVerifiedAt) mailTokenLater(deps, user, 'verify_email', verifyEmailMail);
+  if (user && user.isActive && !user.emailVerifiedAt)
+    mailTokenLater(deps, user, 'verify_email', (to, link) => verifyEmailMail(deps.config.branding, to, link));
 }
 
 /**
@@ -229,7 +230,8 @@ export async function logoutWithRefreshToken(deps: Pick<Infra, 'db' | 'sessions'
 
 export async function forgotPassword(deps: TokenMailDeps, email: string) {
   const user = await findUserByEmail(deps, email);
-  if (user && user.isActive) mailTokenLater(deps, user, 'reset_password', resetPasswordMail);
+  if (user && user.isActive)
+    mailTokenLater(deps, user, 'reset_password', (to, link) => resetPasswordMail(deps.config.branding, to, link));
 }
 
 /**

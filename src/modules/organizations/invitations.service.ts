@@ -117,6 +117,7 @@ async function mailInvitation(
     )
     .where(eq(organizations.id, inv.organizationId));
   return invitationMail(
+    deps.config.branding,
     inv.email,
     org?.name ?? 'an organization',
     inviter.fullName ?? inviter.email,

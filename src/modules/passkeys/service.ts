@@ -180,7 +180,11 @@ export async function registrationVerify(
       })
       .returning();
     // The owner hears of every new way into the account (one added with a stolen token included).
-    sendLater(deps.mailer, deps.logger, passkeyAddedMail(user.email, row!.name, `${deps.config.appOrigin}/account`));
+    sendLater(
+      deps.mailer,
+      deps.logger,
+      passkeyAddedMail(deps.config.branding, user.email, row!.name, `${deps.config.appOrigin}/account`),
+    );
     return presentPasskey(row!);
   } catch (err) {
     if (isUniqueViolation(err))

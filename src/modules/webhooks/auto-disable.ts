@@ -80,7 +80,11 @@ async function disableOne(deps: Deps, organizationId: string, endpointId: string
     afterCommit(async () => {
       const link = `${deps.config.appOrigin}/organizations/${organizationId}/webhooks/${endpointId}`;
       for (const a of admins)
-        sendLater(deps.mailer, deps.logger, endpointDisabledMail(a.email, a.orgName, e.url, hours, link));
+        sendLater(
+          deps.mailer,
+          deps.logger,
+          endpointDisabledMail(deps.config.branding, a.email, a.orgName, e.url, hours, link),
+        );
       deps.logger.warn(
         { organizationId, endpointId, failingSince: e.failingSince },
         'webhook endpoint turned off: every attempt failed',

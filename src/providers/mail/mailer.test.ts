@@ -5,7 +5,7 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { Config } from '../../config.js';
 import { createMailer, redactLinks } from './mailer.js';
-import { magicLinkMail, resetPasswordMail } from './templates.js';
+import { DEFAULT_BRANDING, magicLinkMail, resetPasswordMail } from './templates.js';
 
 const TOKEN = 'Zm9vYmFyYmF6cXV4LXRva2VuLXZhbHVlLTEyMzQ1Njc4OTA';
 
@@ -27,7 +27,9 @@ describe('the log mailer (no SMTP_URL)', () => {
   it('prints the link in development, so a developer can follow it', async () => {
     const log = capture();
     const mailer = createMailer(configFor('development'), log.logger);
-    await mailer.send(magicLinkMail('dev@example.com', `http://localhost:3000/magic-link?token=${TOKEN}`));
+    await mailer.send(
+      magicLinkMail(DEFAULT_BRANDING, 'dev@example.com', `http://localhost:3000/magic-link?token=${TOKEN}`),
+    );
     expect(log.text()).toContain(`magic-link?token=${TOKEN}`);
     expect(log.text()).toContain('dev@example.com');
   });
@@ -35,9 +37,15 @@ describe('the log mailer (no SMTP_URL)', () => {
   it('never writes a token to the log in production', async () => {
     const log = capture();
     const mailer = createMailer(configFor('production'), log.logger);
-    await mailer.send(magicLinkMail('prod@example.com', `https://app.example.com/magic-link?token=${TOKEN}`));
     await mailer.send(
-      resetPasswordMail('prod@example.com', `https://app.example.com/reset-password?foo=1&token=${TOKEN}#${TOKEN}`),
+      magicLinkMail(DEFAULT_BRANDING, 'prod@example.com', `https://app.example.com/magic-link?token=${TOKEN}`),
+    );
+    await mailer.send(
+      resetPasswordMail(
+        DEFAULT_BRANDING,
+        'prod@example.com',
+        `https://app.example.com/reset-password?foo=1&token=${TOKEN}#${TOKEN}`,
+      ),
     );
     const out = log.text();
     expect(out).not.toContain(TOKEN);

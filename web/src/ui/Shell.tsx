@@ -4,9 +4,11 @@ import type { ReactNode } from 'react';
 import { useSession } from '../api/hooks';
 import { signOut } from '../api/session';
 import { Link, navigate, useLocation } from '../router';
+import { useBrand } from './brand';
 
 export function Shell({ children }: { children: ReactNode }) {
   const session = useSession();
+  const brand = useBrand();
   const { path } = useLocation();
   const current = (prefix: string) => (path === prefix || path.startsWith(`${prefix}/`) ? 'page' : undefined);
   return (
@@ -15,8 +17,9 @@ export function Shell({ children }: { children: ReactNode }) {
         Skip to content
       </a>
       <header className="topbar">
-        <Link to="/" className="brand">
-          Tenantry
+        <Link to="/" className="brand" data-testid="brand">
+          {brand?.logoUrl ? <img src={brand.logoUrl} alt="" className="brand-logo" height={24} /> : null}
+          {brand?.name ?? ''}
         </Link>
         {session.status === 'signed-in' ? (
           <>

@@ -9,11 +9,13 @@ import { api, reloadMe } from '../../api/session';
 import { Alert, Notice, useSubmit } from '../../ui/form';
 import { Link, useLocation, useMailedToken } from '../../router';
 import { AuthCard } from './shared';
+import { useAppConfig } from '../../api/app-config';
 
 export function ConfirmEmail() {
   const { path } = useLocation();
   // Read, then dropped from the address bar (no live token in a history or a log).
   const token = useMailedToken();
+  const appName = useAppConfig()?.brand.name;
   const session = useSession();
   const [changed, setChanged] = useState(false);
   const { busy, problem, run } = useSubmit();
@@ -57,7 +59,7 @@ export function ConfirmEmail() {
       {session.status === 'signed-out' ? (
         <>
           <p>
-            Someone asked to move a Tenantry account to this email address. To confirm,{' '}
+            Someone asked to move {appName ? `${appName} ` : 'an '}account to this email address. To confirm,{' '}
             <Link to={`/sign-in?next=${encodeURIComponent(here)}`}>sign in</Link> to the account that asked, then
             confirm here.
           </p>
