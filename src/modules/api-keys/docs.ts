@@ -1,13 +1,13 @@
 // The OpenAPI prose of the API-key routes (routes.ts), by operationId: each operation's summary,
 // description and the error examples its service answers. The declarations name them (`doc: docs.createApiKey`).
-import type { ErrorExample } from '../../http/errors-doc.js';
+import { type ErrorExample, invalidBody, notFound } from '../../http/errors-doc.js';
 import { routeDocs } from '../../http/route.js';
 
 const PEOPLE = 'Owners and admins only: an API key gets 403.';
-const NOT_FOUND: ErrorExample = { code: 'NOT_FOUND', message: 'API key not found' };
+const NOT_FOUND = notFound('API key not found');
 const REVOKED: ErrorExample = { code: 'CONFLICT', message: 'API key is already revoked' };
 const CREATE_ERRORS: ErrorExample[] = [
-  { code: 'VALIDATION_ERROR', message: 'Invalid request body', details: 'expiresAt: must be in the future' },
+  invalidBody('expiresAt: must be in the future'),
   {
     code: 'PLAN_LIMIT_EXCEEDED',
     message: 'Plan limit reached: 1 active API keys',

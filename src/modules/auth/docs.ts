@@ -12,7 +12,7 @@ import {
   WEAK_PASSWORD,
   INVALID_CODE,
 } from './route-options.js';
-import type { ErrorExample } from '../../http/errors-doc.js';
+import { type ErrorExample, invalidBody, reauthenticate, WRONG_PASSWORD } from '../../http/errors-doc.js';
 import { routeDocs } from '../../http/route.js';
 
 export const NO_REFRESH_TOKEN = {
@@ -26,22 +26,15 @@ const PROVIDER_UNAVAILABLE = {
   message: 'Route not found',
   details: 'Sign-in with gitlab is not available',
 } as const;
-const WRONG_PASSWORD: ErrorExample = {
-  code: 'AUTHENTICATION_ERROR',
-  name: 'wrongPassword',
-  message: 'Password is incorrect',
-};
-const REQUIRED = { reauthenticationRequired: true };
-const WRONG_PROOF: ErrorExample = { ...WRONG_PASSWORD, extra: REQUIRED };
-const WRONG_CODE: ErrorExample = { ...INVALID_SECOND_FACTOR, extra: REQUIRED };
-const CANNOT_PROVE: ErrorExample = {
+const WRONG_PROOF = reauthenticate(WRONG_PASSWORD);
+const WRONG_CODE = reauthenticate(INVALID_SECOND_FACTOR);
+const CANNOT_PROVE = reauthenticate({
   code: 'AUTHENTICATION_ERROR',
   name: 'signInAgain',
   message: 'Re-authentication required',
   details:
     'This account has no password or two-factor code to confirm with: sign in again, and do this within 600 seconds',
-  extra: REQUIRED,
-};
+});
 const TAKEN: ErrorExample = {
   code: 'CONFLICT',
   message: 'An account with this email already exists',
@@ -110,7 +103,7 @@ export const docs = {
       errors: [
         { code: 'AUTHENTICATION_ERROR', message: 'Invalid or expired refresh token' },
         NO_REFRESH_TOKEN,
-        { code: 'VALIDATION_ERROR', message: 'Invalid request body', details: 'refreshToken: is required' },
+        invalidBody('refreshToken: is required'),
         NOT_A_MEMBER,
       ],
     },
@@ -124,14 +117,7 @@ export const docs = {
       summary: 'Prove the person behind this session again',
       description:
         'With the password, or for an account without one a two-factor code. The session then counts as freshly signed in for `AUTH_REAUTH_WINDOW_S` seconds (600 by default), as it does after its sign-in: steps that need a recent proof (adding a passkey) take no password meanwhile. A refresh of the session never counts. A wrong password or code answers 401 with `reauthenticationRequired` and counts toward the sign-in lockout (423 once locked); an account with neither a password nor two-factor answers 401: it signs in again instead (docs/api.md#re-authentication).',
-      errors: [
-        WRONG_PROOF,
-        WRONG_CODE,
-        CANNOT_PROVE,
-        { code: 'VALIDATION_ERROR', message: 'Invalid request body', details: 'password: is required' },
-        USER_NOT_FOUND,
-        LOCKED,
-      ],
+      errors: [WRONG_PROOF, WRONG_CODE, CANNOT_PROVE, invalidBody('password: is required'), USER_NOT_FOUND, LOCKED],
     },
   }),
   ...routeDocs(['Users'], {
@@ -193,7 +179,7 @@ export const docs = {
           message: 'You own an organization that has other members',
           details: 'Transfer the ownership of acme, or remove its other members, first',
         },
-        { code: 'VALIDATION_ERROR', message: 'Invalid request body', details: 'password: is required' },
+        invalidBody('password: is required'),
         USER_NOT_FOUND,
         LOCKED,
         'PAYMENT_PROVIDER_ERROR',

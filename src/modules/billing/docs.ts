@@ -1,6 +1,6 @@
 // The OpenAPI prose of the billing routes (routes.ts), by operationId: each operation's summary,
 // description and the error examples its service answers. The declarations name them (`doc: docs.getBilling`).
-import type { ErrorExample } from '../../http/errors-doc.js';
+import { type ErrorExample, notFound } from '../../http/errors-doc.js';
 import { routeDocs } from '../../http/route.js';
 
 const PROVIDER: ErrorExample = {
@@ -14,7 +14,7 @@ const OFF_ORIGIN: ErrorExample = {
   details: 'successUrl: must be on http://localhost:3000',
 };
 const MANAGE = 'Owners and admins (billing:manage); no API-key scope reaches it.';
-const CHECKOUT_NOT_FOUND: ErrorExample = { code: 'NOT_FOUND', message: 'Checkout not found' };
+const CHECKOUT_NOT_FOUND = notFound('Checkout not found');
 
 export const docs = routeDocs(['Billing'], {
   getBilling: {

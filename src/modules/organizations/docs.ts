@@ -1,19 +1,14 @@
 // The OpenAPI prose of the organization, member and invitation routes (routes.ts, members.routes.ts),
 // by operationId: each operation's summary, description and the error examples its services answer.
-import type { ErrorExample } from '../../http/errors-doc.js';
+import { type ErrorExample, invalidBody, notFound } from '../../http/errors-doc.js';
 import { routeDocs } from '../../http/route.js';
 
-const MEMBER_NOT_FOUND: ErrorExample = { code: 'NOT_FOUND', message: 'Member not found' };
-const INVITATION_NOT_FOUND: ErrorExample = { code: 'NOT_FOUND', message: 'Invitation not found' };
+const MEMBER_NOT_FOUND = notFound('Member not found');
+const INVITATION_NOT_FOUND = notFound('Invitation not found');
 const NOT_PENDING: ErrorExample = {
   code: 'CONFLICT',
   message: 'The invitation is accepted',
   details: 'Only a pending invitation can be changed this way',
-};
-const SEATS: ErrorExample = {
-  code: 'PLAN_LIMIT_EXCEEDED',
-  message: 'Plan limit reached: 3 members',
-  details: "Upgrade the organization's plan to add more members",
 };
 const KEY_ROLE: ErrorExample = {
   code: 'AUTHORIZATION_ERROR',
@@ -27,11 +22,7 @@ const INVALID_TOKEN: ErrorExample = {
   details: 'token: is unknown, expired, revoked or already used',
 };
 const KEYS = 'Owners and admins, or an API key of the organization with the scope';
-const BLANK_NAME: ErrorExample = {
-  code: 'VALIDATION_ERROR',
-  message: 'Invalid request body',
-  details: 'name: must not be blank',
-};
+const BLANK_NAME = invalidBody('name: must not be blank');
 
 export const docs = {
   ...routeDocs(['Members'], {
@@ -82,7 +73,7 @@ export const docs = {
       summary: 'Invite someone by email (invitations:create)',
       description: `${KEYS} write:members. Mails \`inviteUrl\` (valid 7 days). 409 if the address is a member or already invited; 402 when members plus pending invitations reach the plan's member limit (docs/api.md#invitations).`,
       errors: [
-        SEATS,
+        'PLAN_LIMIT_EXCEEDED',
         KEY_ROLE,
         {
           code: 'CONFLICT',
@@ -104,7 +95,7 @@ export const docs = {
     resendInvitation: {
       summary: 'Send the invitation again with a new link and a new 7 days (invitations:manage)',
       description: `${KEYS} write:members. The old link stops working. An expired invitation can be resent while a seat is free (402 otherwise); one that is not pending answers 409.`,
-      errors: [SEATS, KEY_ROLE, INVITATION_NOT_FOUND, NOT_PENDING],
+      errors: ['PLAN_LIMIT_EXCEEDED', KEY_ROLE, INVITATION_NOT_FOUND, NOT_PENDING],
     },
     acceptInvitation: {
       summary: 'Accept an invitation; the caller’s verified email must be the invited one',

@@ -1,10 +1,10 @@
 // The OpenAPI prose of the passkey routes (routes.ts), by operationId: each operation's summary,
 // description and the error examples its services answer. The declarations name them (`doc: docs.listPasskeys`).
-import type { ErrorExample } from '../../http/errors-doc.js';
+import { type ErrorExample, invalidBody, notFound, reauthenticate, WRONG_PASSWORD } from '../../http/errors-doc.js';
 import { routeDocs } from '../../http/route.js';
 
-const NOT_FOUND: ErrorExample = { code: 'NOT_FOUND', message: 'Passkey not found' };
-const USER_NOT_FOUND: ErrorExample = { code: 'NOT_FOUND', name: 'userNotFound', message: 'User not found' };
+const NOT_FOUND = notFound('Passkey not found');
+const USER_NOT_FOUND = notFound('User not found', 'userNotFound');
 const INVALID_PASSKEY: ErrorExample = {
   code: 'AUTHENTICATION_ERROR',
   message: 'Invalid passkey',
@@ -17,37 +17,20 @@ const TWO_FACTOR_REQUIRED: ErrorExample = {
   details: 'Send twoFactorToken and a code to POST /auth/two-factor/login',
   extra: { requiresTwoFactor: true, twoFactorToken: 'k3J9x0bQ2mV7tY1cR8wN4pL6zH5dF0aS' },
 };
-const LOCKED: ErrorExample = {
-  code: 'ACCOUNT_LOCKED',
-  message: 'Account is temporarily locked after too many failed sign-in attempts',
-  details: 'Try again in 900 seconds',
-};
-const REQUIRED = { reauthenticationRequired: true };
-const REAUTH_REQUIRED: ErrorExample = {
+const REAUTH_REQUIRED = reauthenticate({
   code: 'AUTHENTICATION_ERROR',
   name: 'reauthenticationRequired',
   message: 'Re-authentication required',
   details: 'password: confirm your password (in this request, or first with POST /auth/reauthenticate)',
-  extra: REQUIRED,
-};
-const WRONG_PASSWORD: ErrorExample = {
-  code: 'AUTHENTICATION_ERROR',
-  name: 'wrongPassword',
-  message: 'Password is incorrect',
-  extra: REQUIRED,
-};
-const WRONG_CODE: ErrorExample = {
+});
+const WRONG_PROOF = reauthenticate(WRONG_PASSWORD);
+const WRONG_CODE = reauthenticate({
   code: 'AUTHENTICATION_ERROR',
   name: 'invalidTwoFactorCode',
   message: 'Invalid two-factor code',
   details: 'The code does not match the authenticator or an unused backup code',
-  extra: REQUIRED,
-};
-const PROOF_MISSING: ErrorExample = {
-  code: 'VALIDATION_ERROR',
-  message: 'Invalid request body',
-  details: 'twoFactorCode: is required for an account without a password',
-};
+});
+const PROOF_MISSING = invalidBody('twoFactorCode: is required for an account without a password');
 const COOKIE_MODE =
   'With `X-Session-Mode: cookie` (the web app) the refresh token is set in the HttpOnly `tenantry_refresh` cookie and left out of the body (docs/api.md#cookie-mode).';
 
@@ -56,7 +39,7 @@ export const docs = routeDocs(['Passkeys'], {
     summary: 'Start registering a passkey for the signed-in user',
     description:
       'Answers PublicKeyCredentialCreationOptionsJSON for `navigator.credentials.create()`: the rp id is the host of APP_ORIGIN, the user’s passkeys are excluded, no attestation is asked. Its challenge is single use and lives 5 minutes. A new passkey signs in on its own (as both factors with user verification), so it needs a recent proof of the person: `password` in the body (for an account without one, `twoFactorCode`), unless this session signed in, or re-authenticated with POST /auth/reauthenticate, within `AUTH_REAUTH_WINDOW_S` seconds (a refresh does not count). Otherwise 401 with `reauthenticationRequired: true`; a wrong password or code counts toward the sign-in lockout (docs/api.md#passkeys).',
-    errors: [REAUTH_REQUIRED, WRONG_PASSWORD, WRONG_CODE, PROOF_MISSING, USER_NOT_FOUND, LOCKED],
+    errors: [REAUTH_REQUIRED, WRONG_PROOF, WRONG_CODE, PROOF_MISSING, USER_NOT_FOUND, 'ACCOUNT_LOCKED'],
   },
   passkeyRegistrationVerify: {
     summary: 'Finish registering a passkey',
@@ -83,10 +66,7 @@ export const docs = routeDocs(['Passkeys'], {
   renamePasskey: {
     summary: 'Rename a passkey',
     description: 'Another user’s passkey, or none, answers 404 (docs/api.md#passkeys).',
-    errors: [
-      { code: 'VALIDATION_ERROR', message: 'Invalid request body', details: 'name: must not be blank' },
-      NOT_FOUND,
-    ],
+    errors: [invalidBody('name: must not be blank'), NOT_FOUND],
   },
   deletePasskey: {
     summary: 'Delete a passkey',
@@ -102,6 +82,6 @@ export const docs = routeDocs(['Passkeys'], {
   passkeyAuthenticationVerify: {
     summary: 'Sign in with a passkey',
     description: `Answers as login does. A passkey that verified the user (UV) is both factors; without UV, an account with two-factor answers 401 \`requiresTwoFactor\` with a \`twoFactorToken\` for POST /auth/two-factor/login. An unknown, used or expired challenge, an unknown or deleted passkey, a wrong origin or rp id, a bad signature or a signature counter that did not move forward answer 401 (docs/api.md#passkeys). ${COOKIE_MODE}`,
-    errors: [INVALID_PASSKEY, TWO_FACTOR_REQUIRED, 'EMAIL_NOT_VERIFIED', LOCKED],
+    errors: [INVALID_PASSKEY, TWO_FACTOR_REQUIRED, 'EMAIL_NOT_VERIFIED', 'ACCOUNT_LOCKED'],
   },
 });

@@ -1,14 +1,10 @@
 // The OpenAPI prose of the project routes (routes.ts), by operationId: each operation's summary,
 // description and the error examples its service answers. The declarations name them (`doc: docs.listProjects`).
-import type { ErrorExample } from '../../http/errors-doc.js';
+import { invalidBody, notFound } from '../../http/errors-doc.js';
 import { routeDocs } from '../../http/route.js';
 
-const NOT_FOUND: ErrorExample = { code: 'NOT_FOUND', message: 'Project not found' };
-const BLANK: ErrorExample = {
-  code: 'VALIDATION_ERROR',
-  message: 'Invalid request body',
-  details: 'name: must not be blank',
-};
+const NOT_FOUND = notFound('Project not found');
+const BLANK = invalidBody('name: must not be blank');
 const ACCESS = 'Members of the organization, or an API key of it with the scope';
 
 export const docs = routeDocs(['Projects'], {

@@ -1,28 +1,24 @@
 // The OpenAPI prose of the role routes (routes.ts), by operationId: each operation's summary,
 // description and the error examples its service answers. The declarations name them (`doc: docs.createRole`).
-import type { ErrorExample } from '../../http/errors-doc.js';
+import { type ErrorExample, invalidBody, notFound } from '../../http/errors-doc.js';
 import { MAX_CUSTOM_ROLES } from './service.js';
 import { routeDocs } from '../../http/route.js';
 
-const NOT_FOUND: ErrorExample = { code: 'NOT_FOUND', message: 'Role not found' };
+const NOT_FOUND = notFound('Role not found');
 const BUILT_IN: ErrorExample = {
   code: 'VALIDATION_ERROR',
   name: 'builtInRole',
   message: 'Built-in roles cannot be changed',
   details: 'key: admin is a built-in role',
 };
-const UNKNOWN_PERMISSION: ErrorExample = {
-  code: 'VALIDATION_ERROR',
-  name: 'unknownPermission',
-  message: 'Invalid request body',
-  details: 'permissions: "invoices:aprove" is not in the permission catalogue (GET /permissions)',
-};
-const OWNER_ONLY: ErrorExample = {
-  code: 'VALIDATION_ERROR',
-  name: 'ownerOnly',
-  message: 'Invalid request body',
-  details: 'permissions: org:delete belongs to the owner alone and cannot be granted by a role',
-};
+const UNKNOWN_PERMISSION = invalidBody(
+  'permissions: "invoices:aprove" is not in the permission catalogue (GET /permissions)',
+  'unknownPermission',
+);
+const OWNER_ONLY = invalidBody(
+  'permissions: org:delete belongs to the owner alone and cannot be granted by a role',
+  'ownerOnly',
+);
 const CEILING: ErrorExample = {
   code: 'AUTHORIZATION_ERROR',
   name: 'beyondYourRole',

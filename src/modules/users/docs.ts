@@ -1,8 +1,9 @@
 // The OpenAPI prose of the signed-in person's routes (routes.ts), by operationId: each operation's
 // summary, description and the error examples its services answer. The declarations name them (`doc: docs.getMe`).
+import { invalidBody, notFound } from '../../http/errors-doc.js';
 import { routeDocs } from '../../http/route.js';
 
-const USER_NOT_FOUND = { code: 'NOT_FOUND', message: 'User not found' } as const;
+const USER_NOT_FOUND = notFound('User not found');
 
 export const docs = {
   ...routeDocs(['Users'], {
@@ -15,14 +16,7 @@ export const docs = {
       summary: 'Update the profile; preferences are merged',
       description:
         'Any of `fullName`, `avatarUrl` (null removes it) and `preferences`, merged one level deep into `notifications`; `timezone` must be an IANA zone name. Answers the whole updated user (docs/api.md#profile).',
-      errors: [
-        {
-          code: 'VALIDATION_ERROR',
-          message: 'Invalid request body',
-          details: 'preferences.timezone: must be an IANA time zone such as Europe/Paris',
-        },
-        USER_NOT_FOUND,
-      ],
+      errors: [invalidBody('preferences.timezone: must be an IANA time zone such as Europe/Paris'), USER_NOT_FOUND],
     },
     exportMe: {
       summary: 'Everything the service holds about you, as one JSON document',
@@ -47,7 +41,7 @@ export const docs = {
           message: 'The current session cannot be revoked this way',
           details: 'sessionId: is the current session; use POST /auth/logout',
         },
-        { code: 'NOT_FOUND', message: 'Session not found' },
+        notFound('Session not found'),
       ],
     },
     revokeAllSessions: {

@@ -1,12 +1,12 @@
 // The OpenAPI prose of the webhook routes (routes.ts, controls.routes.ts, publish.routes.ts), by
 // operationId: each operation's summary, description and the error examples its services answer. The
 // flat aliases' sentences are paths.ts's.
-import type { ErrorExample } from '../../http/errors-doc.js';
+import { type ErrorExample, invalidBody, notFound } from '../../http/errors-doc.js';
 import { TEST_EVENTS_PER_MINUTE } from './controls.js';
 import { routeDocs } from '../../http/route.js';
 
-const DELIVERY_NOT_FOUND: ErrorExample = { code: 'NOT_FOUND', name: 'deliveryNotFound', message: 'Delivery not found' };
-const ENDPOINT_NOT_FOUND: ErrorExample = { code: 'NOT_FOUND', message: 'Webhook endpoint not found' };
+const DELIVERY_NOT_FOUND = notFound('Delivery not found', 'deliveryNotFound');
+const ENDPOINT_NOT_FOUND = notFound('Webhook endpoint not found');
 const BAD_URL: ErrorExample = {
   code: 'VALIDATION_ERROR',
   message: 'Invalid webhook URL',
@@ -33,16 +33,8 @@ const TEST_LIMIT: ErrorExample = {
   message: 'Too many test events for this endpoint',
   details: `Limit of ${TEST_EVENTS_PER_MINUTE} test events per endpoint per minute reached; retry in 42 seconds`,
 };
-const BAD_GRACE: ErrorExample = {
-  code: 'VALIDATION_ERROR',
-  message: 'Invalid request body',
-  details: 'graceSeconds: must be <= 604800',
-};
-const FUTURE: ErrorExample = {
-  code: 'VALIDATION_ERROR',
-  message: 'Invalid request body',
-  details: 'since: must not be in the future',
-};
+const BAD_GRACE = invalidBody('graceSeconds: must be <= 604800');
+const FUTURE = invalidBody('since: must not be in the future');
 
 export const docs = routeDocs(['Webhooks'], {
   publishEvent: {
@@ -53,13 +45,10 @@ export const docs = routeDocs(['Webhooks'], {
       '(with `Idempotent-Replayed: true`) and records nothing; the same key with another `type` or `data` answers 409. Every publish counts against the ' +
       'organization’s monthly apiRequests quota, with an access token as with an API key (429 QUOTA_EXCEEDED past it).',
     errors: [
-      {
-        code: 'VALIDATION_ERROR',
-        name: 'serviceType',
-        message: 'Invalid request body',
-        details:
-          'type: "project.created" is an event type of the service; publish your own types, like "order.shipped"',
-      },
+      invalidBody(
+        'type: "project.created" is an event type of the service; publish your own types, like "order.shipped"',
+        'serviceType',
+      ),
       {
         code: 'CONFLICT',
         name: 'idempotencyKeyReused',
