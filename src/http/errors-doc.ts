@@ -172,3 +172,34 @@ export const orgAccessErrors = (permission: Permission): ErrorExample[] => [
     details: `Your role (viewer) does not grant ${permission}`,
   },
 ];
+
+// The examples many features show, and the shapes most of theirs take: a feature's docs.ts writes
+// what is its own (the message, the field at fault) and not the envelope around it.
+
+/** A body the schema accepts but the service refuses: the pipeline's message, the field at fault in `details`. */
+export const invalidBody = (details: string, name?: string): ErrorExample => ({
+  code: 'VALIDATION_ERROR',
+  ...(name ? { name } : {}),
+  message: DEFAULT_EXAMPLES.VALIDATION_ERROR.message,
+  details,
+});
+
+/** An unknown (or another organization's) resource: `notFound('Project not found')`. */
+export const notFound = (message: string, name?: string): ErrorExample => ({
+  code: 'NOT_FOUND',
+  ...(name ? { name } : {}),
+  message,
+});
+
+/** A password that does not match, where a signed-in step asks for it (two-factor setup, re-authentication). */
+export const WRONG_PASSWORD: ErrorExample = {
+  code: 'AUTHENTICATION_ERROR',
+  name: 'wrongPassword',
+  message: 'Password is incorrect',
+};
+
+/** The example as a step that needs a fresh proof of identity answers it (`reauthenticationRequired: true`). */
+export const reauthenticate = (example: ErrorExample): ErrorExample => ({
+  ...example,
+  extra: { reauthenticationRequired: true },
+});

@@ -2,6 +2,8 @@
 // call it (`auth`), which rate limit counts it (`bucket`), its contract (schemas, the error codes its
 // services throw, its documentation) and its handler. Features export lists of them; src/routes.ts
 // spreads those lists into the route table, and mount.ts registers it (docs/architecture.md#routes).
+// A declaration names its documentation (`doc: docs.listProjects`): the operationId, tags, summary,
+// description and error examples live in the feature's docs.ts, keyed by operationId.
 //
 // The guard is declared once, here, and the pipeline enforces it before the handler runs: a handler
 // receives the caller already checked (`ctx.user`, `ctx.access`) and never authorizes by hand.
@@ -105,7 +107,8 @@ export interface Alias {
   ownSummary?: string;
 }
 
-export interface Route<G extends Guard = Guard, S extends RouteSchemas = RouteSchemas> {
+/** A route as a feature declares it: its documentation is named (`doc: docs.<operationId>`), not inline. */
+export interface RouteDeclaration<G extends Guard = Guard, S extends RouteSchemas = RouteSchemas> {
   method: Method;
   /** Under /api/v1. */
   url: string;
@@ -114,13 +117,9 @@ export interface Route<G extends Guard = Guard, S extends RouteSchemas = RouteSc
   /** The route exists only when this says so (a sign-in method switched off answers 404). */
   enabled?: (config: Config) => boolean;
   aliases?: Alias[];
-  operationId: string;
-  tags: string[];
-  summary: string;
-  description: string;
+  /** The operation's documentation, from the feature's docs.ts. */
+  doc: RouteDoc;
   schema: S;
-  /** The codes the handler and its services can answer; the guard's and the pipeline's are added. */
-  errors?: ErrorSpec[];
   /** A missing body is `{}` (a bodiless POST), and the document says the body is optional. */
   optionalBody?: boolean;
   /**
@@ -135,9 +134,42 @@ export interface Route<G extends Guard = Guard, S extends RouteSchemas = RouteSc
   handler: (ctx: Ctx<G>, input: Input<S>) => Promise<Success<S> | FastifyReply> | Success<S> | FastifyReply;
 }
 
+/** What the document says of an operation, besides its schemas: its prose and its error examples. */
+export interface RouteDoc {
+  operationId: string;
+  tags: string[];
+  summary: string;
+  description: string;
+  /** The codes the handler and its services can answer; the guard's and the pipeline's are added. */
+  errors?: ErrorSpec[];
+}
+
+/** A route of the table: its declaration with the documentation spread in (what mount.ts reads). */
+export type Route<G extends Guard = Guard, S extends RouteSchemas = RouteSchemas> = Omit<
+  RouteDeclaration<G, S>,
+  'doc'
+> &
+  RouteDoc;
+
 /** A route entry, typed from its own declaration (the guard and the schemas type the handler). */
-export function route<const G extends Guard, const S extends RouteSchemas>(r: Route<G, S>): Route {
-  return r as unknown as Route;
+export function route<const G extends Guard, const S extends RouteSchemas>({
+  doc,
+  ...r
+}: RouteDeclaration<G, S>): Route {
+  return { ...doc, ...r } as unknown as Route;
+}
+
+/**
+ * A feature's docs.ts: the prose of its operations under `tags`, keyed by operationId, which each
+ * entry takes from its key (`docs.listProjects.operationId === 'listProjects'`).
+ */
+export function routeDocs<D extends Record<string, Omit<RouteDoc, 'operationId' | 'tags'>>>(
+  tags: string[],
+  docs: D,
+): { [K in keyof D]: RouteDoc } {
+  const out: Record<string, RouteDoc> = {};
+  for (const [operationId, doc] of Object.entries(docs)) out[operationId] = { operationId, tags, ...doc };
+  return out as { [K in keyof D]: RouteDoc };
 }
 
 export const isOrgGuard = (g: Guard): g is OrgGuard => typeof g === 'object';

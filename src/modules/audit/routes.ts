@@ -6,6 +6,7 @@ import { route } from '../../http/route.js';
 import { named, Nullable, OrgParams, ref, Timestamp } from '../../http/schemas.js';
 import { PageFields } from '../../platform/pagination.js';
 import { listAuditLogs } from './list.service.js';
+import { docs } from './docs.js';
 
 const ENTRY = {
   id: 'aud_01jq3c8m0p2r4t6v8x0z2b4d6f',
@@ -65,11 +66,7 @@ export function auditRoutes(deps: Infra) {
       method: 'GET',
       url: '/organizations/:orgId/audit-logs',
       auth: { org: 'orgId', permission: 'audit-logs:read' },
-      operationId: 'listAuditLogs',
-      tags: ['Audit log'],
-      summary: 'Audit log, newest first (audit-logs:read; scope read:audit-logs)',
-      description:
-        'Owners and admins, or an API key with read:audit-logs. Holds every request made with a key of the organization (refused ones included) and every change a person made in it; filter by actor, action (exact) and time (docs/api.md#audit-log).',
+      doc: docs.listAuditLogs,
       schema: { params: OrgParams, querystring: AuditQuery, response: { 200: ref(AuditLogList, 'A page of entries') } },
       // The body comes from PostgreSQL as JSON text (list.service.ts): sent as is, not re-serialized.
       handler: async (ctx, { query }) => {

@@ -2,7 +2,6 @@
 // Anyone signed in reads the catalogue; members (and keys with read:members) read the roles and ask
 // the check; roles:manage (owner, admin, or a custom role granting it) makes and changes roles.
 import type { Infra } from '../../infra.js';
-import type { ErrorExample } from '../../http/errors-doc.js';
 import { route } from '../../http/route.js';
 import { Message, OrgParams, ref } from '../../http/schemas.js';
 import {
@@ -16,48 +15,10 @@ import {
   RoleParams,
 } from './schemas.js';
 import * as roles from './service.js';
+import { docs } from './docs.js';
 
-const tags = ['Roles'];
 const read = { org: 'orgId', permission: 'members:read' } as const;
 const manage = { org: 'orgId', permission: 'roles:manage' } as const;
-
-const NOT_FOUND: ErrorExample = { code: 'NOT_FOUND', message: 'Role not found' };
-const BUILT_IN: ErrorExample = {
-  code: 'VALIDATION_ERROR',
-  name: 'builtInRole',
-  message: 'Built-in roles cannot be changed',
-  details: 'key: admin is a built-in role',
-};
-const UNKNOWN_PERMISSION: ErrorExample = {
-  code: 'VALIDATION_ERROR',
-  name: 'unknownPermission',
-  message: 'Invalid request body',
-  details: 'permissions: "invoices:aprove" is not in the permission catalogue (GET /permissions)',
-};
-const OWNER_ONLY: ErrorExample = {
-  code: 'VALIDATION_ERROR',
-  name: 'ownerOnly',
-  message: 'Invalid request body',
-  details: 'permissions: org:delete belongs to the owner alone and cannot be granted by a role',
-};
-const CEILING: ErrorExample = {
-  code: 'AUTHORIZATION_ERROR',
-  name: 'beyondYourRole',
-  message: 'You cannot grant billing:manage',
-  details: 'A role can grant only permissions your own role holds',
-};
-const TAKEN: ErrorExample = {
-  code: 'CONFLICT',
-  name: 'keyTaken',
-  message: 'A role with this key exists',
-  details: 'key: billing-manager is taken in this organization',
-};
-const IN_USE: ErrorExample = {
-  code: 'CONFLICT',
-  name: 'roleInUse',
-  message: 'The role is in use',
-  details: 'key: billing-manager is held by 2 member(s) and 0 pending invitation(s); give them another role first',
-};
 
 export function roleRoutes(deps: Infra) {
   return [
@@ -65,11 +26,7 @@ export function roleRoutes(deps: Infra) {
       method: 'GET',
       url: '/permissions',
       auth: 'user',
-      operationId: 'listPermissions',
-      tags,
-      summary: 'The permission catalogue',
-      description:
-        'Every permission a role may grant: the built-in ones (`builtIn: true`), then the product’s own from `APP_PERMISSIONS`. Owners and admins hold every product permission, members and viewers none; a custom role holds what it lists.',
+      doc: docs.listPermissions,
       schema: { response: { 200: ref(PermissionCatalogue, 'The catalogue') } },
       handler: () => roles.catalogue(deps),
     }),
@@ -77,11 +34,7 @@ export function roleRoutes(deps: Infra) {
       method: 'GET',
       url: '/organizations/:orgId/roles',
       auth: read,
-      operationId: 'listRoles',
-      tags,
-      summary: "The organization's roles, with how many members hold each (members:read)",
-      description:
-        'Members, or an API key with read:members. The four built-in roles first (`builtIn: true`), then the custom roles in the order they were made.',
+      doc: docs.listRoles,
       schema: { params: OrgParams, response: { 200: ref(RoleList, 'The roles') } },
       handler: (ctx) => roles.listRoles(deps, ctx.access),
     }),
@@ -89,38 +42,24 @@ export function roleRoutes(deps: Infra) {
       method: 'POST',
       url: '/organizations/:orgId/roles',
       auth: manage,
-      operationId: 'createRole',
-      tags,
-      summary: 'Make a custom role (roles:manage)',
-      description: `A key of 2-40 lowercase letters, digits and dashes that is no built-in role and unique here (409), and catalogue permissions other than org:delete and org:transfer (400 naming the bad one), each held by the caller (403). At most ${roles.MAX_CUSTOM_ROLES} per organization (409). Sends role.created; audited.`,
+      doc: docs.createRole,
       schema: { params: OrgParams, body: ref(CreateRoleBody), response: { 201: ref(OrgRole, 'The new role') } },
-      errors: [UNKNOWN_PERMISSION, OWNER_ONLY, CEILING, TAKEN],
       handler: (ctx, { body }) => roles.createRole(deps, ctx.access, body),
     }),
     route({
       method: 'PATCH',
       url: '/organizations/:orgId/roles/:key',
       auth: manage,
-      operationId: 'updateRole',
-      tags,
-      summary: 'Change a custom role (roles:manage)',
-      description:
-        'Any of `name`, `description` (null clears it) and `permissions` (replaces the list, under the rules of creation). Built-in roles: 400. A role that grants a permission the caller lacks cannot be changed by them (403). Its holders get the new permissions at once on every route, and in their tokens at the next refresh; taking api-keys:create away revokes the keys its holders made here. Sends role.updated; audited.',
+      doc: docs.updateRole,
       schema: { params: RoleParams, body: ref(PatchRoleBody), response: { 200: ref(OrgRole, 'The changed role') } },
-      errors: [BUILT_IN, UNKNOWN_PERMISSION, OWNER_ONLY, CEILING, NOT_FOUND],
       handler: (ctx, { params, body }) => roles.updateRole(deps, ctx.access, params.key, body),
     }),
     route({
       method: 'DELETE',
       url: '/organizations/:orgId/roles/:key',
       auth: manage,
-      operationId: 'deleteRole',
-      tags,
-      summary: 'Delete a custom role (roles:manage); not while a member or a pending invitation holds it',
-      description:
-        'Built-in roles: 400. Held by a member or a pending invitation (an expired one included, since it can be renewed): 409. Sends role.deleted; audited.',
+      doc: docs.deleteRole,
       schema: { params: RoleParams, response: { 200: ref(Message, 'Deleted') } },
-      errors: [BUILT_IN, CEILING, IN_USE, NOT_FOUND],
       handler: async (ctx, { params }) => {
         await roles.deleteRole(deps, ctx.access, params.key);
         return { message: 'Role deleted' };
@@ -130,17 +69,12 @@ export function roleRoutes(deps: Infra) {
       method: 'POST',
       url: '/organizations/:orgId/permissions/check',
       auth: read,
-      operationId: 'checkPermissions',
-      tags,
-      summary: "Whether a person's role here grants permissions (members:read)",
-      description:
-        'Members, or an API key with read:members: for a user id and catalogue permissions, their role and, for each permission, whether it grants it; a non-member gets `role: null` and every permission false. A permission outside the catalogue: 400. Read now, not from any token.',
+      doc: docs.checkPermissions,
       schema: {
         params: OrgParams,
         body: ref(PermissionCheckBody),
         response: { 200: ref(PermissionCheck, 'The answer') },
       },
-      errors: [UNKNOWN_PERMISSION],
       handler: (ctx, { body }) => roles.checkMemberPermissions(deps, ctx.access, body),
     }),
   ];

@@ -6,11 +6,12 @@ import type { Infra } from '../../infra.js';
 import { route } from '../../http/route.js';
 import { ref } from '../../http/schemas.js';
 import { Jwks } from './schemas.js';
+import { docs } from './docs.js';
+
+// The root route of the same document (app.ts) shares the prose.
+export { JWKS_DESCRIPTION, JWKS_SUMMARY } from './docs.js';
 
 export const JWKS_CACHE_CONTROL = 'public, max-age=300';
-export const JWKS_SUMMARY = 'The public keys that verify access tokens (JWKS)';
-export const JWKS_DESCRIPTION =
-  'Under an asymmetric `JWT_ALGORITHM` (ES256, EdDSA, RS256), the keys whose `kid` the access tokens name: the one signing, a new one published ahead of signing, and retired ones until their last token has expired. Under HS256: `{"keys": []}`. `Cache-Control: public, max-age=300`. Also at `/.well-known/jwks.json` (docs/tokens.md).';
 
 /** Sends the JWKS document as it is held in memory. */
 export async function sendJwks(deps: Infra, reply: FastifyReply): Promise<FastifyReply> {
@@ -24,10 +25,7 @@ export function tokenRoutes(deps: Infra) {
       method: 'GET',
       url: '/.well-known/jwks.json',
       auth: 'none',
-      operationId: 'getJwks',
-      tags: ['Tokens'],
-      summary: JWKS_SUMMARY,
-      description: JWKS_DESCRIPTION,
+      doc: docs.getJwks,
       schema: { response: { 200: ref(Jwks, 'The published public keys') } },
       handler: (ctx) => sendJwks(deps, ctx.reply),
     }),

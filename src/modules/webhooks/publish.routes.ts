@@ -5,6 +5,7 @@ import type { Infra } from '../../infra.js';
 import { route } from '../../http/route.js';
 import { Body, named, ok, OrgParams, ref } from '../../http/schemas.js';
 import { publishEvent } from './publish.js';
+import { docs } from './docs.js';
 
 const EXAMPLE = { type: 'order.shipped', data: { orderId: 'ord_1042', carrier: 'UPS' } };
 
@@ -54,35 +55,13 @@ export function publishRoutes(deps: Infra) {
       method: 'POST',
       url: '/organizations/:orgId/events',
       auth: { org: 'orgId', permission: 'events:publish' },
-      operationId: 'publishEvent',
-      tags: ['Webhooks'],
-      summary: 'Publish an event of your own to the endpoints subscribed to it (events:publish)',
-      description:
-        'Owners and admins, or an API key with write:events. `type` is a custom `a.b` name, not one of the service’s own types; the event is delivered, signed, ' +
-        'to every active endpoint of the organization subscribed to it or to every event. With `Idempotency-Key`, a repeat within 24 h answers the first answer ' +
-        '(with `Idempotent-Replayed: true`) and records nothing; the same key with another `type` or `data` answers 409. Every publish counts against the ' +
-        'organization’s monthly apiRequests quota, with an access token as with an API key (429 QUOTA_EXCEEDED past it).',
+      doc: docs.publishEvent,
       schema: {
         params: OrgParams,
         headers: Headers,
         body: ref(PublishEventBody),
         response: { 201: ref(PublishEventResponse, 'Recorded, and its deliveries queued') },
       },
-      errors: [
-        {
-          code: 'VALIDATION_ERROR',
-          name: 'serviceType',
-          message: 'Invalid request body',
-          details:
-            'type: "project.created" is an event type of the service; publish your own types, like "order.shipped"',
-        },
-        {
-          code: 'CONFLICT',
-          name: 'idempotencyKeyReused',
-          message: 'This Idempotency-Key was used for another request',
-          details: 'It was first sent with another type or data; send a new key for a new event',
-        },
-      ],
       handler: async (ctx, { body }) => {
         // The headers schema let through one string at most.
         const key = ctx.request.headers['idempotency-key'] as string | undefined;
