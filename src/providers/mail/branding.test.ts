@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerUser } from '../../../test/factories.js';
 import { createTestApp, type TestApp } from '../../../test/harness.js';
 import { expectRefused, load, tempDir, useTempDirs } from '../../../test/fixtures/config.js';
-import { MAIL_KINDS, MAILS, renderMail, type MailKind } from './templates.js';
+import type { MAILS } from './templates.js';
+import { MAIL_KINDS, renderMail, type MailKind } from './templates.js';
 
 useTempDirs();
 
