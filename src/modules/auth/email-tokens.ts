@@ -36,18 +36,13 @@ export const MAX_TOKEN_CODE_CHECKS = 5;
 export const passwordBinding = (passwordHash: string | null) => sha256(`password:${passwordHash ?? ''}`);
 
 /** Issues a token and returns the link to mail (after the transaction commits). */
-export async function issueEmailToken(
-  deps: Infra,
-  tx: Tx,
-  userId: string,
-  email: string,
-  purpose: EmailTokenPurpose,
-  binding: string | null = null,
-): Promise<string> {
-  const token = await issueToken(deps, tx, userId, email, purpose, binding);
+export async function issueEmailToken(...args: Parameters<typeof issueToken>): Promise<string> {
+  const [deps, , , , purpose] = args;
+  const token = await issueToken(...args);
   return `${deps.config.appOrigin}${LINK_PATH[purpose]}?token=${encodeURIComponent(token)}`;
 }
 
+/** Issues a token (replacing the unused ones of the purpose) and returns it. */
 export async function issueToken(
   deps: Infra,
   tx: Tx,
@@ -74,6 +69,19 @@ export async function issueToken(
   return token;
 }
 
+/** The token of the purpose, unused and unexpired at `now`. */
+const live = (token: string, purpose: EmailTokenPurpose, now: Date) =>
+  and(
+    eq(emailTokens.tokenHash, sha256(token)),
+    eq(emailTokens.purpose, purpose),
+    isNull(emailTokens.usedAt),
+    gt(emailTokens.expiresAt, now),
+  );
+
+/** A live token whose two-factor code checks are not used up. */
+const checkable = (token: string, purpose: EmailTokenPurpose, now: Date) =>
+  and(live(token, purpose, now), lt(emailTokens.attempts, MAX_TOKEN_CODE_CHECKS));
+
 const invalidToken = () => validationError('Invalid or expired token', 'token: is unknown, already used or expired');
 
 /**
@@ -85,14 +93,7 @@ export async function consumeEmailToken(deps: Infra, tx: Tx, token: string, purp
   const [row] = await tx
     .update(emailTokens)
     .set({ usedAt: now })
-    .where(
-      and(
-        eq(emailTokens.tokenHash, sha256(token)),
-        eq(emailTokens.purpose, purpose),
-        isNull(emailTokens.usedAt),
-        gt(emailTokens.expiresAt, now),
-      ),
-    )
+    .where(live(token, purpose, now))
     .returning({ userId: emailTokens.userId, email: emailTokens.email, binding: emailTokens.binding });
   if (!row) throw invalidToken();
   return row;
@@ -107,15 +108,7 @@ export async function findLiveToken(deps: Infra, token: string, purpose: EmailTo
   const [row] = await deps.db
     .select({ userId: emailTokens.userId, email: emailTokens.email })
     .from(emailTokens)
-    .where(
-      and(
-        eq(emailTokens.tokenHash, sha256(token)),
-        eq(emailTokens.purpose, purpose),
-        isNull(emailTokens.usedAt),
-        gt(emailTokens.expiresAt, now),
-        lt(emailTokens.attempts, MAX_TOKEN_CODE_CHECKS),
-      ),
-    );
+    .where(checkable(token, purpose, now));
   return row;
 }
 
@@ -129,15 +122,7 @@ export async function reserveTokenCheck(deps: Infra, token: string, purpose: Ema
   const rows = await deps.db
     .update(emailTokens)
     .set({ attempts: sql`${emailTokens.attempts} + 1` })
-    .where(
-      and(
-        eq(emailTokens.tokenHash, sha256(token)),
-        eq(emailTokens.purpose, purpose),
-        isNull(emailTokens.usedAt),
-        gt(emailTokens.expiresAt, now),
-        lt(emailTokens.attempts, MAX_TOKEN_CODE_CHECKS),
-      ),
-    )
+    .where(checkable(token, purpose, now))
     .returning({ attempts: emailTokens.attempts });
   return rows.length === 1;
 }
