@@ -1,18 +1,13 @@
 // Production's start refusals as an operator meets them, and the payment provider each setting
 // gets. The attack this stops: NODE_ENV=production without a Stripe key used to fall back to the
 // built-in test checkout, whose unauthenticated `complete` route upgrades any organization for free.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createOrg, signedInUser } from '../test/factories.js';
 import { createTestApp, json, type TestApp } from '../test/harness.js';
-
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-// tsx's start alone can take a minute on a loaded machine.
-const EXIT_TIMEOUT_MS = 120_000;
+import { EXIT_TIMEOUT_MS, runToExit } from '../test/fixtures/process.js';
 
 const dirs: string[] = [];
 const apps: TestApp[] = [];
@@ -37,24 +32,10 @@ async function runService(
 ): Promise<{ code: number | null; output: string; dataDir: string }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tenantry-prod-'));
   dirs.push(dataDir);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? os.tmpdir(),
-      HOST: '127.0.0.1',
-      PORT: '0',
-      DATA_DIR: dataDir,
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const { code, output } = await runToExit(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    DATA_DIR: dataDir,
+    ...env,
   });
-  let output = '';
-  child.stdout.on('data', (b: Buffer) => (output += b.toString()));
-  child.stderr.on('data', (b: Buffer) => (output += b.toString()));
-  const timer = setTimeout(() => child.kill('SIGKILL'), EXIT_TIMEOUT_MS);
-  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
-  clearTimeout(timer);
   return { code, output, dataDir };
 }
 

@@ -6,16 +6,12 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { adminUrl } from '../test/global-setup.js';
 import { fakePostgres, fakeRedis, freePort, lateServer, proxyTo } from '../test/late-servers.js';
+import { EXIT_TIMEOUT_MS, ROOT, runToExit } from '../test/fixtures/process.js';
 import { postgres, redis, StartupError, waitFor, whereOf } from './startup.js';
-
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-// tsx's start alone can take a minute on a loaded machine.
-const EXIT_TIMEOUT_MS = 120_000;
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterAll(async () => {
@@ -106,26 +102,6 @@ describe('waiting for the backing services at start', () => {
     expect(lines).toEqual([]);
   });
 });
-
-/** Runs a command from the repository with only this environment (and PATH, HOME) until it exits. */
-async function run(
-  command: string,
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ code: number | null; output: string; lines: string[] }> {
-  const child = spawn(command, args, {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? os.tmpdir(), HOST: '127.0.0.1', PORT: '0', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (b: Buffer) => (output += b.toString()));
-  child.stderr.on('data', (b: Buffer) => (output += b.toString()));
-  const timer = setTimeout(() => child.kill('SIGKILL'), EXIT_TIMEOUT_MS);
-  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
-  clearTimeout(timer);
-  return { code, output, lines: output.split('\n').filter((l) => l.trim() !== '') };
-}
 
 function dataDir(): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tenantry-startup-'));
@@ -248,7 +224,7 @@ describe('a process whose database or Redis never answers', () => {
           kind === 'PostgreSQL'
             ? { DATABASE_URL: `postgres://app:s3cret@127.0.0.1:${port}/app` }
             : { REDIS_URL: `redis://:s3cret@127.0.0.1:${port}` };
-        const { code, output, lines } = await run(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+        const { code, output, lines } = await runToExit(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
           ...env,
           DATA_DIR: dir,
           STARTUP_TIMEOUT_S: '2',
@@ -283,7 +259,7 @@ describe('a process whose database or Redis never answers', () => {
     'npm run worker without DATABASE_URL refuses to start, saying why, and opens no embedded database',
     async () => {
       const dir = dataDir();
-      const { code, output, lines } = await run('npm', ['run', '--silent', 'worker'], { DATA_DIR: dir });
+      const { code, output, lines } = await runToExit('npm', ['run', '--silent', 'worker'], { DATA_DIR: dir });
       expect(code).not.toBe(0);
       expect(lines.filter((l) => !/^npm (warn|error)/.test(l))).toEqual([
         expect.stringMatching(

@@ -1,18 +1,13 @@
 // Attack tests (outside review): email change, account deletion, export.
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, json, queryRows, type TestApp } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { json, queryRows } from './harness.js';
+import { t, useApp } from './fixtures/app.js';
 import { addMember, createOrg, invite, login, PASSWORD, registerUser, signedInUser, uniqueEmail } from './factories.js';
 import { bearer } from './fixtures/auth.js';
 import { totpCode } from './totp.js';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t?.close();
-});
+useApp();
 
 const req = (method: 'POST' | 'DELETE' | 'GET', url: string, payload?: unknown, accessToken?: string) =>
   t.request({

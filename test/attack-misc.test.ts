@@ -1,17 +1,12 @@
 // Attack tests (outside review): small probes of email change and the hand-off.
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, queryRows, type TestApp } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { queryRows } from './harness.js';
+import { t, useApp } from './fixtures/app.js';
 import { PASSWORD, registerUser, signedInUser, uniqueEmail, verifyEmailOf } from './factories.js';
 import { bearer } from './fixtures/auth.js';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t?.close();
-});
+useApp();
 
 describe('email change probes', () => {
   it("a Kelvin-sign look-alike of someone else's address is refused (400 or 409), never accepted", async () => {

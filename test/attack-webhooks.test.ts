@@ -1,7 +1,8 @@
 // Attack tests (outside review): custom events, idempotency, endpoint controls across tenants.
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, json, queryRows, type TestApp } from './harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { json, queryRows } from './harness.js';
+import { t, useApp } from './fixtures/app.js';
 import {
   addMember,
   createApiKey,
@@ -12,7 +13,6 @@ import {
   type SignedInUser,
 } from './factories.js';
 
-let t: TestApp;
 let a: SignedInUser;
 let b: SignedInUser;
 let orgA: { id: string };
@@ -20,8 +20,8 @@ let orgB: { id: string };
 let hookA: { id: string };
 let hookB: { id: string };
 
+useApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } });
 beforeAll(async () => {
-  t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } });
   a = await signedInUser(t, 'whA');
   b = await signedInUser(t, 'whB');
   orgA = await createOrg(t, a);
@@ -35,9 +35,6 @@ beforeAll(async () => {
     url: 'http://127.0.0.1:9/b',
     events: ['order.shipped', 'member.added'],
   });
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 const publish = (orgId: string, headers: Record<string, string>, payload: unknown) =>

@@ -36,6 +36,15 @@ const send = (res: ServerResponse, status: number, body: unknown) => {
   res.end(JSON.stringify(body));
 };
 
+/** Environment for createTestApp: Google with its endpoints at `issuer`. */
+export const googleEnv = (issuer: string) => ({
+  GOOGLE_CLIENT_ID: 'google-client-id',
+  GOOGLE_CLIENT_SECRET: 'google-client-secret',
+  GOOGLE_AUTHORIZATION_URL: `${issuer}/authorize`,
+  GOOGLE_TOKEN_URL: `${issuer}/token`,
+  GOOGLE_USERINFO_URL: `${issuer}/userinfo`,
+});
+
 export async function startOAuthServer() {
   const server = new OAuth2Server();
   await server.issuer.keys.generate('RS256');
@@ -106,13 +115,7 @@ export async function startOAuthServer() {
     issuer,
     tokenRequests,
     /** Environment for createTestApp: Google pointed at this server. */
-    googleEnv: {
-      GOOGLE_CLIENT_ID: 'google-client-id',
-      GOOGLE_CLIENT_SECRET: 'google-client-secret',
-      GOOGLE_AUTHORIZATION_URL: `${issuer}/authorize`,
-      GOOGLE_TOKEN_URL: `${issuer}/token`,
-      GOOGLE_USERINFO_URL: `${issuer}/userinfo`,
-    },
+    googleEnv: googleEnv(issuer),
     /** Environment for createTestApp: GitHub pointed at this server. */
     githubEnv: {
       GITHUB_CLIENT_ID: 'github-client-id',

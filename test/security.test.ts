@@ -3,18 +3,12 @@
 // control, a body), that no hand-kept entry names a row that is not there, and, against the OpenAPI
 // document, that every operation is a row or named public. The table itself runs in
 // security-table-N.test.ts.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { t, useApp } from './fixtures/app.js';
 import { BODIES, BODY_IDS, operations, QUERIES, strayEntries } from './route-table.js';
 import { CONTROLS, expectAuthenticationError, pathPattern, PUBLIC_OPERATIONS, securityTable } from './security.js';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t?.close();
-});
+useApp();
 
 describe('the table itself', () => {
   const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;

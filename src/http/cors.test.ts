@@ -1,16 +1,11 @@
 // CORS (docs/api.md#cors: APP_ORIGIN is the front-end origin, also for CORS): the front end may call
 // the API from a browser and read the rate-limit headers; any other origin gets no allowance.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../test/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { t, useApp } from '../../test/fixtures/app.js';
 
-let t: TestApp;
 const ORIGIN = 'http://app.test'; // the harness's APP_ORIGIN
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t?.close();
-});
+useApp();
+beforeAll(async () => {});
 
 const preflight = (origin: string, url = '/api/v1/auth/login', method = 'POST') =>
   t.request({

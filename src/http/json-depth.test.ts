@@ -2,23 +2,20 @@
 // validated, on every route: a body nested thousands of levels deep (in `scopes`, whose uniqueItems
 // check hashes every item recursively) used to overflow the stack and answer 500.
 import type { LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createOrg, setPlan, signedInUser, type SignedInUser } from '../../test/factories.js';
-import { createTestApp, json, type TestApp } from '../../test/harness.js';
+import { json } from '../../test/harness.js';
+import { t, useApp } from '../../test/fixtures/app.js';
 import { jsonNestingExceeds, MAX_JSON_DEPTH } from './validation.js';
 
-let t: TestApp;
 let owner: SignedInUser;
 let orgId: string;
+useApp();
 beforeAll(async () => {
-  t = await createTestApp();
   owner = await signedInUser(t, 'depth');
   orgId = (await createOrg(t, owner)).id;
   // Room for the keys these tests create.
   await setPlan(t, orgId, 'enterprise');
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 /** `levels` arrays, one inside the other, around a string. */

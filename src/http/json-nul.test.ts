@@ -4,7 +4,7 @@
 // text `\u0000` (an escaped backslash before it) is ordinary text and passes.
 import type { LightMyRequestResponse } from 'fastify';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   createOrg,
   PASSWORD,
@@ -14,20 +14,17 @@ import {
   uniqueEmail,
   type SignedInUser,
 } from '../../test/factories.js';
-import { createTestApp, json, type TestApp } from '../../test/harness.js';
+import { json } from '../../test/harness.js';
+import { t, useApp } from '../../test/fixtures/app.js';
 import { footprint } from '../../test/fixtures/publish.js';
 
-let t: TestApp;
 let owner: SignedInUser;
 let orgId: string;
+useApp();
 beforeAll(async () => {
-  t = await createTestApp();
   owner = await signedInUser(t, 'nul');
   orgId = (await createOrg(t, owner)).id;
   await setPlan(t, orgId, 'enterprise');
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 /** Sends raw JSON text, so the escape reaches the server exactly as written here. */

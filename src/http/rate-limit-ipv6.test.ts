@@ -3,16 +3,11 @@
 // (::ffff:a.b.c.d, as a dual-stack socket reports IPv4 clients) stays its IPv4 address: all IPv4
 // clients are in ::ffff:0:0/96, one /64, and must not share one bucket.
 import type { LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, json, type TestApp } from '../../test/harness.js';
+import { describe, expect, it } from 'vitest';
+import { json } from '../../test/harness.js';
+import { t, useApp } from '../../test/fixtures/app.js';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp({ env: { RATE_LIMIT_AUTH_PER_MIN: '3', RATE_LIMIT_ANON_PER_MIN: '3' } });
-});
-afterAll(async () => {
-  await t?.close();
-});
+useApp({ env: { RATE_LIMIT_AUTH_PER_MIN: '3', RATE_LIMIT_ANON_PER_MIN: '3' } });
 
 const auth = (ip: string) =>
   t.request({

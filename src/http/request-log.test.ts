@@ -2,7 +2,7 @@
 // change) is opened through the app as a browser would, with the service's own logger captured, and
 // no log line holds its token; the request line shows the URL with `token=[redacted]`. Likewise a
 // provider's authorization code, a token nested in the web app's `?next=`, and other spellings.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   createOrg,
   PASSWORD,
@@ -11,20 +11,16 @@ import {
   uniqueEmail,
   type SignedInUser,
 } from '../../test/factories.js';
-import { createTestApp, type TestApp } from '../../test/harness.js';
+import { t, useApp } from '../../test/fixtures/app.js';
 import { redactUrl } from './request-log.js';
 
 const BROWSER = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' };
 
-let t: TestApp;
 let owner: SignedInUser;
 const lines: string[] = [];
+useApp({ logTo: (line) => void lines.push(line) });
 beforeAll(async () => {
-  t = await createTestApp({ logTo: (line) => void lines.push(line) });
   owner = await signedInUser(t, 'log-owner');
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 /** The URLs of the request lines logged since `from`. */

@@ -5,19 +5,14 @@ import net from 'node:net';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createTestApp, json, type TestApp } from '../../test/harness.js';
+import { json } from '../../test/harness.js';
+import { t, useApp } from '../../test/fixtures/app.js';
 import { signedInUser } from '../../test/factories.js';
 import { buildApp } from '../app.js';
 import { openPglite, openPostgres } from '../db/client.js';
 import { createInfra, type Infra } from '../infra.js';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t?.close();
-});
+useApp();
 
 /** The envelope, exactly: no other top-level or error fields, details a string. */
 function expectEnvelope(res: LightMyRequestResponse, status: number, code: string) {

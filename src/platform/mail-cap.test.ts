@@ -5,24 +5,16 @@
 // left or whether an account exists; it just sends nothing, and issues no link that could void the
 // last one sent.
 import type { LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, json, onRedis, type TestApp } from '../../test/harness.js';
+import { describe, expect, it } from 'vitest';
+import { json, type TestApp } from '../../test/harness.js';
 import { createOrg, PASSWORD, registerUser, signedInUser, uniqueEmail } from '../../test/factories.js';
 import { MAGIC_LINK_SUBJECT, verifiedUser } from '../../test/fixtures/auth.js';
+import { a, b, useTwoInstances } from '../../test/fixtures/instances.js';
 import type { ReceivedMail } from '../../test/smtp-sink.js';
 
 const HOUR = 60 * 60_000;
 
-let a: TestApp;
-let b: TestApp;
-beforeAll(async () => {
-  a = await createTestApp();
-  b = onRedis ? await createTestApp({ database: a.database, clock: a.clock, redisPrefix: a.deps.redisPrefix }) : a;
-});
-afterAll(async () => {
-  if (b !== a) await b?.close();
-  await a?.close();
-});
+useTwoInstances();
 
 /** The i-th request goes to one instance or the other (the same one without Redis). */
 const on = (i: number) => (i % 2 === 0 ? a : b);

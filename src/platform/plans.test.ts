@@ -1,21 +1,18 @@
 // Plans and their limits in one place (docs/api.md#plans-and-limits): the values, the 402 of a
 // reached limit, and the member, API-key and webhook-endpoint limits reading their numbers from PLANS.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createOrg, setPlan, signedInUser, type SignedInUser, uniqueEmail } from '../../test/factories.js';
-import { createTestApp, json, type TestApp } from '../../test/harness.js';
+import { json } from '../../test/harness.js';
+import { t, useApp } from '../../test/fixtures/app.js';
 import { AppError } from '../lib/errors.js';
 import { assertWithinLimit, PLANS } from './plans.js';
 
-let t: TestApp;
 let owner: SignedInUser;
 
+useApp({ env: { WEBHOOK_WORKER: 'off' } });
 beforeAll(async () => {
-  t = await createTestApp({ env: { WEBHOOK_WORKER: 'off' } });
   owner = await signedInUser(t, 'plans');
 }, 120_000);
-afterAll(async () => {
-  await t?.close();
-});
 
 const invite = (orgId: string) =>
   t.request({

@@ -6,21 +6,18 @@
 // whose usage is written into its counters before its first API-key request, so the guard's first read
 // already sees it; plan changes through the billing code path tell the guard to read again.
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createOrg, login, setPlan, signedInUser, type SignedInUser } from '../../test/factories.js';
-import { createTestApp, json, queryRows, type TestApp } from '../../test/harness.js';
+import { json, queryRows } from '../../test/harness.js';
+import { t, useApp } from '../../test/fixtures/app.js';
 import { periodOf } from './quota.js';
 
-let t: TestApp;
 let owner: SignedInUser;
 
+useApp({ env: { WEBHOOK_WORKER: 'off' } });
 beforeAll(async () => {
-  t = await createTestApp({ env: { WEBHOOK_WORKER: 'off' } });
   owner = await signedInUser(t, 'quota');
 }, 120_000);
-afterAll(async () => {
-  await t?.close();
-});
 
 const period = () => periodOf(t.clock.now());
 

@@ -3,15 +3,15 @@
 // per-key rate limit.
 import { sql } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { signedInUser } from '../../../test/factories.js';
-import { createTestApp, json, queryRows, type TestApp } from '../../../test/harness.js';
+import { json, queryRows } from '../../../test/harness.js';
+import { t, useApp } from '../../../test/fixtures/app.js';
 
-let t: TestApp;
 let owner: Awaited<ReturnType<typeof signedInUser>>;
 let orgId: string;
+useApp();
 beforeAll(async () => {
-  t = await createTestApp();
   owner = await signedInUser(t, 'key-auth');
   const res = await t.request({
     method: 'POST',
@@ -23,9 +23,6 @@ beforeAll(async () => {
   orgId = json(res).id;
   await t.deps.db.execute(sql`update organizations set plan = 'enterprise' where id = ${orgId}`);
 }, 120_000);
-afterAll(async () => {
-  await t?.close();
-});
 
 const projectsUrl = () => `/api/v1/organizations/${orgId}/projects`;
 const withKey = (key: string) => ({ 'x-api-key': key });

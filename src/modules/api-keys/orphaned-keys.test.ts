@@ -3,17 +3,11 @@
 // left them: the membership changed directly, with no revocation), beside keys that must stay.
 import fs from 'node:fs';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { addMember, createApiKey, createOrg, keyState, setPlan, signedInUser } from '../../../test/factories.js';
-import { createTestApp, type TestApp } from '../../../test/harness.js';
+import { t, useApp } from '../../../test/fixtures/app.js';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t?.close();
-});
+useApp();
 
 it('revokes the live keys whose maker is no longer owner or admin, and no other', async () => {
   const owner = await signedInUser(t, 'orphan-owner');

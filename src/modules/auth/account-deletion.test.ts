@@ -1,7 +1,8 @@
 // DELETE /users/me (docs/api.md#account-deletion) over HTTP, on a real database.
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, json, queryRows, type TestApp } from '../../../test/harness.js';
+import { describe, expect, it } from 'vitest';
+import { json, queryRows } from '../../../test/harness.js';
+import { t, useApp } from '../../../test/fixtures/app.js';
 import {
   addMember,
   auditOf,
@@ -20,13 +21,7 @@ import { totpCode } from '../../../test/totp.js';
 import { SoftAuthenticator } from '../../../test/webauthn.js';
 import { expectError } from '../../../test/expect.js';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp({ env: { WEBHOOK_WORKER: 'off' } });
-});
-afterAll(async () => {
-  await t?.close();
-});
+useApp({ env: { WEBHOOK_WORKER: 'off' } });
 
 const deleteMe = (accessToken: string, payload: Record<string, unknown>, headers: Record<string, string> = {}) =>
   t.request({ method: 'DELETE', url: '/api/v1/users/me', headers: { ...bearer(accessToken), ...headers }, payload });

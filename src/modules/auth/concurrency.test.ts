@@ -2,20 +2,15 @@
 // really overlap; on PGlite they must pass too). Each case fires its requests with Promise.all.
 import { sql } from 'drizzle-orm';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, json, onPostgres, queryRows, type TestApp } from '../../../test/harness.js';
+import { describe, expect, it } from 'vitest';
+import { json, onPostgres, queryRows } from '../../../test/harness.js';
+import { t, useApp } from '../../../test/fixtures/app.js';
 import { PASSWORD, registerUser, signedInUser, uniqueEmail } from '../../../test/factories.js';
 import { getMe, listSessions, loginRaw, refreshRaw, verifiedUser } from '../../../test/fixtures/auth.js';
 import { passCheck } from './sign-in.js';
 import { expectError } from '../../../test/expect.js';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t?.close();
-});
+useApp();
 
 // Parallel Argon2 verifications: room for a loaded machine.
 const SLOW = 90_000;

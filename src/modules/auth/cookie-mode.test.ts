@@ -2,19 +2,14 @@
 // HttpOnly tenantry_refresh cookie, never in the body; refresh and logout read it back only in cookie
 // mode and from a trusted Origin; rotation and reuse detection work as with body tokens.
 import type { LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, json, type TestApp } from '../../../test/harness.js';
+import { describe, expect, it } from 'vitest';
+import { createTestApp, json } from '../../../test/harness.js';
+import { t, useApp } from '../../../test/fixtures/app.js';
 import { registerUser, uniqueEmail, verifyEmailOf } from '../../../test/factories.js';
 import { bearer, decodeJwt, getMe, requestMagicLink } from '../../../test/fixtures/auth.js';
 import { expectError } from '../../../test/expect.js';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t?.close();
-});
+useApp();
 
 const MODE = { 'x-session-mode': 'cookie' };
 const APP = 'http://app.test'; // the harness's APP_ORIGIN

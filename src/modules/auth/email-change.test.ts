@@ -1,17 +1,12 @@
 // Moving an account to a new email address over HTTP (docs/api.md#email-change), with the real mails.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, json, type TestApp } from '../../../test/harness.js';
+import { describe, expect, it } from 'vitest';
+import { json } from '../../../test/harness.js';
+import { t, useApp } from '../../../test/fixtures/app.js';
 import { login, PASSWORD, registerUser, signedInUser, uniqueEmail } from '../../../test/factories.js';
 import { bearer, getMe } from '../../../test/fixtures/auth.js';
 import { expectError } from '../../../test/expect.js';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t?.close();
-});
+useApp();
 
 const SUBJECT = /Confirm your new email address/;
 const NOTICE = /The email address of your account has changed/;

@@ -51,6 +51,7 @@ export async function issueEmailToken(
   return `${deps.config.appOrigin}${LINK_PATH[purpose]}?token=${encodeURIComponent(token)}`;
 }
 
+/** Issues a token (replacing the unused ones of the purpose) and returns it. */
 export async function issueToken(
   deps: Pick<Infra, 'clock'>,
   tx: Tx,
@@ -77,6 +78,19 @@ export async function issueToken(
   return token;
 }
 
+/** The token of the purpose, unused and unexpired at `now`. */
+const live = (token: string, purpose: EmailTokenPurpose, now: Date) =>
+  and(
+    eq(emailTokens.tokenHash, sha256(token)),
+    eq(emailTokens.purpose, purpose),
+    isNull(emailTokens.usedAt),
+    gt(emailTokens.expiresAt, now),
+  );
+
+/** A live token whose two-factor code checks are not used up. */
+const checkable = (token: string, purpose: EmailTokenPurpose, now: Date) =>
+  and(live(token, purpose, now), lt(emailTokens.attempts, MAX_TOKEN_CODE_CHECKS));
+
 const invalidToken = () => validationError('Invalid or expired token', 'token: is unknown, already used or expired');
 
 /**
@@ -88,14 +102,7 @@ export async function consumeEmailToken(deps: Pick<Infra, 'clock'>, tx: Tx, toke
   const [row] = await tx
     .update(emailTokens)
     .set({ usedAt: now })
-    .where(
-      and(
-        eq(emailTokens.tokenHash, sha256(token)),
-        eq(emailTokens.purpose, purpose),
-        isNull(emailTokens.usedAt),
-        gt(emailTokens.expiresAt, now),
-      ),
-    )
+    .where(live(token, purpose, now))
     .returning({ userId: emailTokens.userId, email: emailTokens.email, binding: emailTokens.binding });
   if (!row) throw invalidToken();
   return row;
@@ -110,15 +117,7 @@ export async function findLiveToken(deps: Pick<Infra, 'clock' | 'db'>, token: st
   const [row] = await deps.db
     .select({ userId: emailTokens.userId, email: emailTokens.email })
     .from(emailTokens)
-    .where(
-      and(
-        eq(emailTokens.tokenHash, sha256(token)),
-        eq(emailTokens.purpose, purpose),
-        isNull(emailTokens.usedAt),
-        gt(emailTokens.expiresAt, now),
-        lt(emailTokens.attempts, MAX_TOKEN_CODE_CHECKS),
-      ),
-    );
+    .where(checkable(token, purpose, now));
   return row;
 }
 
@@ -136,15 +135,7 @@ export async function reserveTokenCheck(
   const rows = await deps.db
     .update(emailTokens)
     .set({ attempts: sql`${emailTokens.attempts} + 1` })
-    .where(
-      and(
-        eq(emailTokens.tokenHash, sha256(token)),
-        eq(emailTokens.purpose, purpose),
-        isNull(emailTokens.usedAt),
-        gt(emailTokens.expiresAt, now),
-        lt(emailTokens.attempts, MAX_TOKEN_CODE_CHECKS),
-      ),
-    )
+    .where(checkable(token, purpose, now))
     .returning({ attempts: emailTokens.attempts });
   return rows.length === 1;
 }

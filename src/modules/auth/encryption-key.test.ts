@@ -4,9 +4,9 @@
 // listing the old key after the new one ("B,A") keeps the secret and the backup codes working.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, json, type TestApp } from '../../../test/harness.js';
+import { createTestApp, type TestApp } from '../../../test/harness.js';
 import { PASSWORD } from '../../../test/factories.js';
-import { bearer, loginRaw, verifiedUser } from '../../../test/fixtures/auth.js';
+import { twoFactorUser } from '../../../test/fixtures/auth.js';
 import { totpCode } from '../../../test/totp.js';
 import { expectError } from '../../../test/expect.js';
 
@@ -31,27 +31,7 @@ afterAll(async () => {
   await underA?.close();
 });
 
-async function twoFactorUnderA(label: string) {
-  const user = await verifiedUser(underA, label);
-  const session = json(await loginRaw(underA, user.email, PASSWORD));
-  const setup = json(
-    await underA.request({
-      method: 'POST',
-      url: '/api/v1/auth/two-factor/setup',
-      payload: { password: PASSWORD },
-      headers: bearer(session.accessToken),
-    }),
-  );
-  const on = await underA.request({
-    method: 'POST',
-    url: '/api/v1/auth/two-factor/verify',
-    payload: { code: totpCode(setup.secret, underA.clock.now()) },
-    headers: bearer(session.accessToken),
-  });
-  expect(on.statusCode, on.body).toBe(200);
-  underA.clock.advance(30_000);
-  return { ...user, secret: setup.secret as string, backupCodes: setup.backupCodes as string[] };
-}
+const twoFactorUnderA = (label: string) => twoFactorUser(underA, label);
 
 const login = (app: TestApp, email: string, twoFactorCode: string) =>
   app.request({ method: 'POST', url: '/api/v1/auth/login', payload: { email, password: PASSWORD, twoFactorCode } });

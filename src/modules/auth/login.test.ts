@@ -1,19 +1,14 @@
 // POST /auth/login (docs/api.md#sign-in-with-email-and-password): one message for a wrong email or password,
 // 403 for an unverified account only once the password is right, the lockout, the response shape
 // and the token claims.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, json, type TestApp } from '../../../test/harness.js';
+import { describe, expect, it } from 'vitest';
+import { json } from '../../../test/harness.js';
+import { t, useApp } from '../../../test/fixtures/app.js';
 import { PASSWORD, registerUser, uniqueEmail } from '../../../test/factories.js';
 import { decodeJwt, getMe, listSessions, loginRaw, verifiedUser } from '../../../test/fixtures/auth.js';
 import { expectError } from '../../../test/expect.js';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t?.close();
-});
+useApp();
 
 const MINUTE = 60 * 1000;
 const WRONG = 'Wrong-Password-1';

@@ -1,18 +1,12 @@
 // Magic links take the same time for known and unknown emails: the link is issued after the answer.
 // A measurement: the `timing` project (vitest.config.ts) runs this file alone, after the others, so
 // that no other test file competes with it for the CPU.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../test/harness.js';
+import { describe, expect, it } from 'vitest';
+import { t, useApp } from '../../../test/fixtures/app.js';
 import { uniqueEmail } from '../../../test/factories.js';
 import { MAGIC_LINK_SUBJECT, verifiedUser } from '../../../test/fixtures/auth.js';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t?.close();
-});
+useApp();
 
 const SUBJECT = MAGIC_LINK_SUBJECT;
 

@@ -1,8 +1,9 @@
 // Magic links (docs/api.md#magic-links): 200 whatever the email, a mailed {APP_ORIGIN}/magic-link?token=… link,
 // 15 minutes, single use; verifying answers as login does (lockout, two-factor step, session cap)
 // and marks the address verified.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, json, type TestApp } from '../../../test/harness.js';
+import { describe, expect, it } from 'vitest';
+import { json } from '../../../test/harness.js';
+import { t, useApp } from '../../../test/fixtures/app.js';
 import { PASSWORD, registerUser, uniqueEmail } from '../../../test/factories.js';
 import {
   bearer,
@@ -17,13 +18,7 @@ import {
 import { totpCode, wrongCode } from '../../../test/totp.js';
 import { expectError } from '../../../test/expect.js';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t?.close();
-});
+useApp();
 
 const MINUTE = 60 * 1000;
 const SUBJECT = MAGIC_LINK_SUBJECT;

@@ -2,8 +2,8 @@
 // the two-factor step after the callback, GitHub's /user/emails, and providers not configured.
 import { describe, expect, it } from 'vitest';
 import { createTestApp, json } from '../../../test/harness.js';
-import { PASSWORD, registerUser, uniqueEmail } from '../../../test/factories.js';
-import { bearer, getMe, loginRaw, verifiedUser } from '../../../test/fixtures/auth.js';
+import { registerUser, uniqueEmail } from '../../../test/factories.js';
+import { getMe, twoFactorUser } from '../../../test/fixtures/auth.js';
 import { totpCode, wrongCode } from '../../../test/totp.js';
 import { callback, identity, linksOf, o, signIn, start, t, useOAuthApp } from '../../../test/fixtures/oauth.js';
 import { expectError } from '../../../test/expect.js';
@@ -12,24 +12,7 @@ useOAuthApp();
 
 describe('the callback: two-factor', () => {
   it('answers 401 requiresTwoFactor with a ticket; POST /auth/two-factor/login finishes (wrong code 401, ticket single use)', async () => {
-    const { email, userId } = await verifiedUser(t, 'g-2fa');
-    const session = json(await loginRaw(t, email, PASSWORD));
-    const setup = json(
-      await t.request({
-        method: 'POST',
-        url: '/api/v1/auth/two-factor/setup',
-        payload: { password: PASSWORD },
-        headers: bearer(session.accessToken),
-      }),
-    );
-    const enable = await t.request({
-      method: 'POST',
-      url: '/api/v1/auth/two-factor/verify',
-      payload: { code: totpCode(setup.secret, t.clock.now()) },
-      headers: bearer(session.accessToken),
-    });
-    expect(enable.statusCode, enable.body).toBe(200);
-    t.clock.advance(30 * 1000);
+    const { email, userId, ...setup } = await twoFactorUser(t, 'g-2fa');
 
     const res = await signIn(identity(email));
     expect(res.statusCode, res.body).toBe(401);
@@ -56,23 +39,7 @@ describe('the callback: two-factor', () => {
   });
 
   it('the ticket expires after 5 minutes, and wrong codes there count toward the lockout', async () => {
-    const { email } = await verifiedUser(t, 'g-2fa-lock');
-    const session = json(await loginRaw(t, email, PASSWORD));
-    const setup = json(
-      await t.request({
-        method: 'POST',
-        url: '/api/v1/auth/two-factor/setup',
-        payload: { password: PASSWORD },
-        headers: bearer(session.accessToken),
-      }),
-    );
-    await t.request({
-      method: 'POST',
-      url: '/api/v1/auth/two-factor/verify',
-      payload: { code: totpCode(setup.secret, t.clock.now()) },
-      headers: bearer(session.accessToken),
-    });
-    t.clock.advance(30 * 1000);
+    const { email, ...setup } = await twoFactorUser(t, 'g-2fa-lock');
 
     const finish = (twoFactorToken: string, code: string) =>
       t.request({ method: 'POST', url: '/api/v1/auth/two-factor/login', payload: { twoFactorToken, code } });

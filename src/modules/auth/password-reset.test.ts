@@ -1,19 +1,14 @@
 // Password reset (docs/api.md#password-reset): forgot answers alike for every email, the link is single use and
 // valid 1 h, the policy applies (a refused password leaves the token usable), and a reset revokes
 // every session and clears a lockout.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, json, type TestApp } from '../../../test/harness.js';
+import { describe, expect, it } from 'vitest';
+import { json } from '../../../test/harness.js';
+import { t, useApp } from '../../../test/fixtures/app.js';
 import { login, PASSWORD, registerUser, signedInUser, uniqueEmail } from '../../../test/factories.js';
 import { getMe, loginRaw, refreshRaw, verifiedUser } from '../../../test/fixtures/auth.js';
 import { expectError } from '../../../test/expect.js';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t?.close();
-});
+useApp();
 
 const NEW_PASSWORD = 'Brand-New-Secret-7';
 const MINUTE = 60 * 1000;

@@ -1,17 +1,12 @@
 // Refresh rotation with reuse detection (docs/api.md#tokens-and-refresh), access token validity and logout.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, json, type TestApp } from '../../../test/harness.js';
+import { describe, expect, it } from 'vitest';
+import { json } from '../../../test/harness.js';
+import { t, useApp } from '../../../test/fixtures/app.js';
 import { login, signedInUser } from '../../../test/factories.js';
 import { bearer, decodeJwt, getMe, refreshRaw, signHs256, unsignedJwt } from '../../../test/fixtures/auth.js';
 import { expectError } from '../../../test/expect.js';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t?.close();
-});
+useApp();
 
 const SECOND = 1000;
 const DAY = 24 * 60 * 60 * SECOND;

@@ -1,17 +1,12 @@
 // POST /auth/register: the body contract, the password policy (docs/api.md#password-policy), duplicate emails and
 // the verification mail (docs/api.md#registration-and-email-verification).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, json, type TestApp } from '../../../test/harness.js';
+import { describe, expect, it } from 'vitest';
+import { json } from '../../../test/harness.js';
+import { t, useApp } from '../../../test/fixtures/app.js';
 import { PASSWORD, uniqueEmail } from '../../../test/factories.js';
 import { expectError } from '../../../test/expect.js';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t?.close();
-});
+useApp();
 
 const register = (payload: unknown, headers: Record<string, string> = {}) =>
   t.request({ method: 'POST', url: '/api/v1/auth/register', payload: payload as Record<string, unknown>, headers });

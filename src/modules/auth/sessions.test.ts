@@ -1,18 +1,13 @@
 // The session cap (docs/api.md#sessions, docs/configuration.md#sign-in, AUTH_MAX_SESSIONS=5): beyond it the least recently used session is
 // revoked, and its tokens fail at once.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, json, type TestApp } from '../../../test/harness.js';
+import { describe, expect, it } from 'vitest';
+import { json } from '../../../test/harness.js';
+import { t, useApp } from '../../../test/fixtures/app.js';
 import { login } from '../../../test/factories.js';
 import { decodeJwt, getMe, listSessions, refreshRaw, verifiedUser } from '../../../test/fixtures/auth.js';
 import { expectError } from '../../../test/expect.js';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t?.close();
-});
+useApp();
 
 const SECOND = 1000;
 // Several Argon2 verifications per test: room for a loaded machine.

@@ -4,14 +4,10 @@
 // (the linter's no-unused-components; a client would get types of routes that do not exist).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, json, type TestApp } from '../../../test/harness.js';
+import { googleEnv } from '../../../test/oauth-server.js';
 
-const GOOGLE = {
-  GOOGLE_CLIENT_ID: 'google-client-id',
-  GOOGLE_CLIENT_SECRET: 'google-client-secret',
-  GOOGLE_AUTHORIZATION_URL: 'http://127.0.0.1:9/authorize',
-  GOOGLE_TOKEN_URL: 'http://127.0.0.1:9/token',
-  GOOGLE_USERINFO_URL: 'http://127.0.0.1:9/userinfo',
-};
+// Google configured, its endpoints on a dead port: nothing here reaches them.
+const GOOGLE = googleEnv('http://127.0.0.1:9');
 const SCHEMA_REF = '#/components/schemas/';
 
 let base: TestApp;

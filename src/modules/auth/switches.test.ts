@@ -7,6 +7,7 @@ import { login, PASSWORD, registerUser, signedInUser, uniqueEmail } from '../../
 import { bearer, loginRaw } from '../../../test/fixtures/auth.js';
 import { totpCode } from '../../../test/totp.js';
 import { expectError } from '../../../test/expect.js';
+import { googleEnv } from '../../../test/oauth-server.js';
 
 let base: TestApp;
 beforeAll(async () => {
@@ -16,13 +17,8 @@ afterAll(async () => {
   await base?.close();
 });
 
-const GOOGLE = {
-  GOOGLE_CLIENT_ID: 'google-client-id',
-  GOOGLE_CLIENT_SECRET: 'google-client-secret',
-  GOOGLE_AUTHORIZATION_URL: 'http://127.0.0.1:9/authorize',
-  GOOGLE_TOKEN_URL: 'http://127.0.0.1:9/token',
-  GOOGLE_USERINFO_URL: 'http://127.0.0.1:9/userinfo',
-};
+// Google configured, its endpoints on a dead port: nothing here reaches them.
+const GOOGLE = googleEnv('http://127.0.0.1:9');
 
 interface Call {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';

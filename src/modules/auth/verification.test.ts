@@ -1,19 +1,14 @@
 // Email verification (docs/api.md#registration-and-email-verification): single-use tokens, valid 24 h, a resend replaces the older link,
 // and the resend endpoint says the same thing whether or not the account exists.
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, json, queryRows, type TestApp } from '../../../test/harness.js';
+import { describe, expect, it } from 'vitest';
+import { json, queryRows } from '../../../test/harness.js';
+import { t, useApp } from '../../../test/fixtures/app.js';
 import { login, PASSWORD, registerUser, uniqueEmail } from '../../../test/factories.js';
 import { loginRaw } from '../../../test/fixtures/auth.js';
 import { expectError } from '../../../test/expect.js';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t?.close();
-});
+useApp();
 
 const HOUR = 60 * 60 * 1000;
 const verify = (token: string) => t.request({ method: 'POST', url: '/api/v1/auth/verify-email', payload: { token } });

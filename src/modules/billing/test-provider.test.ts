@@ -2,21 +2,18 @@
 // page of the service where a person completes or cancels the payment, as a browser would (plain HTML
 // forms: urlencoded, empty body); completing applies the same change a Stripe event would.
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createOrg, eventsOf, signedInUser, type SignedInUser } from '../../../test/factories.js';
-import { createTestApp, json, queryRows, type TestApp } from '../../../test/harness.js';
+import { json, queryRows } from '../../../test/harness.js';
+import { t, useApp } from '../../../test/fixtures/app.js';
 import { expectError } from '../../../test/expect.js';
 
-let t: TestApp;
 let owner: SignedInUser;
 
+useApp({ env: { WEBHOOK_WORKER: 'off' } });
 beforeAll(async () => {
-  t = await createTestApp({ env: { WEBHOOK_WORKER: 'off' } });
   owner = await signedInUser(t, 'testpay');
 }, 120_000);
-afterAll(async () => {
-  await t?.close();
-});
 
 const APP = 'http://app.test';
 const URLS = { successUrl: `${APP}/billing/thanks`, cancelUrl: `${APP}/billing?canceled=1` };

@@ -1,7 +1,7 @@
 // Races settled by the database (ARCHITECTURE.md): real parallel requests. On PGlite requests are
 // serialized, so these matter on PostgreSQL (TEST_DATABASE_URL); they must hold on both.
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   addMember,
   createOrg,
@@ -14,17 +14,17 @@ import {
   uniqueSlug,
   type SignedInUser,
 } from '../../../test/factories.js';
-import { createTestApp, json, type TestApp } from '../../../test/harness.js';
+import { json } from '../../../test/harness.js';
+import { t, useApp } from '../../../test/fixtures/app.js';
 
-let t: TestApp;
 let owner: SignedInUser;
 let admin: SignedInUser;
 let admin2: SignedInUser;
 let target: SignedInUser;
 let other: SignedInUser;
 
+useApp();
 beforeAll(async () => {
-  t = await createTestApp();
   [owner, admin, admin2, target, other] = [
     await signedInUser(t, 'owner'),
     await signedInUser(t, 'admin'),
@@ -32,9 +32,6 @@ beforeAll(async () => {
     await signedInUser(t, 'target'),
     await signedInUser(t, 'other'),
   ];
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 const ROUNDS = 3;

@@ -1,15 +1,10 @@
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { signedInUser } from '../../../test/factories.js';
-import { createTestApp, json, queryRows, type TestApp } from '../../../test/harness.js';
+import { json, queryRows } from '../../../test/harness.js';
+import { t, useApp } from '../../../test/fixtures/app.js';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t?.close();
-});
+useApp();
 
 describe('organization happy path', () => {
   it('creates an organization, invites a member who accepts, and records events and audit entries', async () => {

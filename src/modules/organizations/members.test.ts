@@ -1,5 +1,5 @@
 // Members over HTTP (docs/api.md#members): list, role change, removal, leaving.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   addMember,
   auditOf,
@@ -9,10 +9,10 @@ import {
   signedInUser,
   type SignedInUser,
 } from '../../../test/factories.js';
-import { createTestApp, json, type TestApp } from '../../../test/harness.js';
+import { json } from '../../../test/harness.js';
+import { t, useApp } from '../../../test/fixtures/app.js';
 import { expectError } from '../../../test/expect.js';
 
-let t: TestApp;
 let owner: SignedInUser;
 let admin: SignedInUser;
 let member: SignedInUser;
@@ -20,8 +20,8 @@ let viewer: SignedInUser;
 let extra: SignedInUser;
 let outsider: SignedInUser;
 
+useApp();
 beforeAll(async () => {
-  t = await createTestApp();
   [owner, admin, member, viewer, extra, outsider] = [
     await signedInUser(t, 'owner'),
     await signedInUser(t, 'admin'),
@@ -30,9 +30,6 @@ beforeAll(async () => {
     await signedInUser(t, 'extra'),
     await signedInUser(t, 'outsider'),
   ];
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 type Caller = { auth: Record<string, string> };

@@ -2,20 +2,15 @@
 // claims the account (docs/security.md, pre-account takeover): with AUTH_REQUIRE_EMAIL_VERIFICATION
 // off, a squatter can sign in to an unverified account and register a passkey on it.
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, json, queryRows, type TestApp } from '../../../test/harness.js';
+import { describe, expect, it } from 'vitest';
+import { json, queryRows } from '../../../test/harness.js';
+import { t, useApp } from '../../../test/fixtures/app.js';
 import { login, registerUser, uniqueEmail } from '../../../test/factories.js';
 import { bearer, requestMagicLink } from '../../../test/fixtures/auth.js';
 import { SoftAuthenticator } from '../../../test/webauthn.js';
 import { expectError } from '../../../test/expect.js';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp({ env: { AUTH_REQUIRE_EMAIL_VERIFICATION: 'false' } });
-});
-afterAll(async () => {
-  await t?.close();
-});
+useApp({ env: { AUTH_REQUIRE_EMAIL_VERIFICATION: 'false' } });
 
 describe('claiming an unverified address', () => {
   it("drops the squatter's passkey: it signs in no more", async () => {

@@ -35,6 +35,12 @@ const relyingParty = (deps: Pick<Infra, 'config'>) => ({
   rpId: new URL(deps.config.appOrigin).hostname,
 });
 
+/** What a registration or an authentication response must match: our challenge, origin and rp id (user verification is not required). */
+function expected(deps: Infra, challenge: string) {
+  const { origin, rpId } = relyingParty(deps);
+  return { expectedChallenge: challenge, expectedOrigin: origin, expectedRPID: rpId, requireUserVerification: false };
+}
+
 export const presentPasskey = (p: PasskeyRow) => ({
   id: p.id,
   name: p.name,
@@ -148,16 +154,9 @@ export async function registrationVerify(
       ),
     ));
   if (!spent) throw invalidRegistration('response: its challenge is unknown, already used or expired');
-  const { origin, rpId } = relyingParty(deps);
   let verified;
   try {
-    verified = await verifyRegistrationResponse({
-      response: input.response,
-      expectedChallenge: spent.challenge,
-      expectedOrigin: origin,
-      expectedRPID: rpId,
-      requireUserVerification: false,
-    });
+    verified = await verifyRegistrationResponse({ response: input.response, ...expected(deps, spent.challenge) });
   } catch (err) {
     throw invalidRegistration(`response: ${(err as Error).message}`);
   }
@@ -332,21 +331,17 @@ export async function authenticationVerify(
     throw refused();
   const [user] = await deps.db.select().from(users).where(eq(users.id, passkey.userId));
   if (!user || !user.isActive) throw refused();
-  const { origin, rpId } = relyingParty(deps);
   let result;
   try {
     result = await verifyAuthenticationResponse({
       response: input.response,
-      expectedChallenge: challenge.challenge,
-      expectedOrigin: origin,
-      expectedRPID: rpId,
+      ...expected(deps, challenge.challenge),
       credential: {
         id: passkey.credentialId,
         publicKey: Buffer.from(passkey.publicKey, 'base64url'),
         counter: passkey.counter,
         transports: transportsOf(passkey),
       },
-      requireUserVerification: false,
     });
   } catch {
     // Among others: a counter that did not move forward (a cloned authenticator), a wrong origin or rp id.

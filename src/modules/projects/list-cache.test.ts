@@ -3,20 +3,19 @@
 // is read on instance B (so B holds its pages cached), the projects are changed on instance A on the
 // same database, and B's very next read must show the change. Without Redis there is one instance
 // (the service's documented limit) and the same scenarios run on it.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createOrg, setPlan, signedInUser, type SignedInUser } from '../../../test/factories.js';
-import { createTestApp, json, onRedis, type TestApp } from '../../../test/harness.js';
+import { json, onRedis, type TestApp } from '../../../test/harness.js';
+import { a, b, useTwoInstances } from '../../../test/fixtures/instances.js';
 
-let a: TestApp;
-let b: TestApp;
+useTwoInstances();
+
 let owner: SignedInUser;
 let orgId: string;
 let otherOrgId: string;
 let key: Record<string, string>;
 
 beforeAll(async () => {
-  a = await createTestApp();
-  b = onRedis ? await createTestApp({ database: a.database, clock: a.clock, redisPrefix: a.deps.redisPrefix }) : a;
   owner = await signedInUser(a, 'list-cache');
   orgId = (await createOrg(a, owner)).id;
   otherOrgId = (await createOrg(a, owner)).id;
@@ -30,11 +29,6 @@ beforeAll(async () => {
   expect(res.statusCode, res.body).toBe(201);
   key = { 'x-api-key': json(res).plainKey as string };
 }, 60_000);
-afterAll(async () => {
-  // The second instance first: it borrows the first one's database.
-  if (b && b !== a) await b.close();
-  await a?.close();
-});
 
 /** A page of the list on an instance, read twice (with a key, then as the owner), so later answers come from its cache. */
 async function listOn(app: TestApp, query = '', org = orgId) {

@@ -1,5 +1,5 @@
 // Projects over HTTP (docs/api.md#projects): list, create, get, patch, delete; who may; the events.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   addMember,
   auditOf,
@@ -9,10 +9,10 @@ import {
   signedInUser,
   type SignedInUser,
 } from '../../../test/factories.js';
-import { createTestApp, json, type TestApp } from '../../../test/harness.js';
+import { json } from '../../../test/harness.js';
+import { t, useApp } from '../../../test/fixtures/app.js';
 import { expectError } from '../../../test/expect.js';
 
-let t: TestApp;
 let owner: SignedInUser;
 let member: SignedInUser;
 let viewer: SignedInUser;
@@ -20,8 +20,8 @@ let outsider: SignedInUser;
 let orgId: string;
 let otherOrgId: string;
 
+useApp();
 beforeAll(async () => {
-  t = await createTestApp();
   [owner, member, viewer, outsider] = [
     await signedInUser(t, 'owner'),
     await signedInUser(t, 'member'),
@@ -33,9 +33,6 @@ beforeAll(async () => {
   await addMember(t, orgId, owner, member, 'member');
   await addMember(t, orgId, owner, viewer, 'viewer');
   otherOrgId = (await createOrg(t, outsider)).id;
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 const UA = { 'user-agent': 'project-tests/1.0' };

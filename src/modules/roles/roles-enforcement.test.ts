@@ -5,7 +5,7 @@
 // within their own permissions, and makes API keys only within them; a key gives only member or
 // viewer. And the races: a role deleted while it is being given is never left held.
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { bearer, decodeJwt } from '../../../test/fixtures/auth.js';
 import {
   addMember,
@@ -16,7 +16,8 @@ import {
   signedInUser,
   uniqueEmail,
 } from '../../../test/factories.js';
-import { createTestApp, json, queryRows, type TestApp } from '../../../test/harness.js';
+import { json, queryRows } from '../../../test/harness.js';
+import { t, useApp } from '../../../test/fixtures/app.js';
 import {
   api,
   APP_PERMISSIONS,
@@ -28,17 +29,13 @@ import {
 } from '../../../test/fixtures/roles.js';
 import { expectError } from '../../../test/expect.js';
 
-let t: TestApp;
 let x: Team;
 let other: Team;
 
+useApp({ env: { APP_PERMISSIONS } });
 beforeAll(async () => {
-  t = await createTestApp({ env: { APP_PERMISSIONS } });
   x = await team(t, 'x');
   other = await team(t, 'other');
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 const org = () => `/organizations/${x.org.id}`;

@@ -4,9 +4,10 @@
 // permission outside the catalogue (400), one the caller lacks (403), a 41-character or malformed key
 // (400), a built-in or taken key (409), a role held by a member or a pending invitation (409).
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { auditOf, createApiKey, eventsOf, invite, signedInUser, uniqueEmail } from '../../../test/factories.js';
-import { createTestApp, json, queryRows, type TestApp } from '../../../test/harness.js';
+import { json, queryRows } from '../../../test/harness.js';
+import { t, useApp } from '../../../test/fixtures/app.js';
 import { loadConfig } from '../../config.js';
 import { ConfigError } from '../../config/types.js';
 import { createCatalogue, PERMISSIONS, ROLE_PERMISSIONS } from '../../platform/permissions.js';
@@ -22,15 +23,11 @@ import {
 import type { ErrorCode } from '../../lib/errors.js';
 import { expectError } from '../../../test/expect.js';
 
-let t: TestApp;
 let x: Team;
 
+useApp({ env: { APP_PERMISSIONS } });
 beforeAll(async () => {
-  t = await createTestApp({ env: { APP_PERMISSIONS } });
   x = await team(t);
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 const rolesUrl = () => `/organizations/${x.org.id}/roles`;

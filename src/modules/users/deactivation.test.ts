@@ -7,21 +7,13 @@
 // are also used on a second instance sharing the database.
 import { sql } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createOrg, login, signedInUser, type SignedInUser } from '../../../test/factories.js';
-import { createTestApp, json, onRedis, queryRows, type TestApp } from '../../../test/harness.js';
+import { json, onRedis, queryRows, type TestApp } from '../../../test/harness.js';
+import { a, b, useTwoInstances } from '../../../test/fixtures/instances.js';
 import { deactivateUser } from '../auth/account.service.js';
 
-let a: TestApp;
-let b: TestApp;
-beforeAll(async () => {
-  a = await createTestApp();
-  b = onRedis ? await createTestApp({ database: a.database, clock: a.clock, redisPrefix: a.deps.redisPrefix }) : a;
-});
-afterAll(async () => {
-  if (b && b !== a) await b.close();
-  await a?.close();
-});
+useTwoInstances();
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const me = (app: TestApp, token: string) =>

@@ -1,20 +1,15 @@
 // GET /users/me/export (docs/api.md#account-export): everything about the person, and no secret.
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, json, queryRows, type TestApp } from '../../../test/harness.js';
+import { describe, expect, it } from 'vitest';
+import { json, queryRows } from '../../../test/harness.js';
+import { t, useApp } from '../../../test/fixtures/app.js';
 import { createOrg, signedInUser } from '../../../test/factories.js';
 import { bearer } from '../../../test/fixtures/auth.js';
 import { totpCode } from '../../../test/totp.js';
 import { SoftAuthenticator } from '../../../test/webauthn.js';
 import { expectError } from '../../../test/expect.js';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t?.close();
-});
+useApp();
 
 const post = (url: string, payload: Record<string, unknown> | undefined, accessToken: string) =>
   t.request({ method: 'POST', url: `/api/v1${url}`, headers: bearer(accessToken), ...(payload ? { payload } : {}) });

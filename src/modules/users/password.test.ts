@@ -1,16 +1,11 @@
 // PUT /users/me/password (docs/api.md#password-change "password change keeps only the current session").
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, json, type TestApp } from '../../../test/harness.js';
+import { describe, expect, it } from 'vitest';
+import { json } from '../../../test/harness.js';
+import { t, useApp } from '../../../test/fixtures/app.js';
 import { login, PASSWORD, signedInUser } from '../../../test/factories.js';
 import { expectError } from '../../../test/expect.js';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t?.close();
-});
+useApp();
 
 const NEW_PASSWORD = 'Battery-Staple-42';
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });

@@ -3,24 +3,14 @@
 // user is read on instance B (so B holds it cached) and changed on instance A on the same database,
 // and B's very next read must show the change. Without Redis there is one instance (the service's
 // documented limit) and the same scenarios run on it.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, json, onRedis, type TestApp } from '../../../test/harness.js';
+import { describe, expect, it } from 'vitest';
+import { json, onRedis, type TestApp } from '../../../test/harness.js';
 import { login, PASSWORD, registerUser, signedInUser, uniqueEmail, verifyEmailOf } from '../../../test/factories.js';
+import { a, b, useTwoInstances } from '../../../test/fixtures/instances.js';
 import { totpCode } from '../../../test/totp.js';
 
-let a: TestApp;
-let b: TestApp;
-beforeAll(async () => {
-  // Unverified accounts may sign in here, so the verification itself can be watched from /users/me.
-  const env = { AUTH_REQUIRE_EMAIL_VERIFICATION: 'false' };
-  a = await createTestApp({ env });
-  b = onRedis ? await createTestApp({ env, database: a.database, clock: a.clock, redisPrefix: a.deps.redisPrefix }) : a;
-});
-afterAll(async () => {
-  // The second instance first: it borrows the first one's database.
-  if (b && b !== a) await b.close();
-  await a?.close();
-});
+// Unverified accounts may sign in here, so the verification itself can be watched from /users/me.
+useTwoInstances({ AUTH_REQUIRE_EMAIL_VERIFICATION: 'false' });
 
 type Auth = { authorization: string };
 

@@ -2,21 +2,12 @@
 // token is used on instance B, so B has cached the session as active, and revoked on instance A on
 // the same database; B's very next request must be refused. Without Redis there is one instance
 // (the service's documented limit), and the same scenario runs on it.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, json, onRedis, type TestApp } from '../../../test/harness.js';
+import { describe, expect, it } from 'vitest';
+import { json, onRedis, type TestApp } from '../../../test/harness.js';
+import { a, b, useTwoInstances } from '../../../test/fixtures/instances.js';
 import { login, PASSWORD, signedInUser } from '../../../test/factories.js';
 
-let a: TestApp;
-let b: TestApp;
-beforeAll(async () => {
-  a = await createTestApp();
-  b = onRedis ? await createTestApp({ database: a.database, clock: a.clock, redisPrefix: a.deps.redisPrefix }) : a;
-});
-afterAll(async () => {
-  // The second instance first: it borrows the first one's database.
-  if (b && b !== a) await b.close();
-  await a?.close();
-});
+useTwoInstances();
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const meOn = (app: TestApp, token: string) =>

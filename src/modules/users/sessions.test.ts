@@ -1,17 +1,12 @@
 // GET /users/me/sessions, DELETE /users/me/sessions/{id}, DELETE /users/me/sessions and its alias
 // DELETE /users/sessions (docs/api.md#session-management).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, json, type TestApp } from '../../../test/harness.js';
+import { describe, expect, it } from 'vitest';
+import { json } from '../../../test/harness.js';
+import { t, useApp } from '../../../test/fixtures/app.js';
 import { PASSWORD, signedInUser } from '../../../test/factories.js';
 import { expectError } from '../../../test/expect.js';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp();
-});
-afterAll(async () => {
-  await t?.close();
-});
+useApp();
 
 const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;

@@ -3,7 +3,7 @@
 // redirect, a dropped connection, then a 200), oldest first and capped at the newest 100; tenant
 // isolation (another organization's or endpoint's delivery is 404), validation, roles and API-key scopes.
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   addMember,
   attemptRows,
@@ -11,20 +11,14 @@ import {
   createOrg,
   createWebhook,
   deliveryRows,
-  login,
   type Receiver,
   setPlan,
   signedInUser,
-  type SignedInUser,
 } from '../../../test/factories.js';
-import { createTestApp, json, type TestApp } from '../../../test/harness.js';
-import { workerFixtures } from '../../../test/fixtures/worker.js';
-import type { DeliveryWorker } from './worker/index.js';
+import { json } from '../../../test/harness.js';
+import { after, createProject, drain, owner, t, useDeliveryApp } from '../../../test/fixtures/webhooks.js';
 
-let t: TestApp;
-let worker: DeliveryWorker;
-let owner: SignedInUser;
-const fx = workerFixtures(() => t);
+const fx = useDeliveryApp('attempts-owner', { freshTokens: true });
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const ELSEWHERE = 'http://example.com/elsewhere';
@@ -32,19 +26,6 @@ const orgPath = (orgId: string, hookId: string, deliveryId: string) =>
   `/api/v1/organizations/${orgId}/webhooks/${hookId}/deliveries/${deliveryId}/attempts`;
 const flatPath = (hookId: string, deliveryId: string) => `/api/v1/webhooks/${hookId}/deliveries/${deliveryId}/attempts`;
 const get = (url: string, headers: Record<string, string>) => t.request({ method: 'GET', url, headers });
-
-/** Moves the fake clock and lets the worker deliver what came due. */
-async function after(seconds: number) {
-  t.clock.advance(seconds * 1000);
-  worker.wake();
-  await worker.drain(60_000);
-}
-
-// The fake clock moves by minutes here: sign in again so the access token is fresh.
-async function signIn() {
-  const { accessToken } = await login(t, owner.email, owner.password);
-  owner = { ...owner, accessToken, auth: { authorization: `Bearer ${accessToken}` } };
-}
 
 /**
  * An organization (pro plan: two endpoints, keys) whose endpoint received one project.created
@@ -62,11 +43,6 @@ const storedEvent = (id: string) =>
   );
 
 beforeAll(async () => {
-  t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } });
-  worker = fx.worker();
-  await worker.start();
-  owner = await signedInUser(t, 'attempts-owner');
-
   let calls = 0;
   rx = await fx.receiver((_req, res) => {
     calls++;
@@ -78,25 +54,14 @@ beforeAll(async () => {
   org = await createOrg(t, owner);
   await setPlan(t, org.id, 'pro');
   hook = await createWebhook(t, org.id, owner, { url: rx.url, events: ['project.created'] });
-  const res = await t.request({
-    method: 'POST',
-    url: `/api/v1/organizations/${org.id}/projects`,
-    headers: owner.auth,
-    payload: { name: 'P' },
-  });
-  expect(res.statusCode, res.body).toBe(201);
-  await worker.drain(60_000);
+  await createProject(org.id);
+  await drain();
   await after(60);
   await after(300);
   await after(900);
   const [d] = await deliveryRows(t, hook.id);
   expect(d).toMatchObject({ status: 'delivered', attempts: 4 });
   delivery = d!.id as string;
-});
-beforeEach(signIn);
-afterAll(async () => {
-  await fx.stopAll();
-  await t?.close();
 });
 
 describe('the attempts of a retried delivery', () => {

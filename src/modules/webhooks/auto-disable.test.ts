@@ -4,62 +4,38 @@
 // webhook_endpoint.disabled (verified with the `stripe` package), and its owners and admins (not
 // its members) are mailed. A success ends the streak; turning the endpoint on again clears it.
 import type { ServerResponse } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   addMember,
   createOrg,
   createWebhook,
   deliveryRows,
-  login,
   type Receiver,
   setPlan,
   signedInUser,
-  type SignedInUser,
   stripeVerify,
 } from '../../../test/factories.js';
-import { createTestApp, json, type TestApp } from '../../../test/harness.js';
-import { workerFixtures } from '../../../test/fixtures/worker.js';
+import { json } from '../../../test/harness.js';
+import { createProject, drain, owner, signIn, t, useDeliveryApp, worker } from '../../../test/fixtures/webhooks.js';
 import { expectRefused, load } from '../../../test/fixtures/config.js';
-import type { DeliveryWorker } from './worker/index.js';
 
-let t: TestApp;
-let worker: DeliveryWorker;
-let owner: SignedInUser;
-const fx = workerFixtures(() => t);
+const fx = useDeliveryApp('autodisable-owner', { env: { WEBHOOK_DISABLE_AFTER_H: '1' } });
 const MINUTE = 60_000;
 
 const failing = (_req: unknown, res: ServerResponse) => res.writeHead(500).end('down');
 
-beforeAll(async () => {
-  t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_DISABLE_AFTER_H: '1' } });
-  worker = fx.worker();
-  await worker.start();
-  owner = await signedInUser(t, 'autodisable-owner');
-});
-afterAll(async () => {
-  await fx.stopAll();
-  await t?.close();
-});
-
 /** Moves the fake clock, signs the owner in again (tokens last 15 minutes) and lets due retries go. */
 async function advance(ms: number) {
   t.clock.advance(ms);
-  const { accessToken } = await login(t, owner.email, owner.password);
-  owner = { ...owner, accessToken, auth: { authorization: `Bearer ${accessToken}` } };
+  await signIn();
   worker.wake();
-  await worker.drain(60_000);
+  await drain();
 }
 
 /** A project change: one event for every endpoint of the organization. */
 async function event(orgId: string) {
-  const res = await t.request({
-    method: 'POST',
-    url: `/api/v1/organizations/${orgId}/projects`,
-    headers: owner.auth,
-    payload: { name: 'P' },
-  });
-  expect(res.statusCode, res.body).toBe(201);
-  await worker.drain(60_000);
+  await createProject(orgId);
+  await drain();
 }
 
 async function endpoint(orgId: string, id: string) {

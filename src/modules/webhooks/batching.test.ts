@@ -3,25 +3,15 @@
 // result, and the per-endpoint cap that keeps a slow endpoint from taking every slot. Real local
 // receivers; PGlite, and PostgreSQL with TEST_DATABASE_URL.
 import { sql } from 'drizzle-orm';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  attemptRows,
-  createOrg,
-  createWebhook,
-  login,
-  type Receiver,
-  rowsOf,
-  setPlan,
-  signedInUser,
-  type SignedInUser,
-} from '../../../test/factories.js';
-import { createTestApp, type TestApp } from '../../../test/harness.js';
-import { deferred, workerFixtures } from '../../../test/fixtures/worker.js';
+import { describe, expect, it } from 'vitest';
+import { attemptRows, createOrg, createWebhook, type Receiver, rowsOf, setPlan } from '../../../test/factories.js';
+import { deferred } from '../../../test/fixtures/worker.js';
+import { owner, t, useDeliveryApp } from '../../../test/fixtures/webhooks.js';
 import { waitUntil } from '../../../test/expect.js';
 
-let t: TestApp;
-let owner: SignedInUser;
-const fx = workerFixtures(() => t);
+// The fake clock passes leases here: a fresh access token for every test. A worker left running by a
+// failed test would deliver the next test's events: stopped after each.
+const fx = useDeliveryApp('batch-owner', { worker: 'none', freshTokens: true, stopEach: true });
 const { worker, receiver, statusCounts } = fx;
 const record = (orgId: string, n: number) => fx.record(orgId, n, { perTransaction: 50 });
 
@@ -35,23 +25,6 @@ async function attemptCount(endpointId: string) {
 }
 
 const ids = (rx: Receiver) => rx.received.map((r) => r.headers['x-webhook-delivery-id'] as string);
-
-beforeAll(async () => {
-  t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } });
-  owner = await signedInUser(t, 'batch-owner');
-});
-// The fake clock passes leases here: a fresh access token for every test.
-beforeEach(async () => {
-  const { accessToken } = await login(t, owner.email, owner.password);
-  owner = { ...owner, accessToken, auth: { authorization: `Bearer ${accessToken}` } };
-});
-// A worker left running by a failed test would deliver the next test's events.
-afterEach(async () => {
-  await fx.stopAll();
-});
-afterAll(async () => {
-  await t?.close();
-});
 
 describe('results recorded in batches', () => {
   it('600 deliveries over 3 endpoints, 48 at a time: each delivered once, one attempt each, written in far fewer statements than results', async () => {

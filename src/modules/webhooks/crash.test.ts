@@ -1,25 +1,16 @@
 // Crash safety and concurrency of the delivery workers. Meaningful on PostgreSQL (two
 // workers really race for rows with FOR UPDATE SKIP LOCKED); must hold on PGlite too.
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  attemptRows,
-  createOrg,
-  createWebhook,
-  login,
-  type Receiver,
-  rowsOf,
-  signedInUser,
-  type SignedInUser,
-} from '../../../test/factories.js';
-import { createTestApp, type TestApp } from '../../../test/harness.js';
-import { deferred, workerFixtures } from '../../../test/fixtures/worker.js';
+import { describe, expect, it } from 'vitest';
+import { attemptRows, createOrg, createWebhook, type Receiver, rowsOf } from '../../../test/factories.js';
+import { createTestApp } from '../../../test/harness.js';
+import { deferred } from '../../../test/fixtures/worker.js';
+import { owner, t, useDeliveryApp } from '../../../test/fixtures/webhooks.js';
 import { recordEvent } from '../../platform/outbox.js';
 import { waitUntil } from '../../../test/expect.js';
 
-let t: TestApp;
-let owner: SignedInUser;
-const fx = workerFixtures(() => t);
+// The fake clock passes leases here: a fresh access token for every test.
+const fx = useDeliveryApp('crash-owner', { worker: 'none', freshTokens: true });
 const { worker, receiver, record, statusCounts } = fx;
 
 function countIds(rx: Receiver) {
@@ -30,20 +21,6 @@ function countIds(rx: Receiver) {
   }
   return counts;
 }
-
-beforeAll(async () => {
-  t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } });
-  owner = await signedInUser(t, 'crash-owner');
-});
-// The fake clock passes leases here: a fresh access token for every test.
-beforeEach(async () => {
-  const { accessToken } = await login(t, owner.email, owner.password);
-  owner = { ...owner, accessToken, auth: { authorization: `Bearer ${accessToken}` } };
-});
-afterAll(async () => {
-  await fx.stopAll();
-  await t?.close();
-});
 
 describe('two workers on one database', () => {
   it('200 events: every delivery is delivered exactly once (no duplicate, none missing)', async () => {

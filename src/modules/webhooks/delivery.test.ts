@@ -2,7 +2,7 @@
 // official `stripe` package, rotation, event filters and the alias, the test event, and that a
 // rolled-back change sends nothing.
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   addMember,
   attemptRows,
@@ -12,44 +12,14 @@ import {
   rowsOf,
   setPlan,
   signedInUser,
-  type SignedInUser,
   stripeVerify,
 } from '../../../test/factories.js';
-import { createTestApp, json, type TestApp } from '../../../test/harness.js';
+import { json } from '../../../test/harness.js';
 import { recordEvent } from '../../platform/outbox.js';
-import { workerFixtures } from '../../../test/fixtures/worker.js';
-import type { DeliveryWorker } from './worker/index.js';
+import { drain, owner, createProject, t, useDeliveryApp, worker } from '../../../test/fixtures/webhooks.js';
 import { waitUntil } from '../../../test/expect.js';
 
-let t: TestApp;
-let worker: DeliveryWorker;
-let owner: SignedInUser;
-const fx = workerFixtures(() => t);
-const { receiver } = fx;
-
-const drain = () => worker.drain(60_000);
-const createProject = async (orgId: string, name = 'P') => {
-  const res = await t.request({
-    method: 'POST',
-    url: `/api/v1/organizations/${orgId}/projects`,
-    headers: owner.auth,
-    payload: { name },
-  });
-  expect(res.statusCode, res.body).toBe(201);
-  return json(res);
-};
-
-beforeAll(async () => {
-  t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } });
-  worker = fx.worker();
-  await worker.start();
-  owner = await signedInUser(t, 'dlv-owner');
-});
-afterAll(async () => {
-  // Receivers first (stopAll): a request still waiting on one fails at once instead of holding the stop.
-  await fx.stopAll();
-  await t?.close();
-});
+const { receiver } = useDeliveryApp('dlv-owner');
 
 describe('the request', () => {
   it('is a POST of compact {id, type, timestamp, data} with the spec headers, signed so that stripe.webhooks.constructEvent accepts it', async () => {

@@ -1,23 +1,15 @@
 // Webhook endpoints over HTTP: the plan's limit on endpoints (also under parallel creation) and the
 // secret at rest. The contract of the routes is in endpoints.test.ts.
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOrg, createWebhook, rowsOf, setPlan, signedInUser, type SignedInUser } from '../../../test/factories.js';
-import { createTestApp, json, type TestApp } from '../../../test/harness.js';
+import { describe, expect, it } from 'vitest';
+import { createOrg, createWebhook, rowsOf, setPlan } from '../../../test/factories.js';
+import { json } from '../../../test/harness.js';
+import { owner, t, useDeliveryApp } from '../../../test/fixtures/webhooks.js';
 
-let t: TestApp;
-let owner: SignedInUser;
+useDeliveryApp('wh-limits-owner', { privateUrls: false, worker: 'none' });
 
 const HOOK = 'https://example.com/hook';
 const hooksOf = (orgId: string) => `/api/v1/organizations/${orgId}/webhooks`;
-
-beforeAll(async () => {
-  t = await createTestApp();
-  owner = await signedInUser(t, 'wh-limits-owner');
-});
-afterAll(async () => {
-  await t?.close();
-});
 
 describe('plan limits', () => {
   it('Free allows 1 endpoint: the second is 402; deleting one frees the slot; Pro allows 10', async () => {

@@ -1,32 +1,16 @@
 // Webhook endpoints over HTTP: the contract of create/list/get/patch/delete, event
 // validation, permissions and the flat aliases (plan limits and the secret at rest:
 // endpoints-limits.test.ts). No worker runs here: deliveries are only looked at as rows.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  addMember,
-  createOrg,
-  createWebhook,
-  deliveryRows,
-  setPlan,
-  signedInUser,
-  type SignedInUser,
-} from '../../../test/factories.js';
-import { createTestApp, json, type TestApp } from '../../../test/harness.js';
+import { describe, expect, it } from 'vitest';
+import { addMember, createOrg, createWebhook, deliveryRows, setPlan, signedInUser } from '../../../test/factories.js';
+import { json } from '../../../test/harness.js';
+import { owner, t, useDeliveryApp } from '../../../test/fixtures/webhooks.js';
 
-let t: TestApp;
-let owner: SignedInUser;
+useDeliveryApp('wh-owner', { privateUrls: false, worker: 'none' });
 
 const HOOK = 'https://example.com/hook';
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const hooksOf = (orgId: string) => `/api/v1/organizations/${orgId}/webhooks`;
-
-beforeAll(async () => {
-  t = await createTestApp();
-  owner = await signedInUser(t, 'wh-owner');
-});
-afterAll(async () => {
-  await t?.close();
-});
 
 describe('create, list, get, update, delete', () => {
   it('create answers 201 with the endpoint and its whsec_ secret; list omits the secret', async () => {

@@ -3,34 +3,12 @@
 // (the event's), two events two ids. Deliveries recorded by earlier versions (with a copy of the body,
 // with or without the id): delivery-migration.test.ts.
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createOrg,
-  createWebhook,
-  rowsOf,
-  setPlan,
-  signedInUser,
-  type SignedInUser,
-  stripeVerify,
-} from '../../../test/factories.js';
-import { createTestApp, json, type TestApp } from '../../../test/harness.js';
-import { workerFixtures } from '../../../test/fixtures/worker.js';
-import type { DeliveryWorker } from './worker/index.js';
+import { describe, expect, it } from 'vitest';
+import { createOrg, createWebhook, rowsOf, setPlan, stripeVerify } from '../../../test/factories.js';
+import { json } from '../../../test/harness.js';
+import { createProject, drain, owner, t, useDeliveryApp, worker } from '../../../test/fixtures/webhooks.js';
 
-let t: TestApp;
-let worker: DeliveryWorker;
-let owner: SignedInUser;
-const fx = workerFixtures(() => t);
-
-beforeAll(async () => {
-  t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } });
-  worker = fx.worker();
-  owner = await signedInUser(t, 'event-id-owner');
-});
-afterAll(async () => {
-  await fx.stopAll();
-  await t?.close();
-});
+const fx = useDeliveryApp('event-id-owner', { worker: 'made' });
 
 describe('the event id', () => {
   it('is the first key of the body: the same for both endpoints of one event, another for the next event; signatures verify', async () => {
@@ -41,16 +19,8 @@ describe('the event id', () => {
     const hookA = await createWebhook(t, org.id, owner, { url: a.url });
     const hookB = await createWebhook(t, org.id, owner, { url: b.url });
     await worker.start();
-    for (const name of ['one', 'two']) {
-      const res = await t.request({
-        method: 'POST',
-        url: `/api/v1/organizations/${org.id}/projects`,
-        headers: owner.auth,
-        payload: { name },
-      });
-      expect(res.statusCode, res.body).toBe(201);
-    }
-    await worker.drain(60_000);
+    for (const name of ['one', 'two']) await createProject(org.id, name);
+    await drain();
 
     const events = rowsOf(
       await t.deps.db.execute(

@@ -3,45 +3,25 @@
 // hold back another's deliveries; claims take turns across the organizations with due work; and an
 // endpoint at its cap with a long queue neither starves the others nor gets more than its cap.
 // PGlite, and PostgreSQL with TEST_DATABASE_URL.
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  createOrg,
-  createWebhook,
-  login,
-  type Receiver,
-  setPlan,
-  signedInUser,
-  type SignedInUser,
-} from '../../../test/factories.js';
-import { createTestApp, type TestApp } from '../../../test/harness.js';
-import { deferred, workerFixtures } from '../../../test/fixtures/worker.js';
+import { describe, expect, it } from 'vitest';
+import { createOrg, createWebhook, type Receiver, setPlan } from '../../../test/factories.js';
+import { deferred } from '../../../test/fixtures/worker.js';
+import { owner, t, useDeliveryApp } from '../../../test/fixtures/webhooks.js';
 import { expectRefused, load, useTempDirs } from '../../../test/fixtures/config.js';
 import { waitUntil } from '../../../test/expect.js';
 
-let t: TestApp;
-let owner: SignedInUser;
-const fx = workerFixtures(() => t);
+// Receivers stopped after each test: a request held by a black hole fails at once instead of holding the stop.
+const fx = useDeliveryApp('fair-owner', {
+  env: { WEBHOOK_ORG_CONCURRENCY: '3' },
+  worker: 'none',
+  freshTokens: true,
+  stopEach: true,
+});
 const { worker, receiver, statusCounts } = fx;
 const record = (orgId: string, n: number, type = 'load.tested') => fx.record(orgId, n, { type, perTransaction: 50 });
 const ids = (rx: Receiver) => rx.received.map((r) => r.headers['x-webhook-delivery-id'] as string);
 
 useTempDirs();
-
-beforeAll(async () => {
-  t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_ORG_CONCURRENCY: '3' } });
-  owner = await signedInUser(t, 'fair-owner');
-});
-beforeEach(async () => {
-  const { accessToken } = await login(t, owner.email, owner.password);
-  owner = { ...owner, accessToken, auth: { authorization: `Bearer ${accessToken}` } };
-});
-// Receivers first: a request held by a black hole fails at once instead of holding the stop.
-afterEach(async () => {
-  await fx.stopAll();
-});
-afterAll(async () => {
-  await t?.close();
-});
 
 /** A receiver that takes requests and answers none of them until `open()`. */
 async function blackHole() {

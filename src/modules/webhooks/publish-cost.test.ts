@@ -9,7 +9,7 @@
 //   take nothing from it.
 import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   addMember,
   createApiKey,
@@ -21,28 +21,17 @@ import {
   type SignedInUser,
   stripeVerify,
 } from '../../../test/factories.js';
-import { createTestApp, json, type TestApp } from '../../../test/harness.js';
-import { workerFixtures } from '../../../test/fixtures/worker.js';
+import { createTestApp, json } from '../../../test/harness.js';
+import { owner, t, useDeliveryApp } from '../../../test/fixtures/webhooks.js';
 import { periodOf } from '../../platform/quota.js';
 import { footprint, publish } from '../../../test/fixtures/publish.js';
 
-let t: TestApp;
-let owner: SignedInUser;
 let member: SignedInUser;
 let outsider: SignedInUser;
-const fx = workerFixtures(() => t);
+const fx = useDeliveryApp('cost-owner', { worker: 'none' });
 
 beforeAll(async () => {
-  t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } });
-  [owner, member, outsider] = await Promise.all([
-    signedInUser(t, 'cost-owner'),
-    signedInUser(t, 'cost-member'),
-    signedInUser(t, 'cost-outsider'),
-  ]);
-});
-afterAll(async () => {
-  await fx.stopAll();
-  await t?.close();
+  [member, outsider] = await Promise.all([signedInUser(t, 'cost-member'), signedInUser(t, 'cost-outsider')]);
 });
 
 /** Bytes the organization's events and deliveries take, as rows (text form), and the rows holding `marker`. */

@@ -2,22 +2,13 @@
 // the same organization answers the first answer and records nothing (also when the repeats run
 // at once), the same key with another request answers 409, each organization has its own keys,
 // and after 24 h (the app's fake clock moved) the key makes a new event.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createApiKey,
-  createOrg,
-  createWebhook,
-  eventsOf,
-  login,
-  type MadeKey,
-  signedInUser,
-  type SignedInUser,
-} from '../../../test/factories.js';
-import { createTestApp, json, type TestApp } from '../../../test/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createApiKey, createOrg, createWebhook, eventsOf, login, type MadeKey } from '../../../test/factories.js';
+import { json } from '../../../test/harness.js';
+import { owner, t, useDeliveryApp } from '../../../test/fixtures/webhooks.js';
 import { footprint, publish } from '../../../test/fixtures/publish.js';
 
-let t: TestApp;
-let owner: SignedInUser;
+useDeliveryApp('publish-idem-owner', { worker: 'none' });
 let org: { id: string };
 let key: MadeKey;
 let keyCount = 0;
@@ -30,14 +21,9 @@ const send = (idempotencyKey: string, payload: unknown = ORDER, orgId = org.id, 
   publish(t, orgId, { ...headers, 'idempotency-key': idempotencyKey }, payload);
 
 beforeAll(async () => {
-  t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } });
-  owner = await signedInUser(t, 'publish-idem-owner');
   org = await createOrg(t, owner);
   await createWebhook(t, org.id, owner, { url: 'http://127.0.0.1:9/hook' });
   key = await createApiKey(t, org.id, owner, ['write:events']);
-});
-afterAll(async () => {
-  await t?.close();
 });
 
 describe('Idempotency-Key', () => {

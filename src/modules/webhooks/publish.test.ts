@@ -2,7 +2,7 @@
 // signed (checked with the `stripe` package), goes to the endpoints its type selects, and every
 // refusal (a type of the service's own, a malformed type or data, a bad Idempotency-Key, a role or
 // key without events:publish, another organization's key, no credential) records nothing.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   addMember,
   createApiKey,
@@ -16,12 +16,10 @@ import {
   type SignedInUser,
   stripeVerify,
 } from '../../../test/factories.js';
-import { createTestApp, json, type TestApp } from '../../../test/harness.js';
-import { workerFixtures } from '../../../test/fixtures/worker.js';
+import { json } from '../../../test/harness.js';
+import { owner, t, useDeliveryApp } from '../../../test/fixtures/webhooks.js';
 import { footprint, publish } from '../../../test/fixtures/publish.js';
 
-let t: TestApp;
-let owner: SignedInUser;
 let admin: SignedInUser;
 let member: SignedInUser;
 let viewer: SignedInUser;
@@ -31,16 +29,14 @@ let other: { id: string };
 let eventsKey: MadeKey;
 let webhooksKey: MadeKey;
 let otherKey: MadeKey;
-const fx = workerFixtures(() => t);
+const fx = useDeliveryApp('publish-owner', { worker: 'none' });
 const ORDER = {
   type: 'order.shipped',
   data: { orderId: 'ord_1', lines: [{ sku: 'A', qty: 2 }], gift: false, note: null },
 };
 
 beforeAll(async () => {
-  t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } });
-  [owner, admin, member, viewer, outsider] = await Promise.all([
-    signedInUser(t, 'publish-owner'),
+  [admin, member, viewer, outsider] = await Promise.all([
     signedInUser(t, 'publish-admin'),
     signedInUser(t, 'publish-member'),
     signedInUser(t, 'publish-viewer'),
@@ -55,10 +51,6 @@ beforeAll(async () => {
   eventsKey = await createApiKey(t, org.id, owner, ['write:events']);
   webhooksKey = await createApiKey(t, org.id, owner, ['write:webhooks']);
   otherKey = await createApiKey(t, other.id, outsider, ['write:events']);
-});
-afterAll(async () => {
-  await fx.stopAll();
-  await t?.close();
 });
 
 describe('publishing an event', () => {

@@ -5,63 +5,37 @@
 // a paused or deleted endpoint, the audit entry.
 import type { ServerResponse } from 'node:http';
 import type { InjectOptions } from 'fastify';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   addMember,
   attemptRows,
   auditOf,
   createApiKey,
   createOrg,
-  createWebhook,
   deliveryRows,
-  login,
   type Receiver,
   setPlan,
   signedInUser,
-  type SignedInUser,
   stripeVerify,
 } from '../../../test/factories.js';
-import { createTestApp, json, type TestApp } from '../../../test/harness.js';
-import { workerFixtures } from '../../../test/fixtures/worker.js';
-import type { DeliveryWorker } from './worker/index.js';
+import { json } from '../../../test/harness.js';
+import {
+  after,
+  orgEndpoint,
+  owner,
+  createProject,
+  signIn,
+  t,
+  useDeliveryApp,
+} from '../../../test/fixtures/webhooks.js';
 
-let t: TestApp;
-let worker: DeliveryWorker;
-let owner: SignedInUser;
-const fx = workerFixtures(() => t);
-
-beforeAll(async () => {
-  // Two attempts in all (at once, then 60 s later): a delivery fails in a minute.
-  t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_RETRY_DELAYS: '60' } });
-  worker = fx.worker();
-  await worker.start();
-  owner = await signedInUser(t, 'recover-owner');
-});
-// The clock moves by minutes and hours: a fresh access token for each test.
-async function signIn() {
-  const { accessToken } = await login(t, owner.email, owner.password);
-  owner = { ...owner, accessToken, auth: { authorization: `Bearer ${accessToken}` } };
-}
-beforeEach(signIn);
-afterAll(async () => {
-  await fx.stopAll();
-  await t?.close();
-});
+// Two attempts in all (at once, then 60 s later): a delivery fails in a minute. The clock moves by
+// minutes and hours: a fresh access token for each test.
+const fx = useDeliveryApp('recover-owner', { env: { WEBHOOK_RETRY_DELAYS: '60' }, freshTokens: true });
 
 const answer = (status: number) => (_req: unknown, res: ServerResponse) => res.writeHead(status).end();
-async function after(seconds: number) {
-  t.clock.advance(seconds * 1000);
-  worker.wake();
-  await worker.drain(60_000);
-}
 async function projectCreated(orgId: string, name: string) {
-  const res = await t.request({
-    method: 'POST',
-    url: `/api/v1/organizations/${orgId}/projects`,
-    headers: owner.auth,
-    payload: { name },
-  });
-  expect(res.statusCode, res.body).toBe(201);
+  await createProject(orgId, name);
   await after(0);
 }
 const recover = (url: string, payload: InjectOptions['payload'], headers: Record<string, string> = owner.auth) =>
@@ -69,11 +43,7 @@ const recover = (url: string, payload: InjectOptions['payload'], headers: Record
 const byName = async (hookId: string) =>
   Object.fromEntries((await deliveryRows(t, hookId)).map((d) => [d.event_data.name as string, d]));
 
-async function endpoint(rx: Receiver) {
-  const org = await createOrg(t, owner);
-  const hook = await createWebhook(t, org.id, owner, { url: rx.url, events: ['project.created'] });
-  return { org, hook, base: `/api/v1/organizations/${org.id}/webhooks/${hook.id}` };
-}
+const endpoint = (rx: Receiver) => orgEndpoint(rx, ['project.created']);
 
 describe('recover', () => {
   it('queues the failed deliveries created since T under their ids, one more attempt each; the rest is untouched', async () => {

@@ -2,72 +2,43 @@
 // (60, 300, 900 s on the fake clock), redirects refused, the response body cut to 500 characters,
 // deletion canceling pending retries and manual retry (the timeout: timeout.test.ts).
 import type { ServerResponse } from 'node:http';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   attemptRows,
   createOrg,
   createWebhook,
   deliveryRows,
-  login,
   type Receiver,
-  signedInUser,
-  type SignedInUser,
   stripeVerify,
 } from '../../../test/factories.js';
-import { createTestApp, json, type TestApp } from '../../../test/harness.js';
-import { workerFixtures } from '../../../test/fixtures/worker.js';
-import type { DeliveryWorker } from './worker/index.js';
+import { json } from '../../../test/harness.js';
+import {
+  after,
+  drain,
+  orgEndpoint,
+  owner,
+  createProject,
+  signIn,
+  t,
+  useDeliveryApp,
+  worker,
+} from '../../../test/fixtures/webhooks.js';
 
-let t: TestApp;
-let worker: DeliveryWorker;
-let owner: SignedInUser;
-const fx = workerFixtures(() => t);
-const { receiver } = fx;
+const { receiver } = useDeliveryApp('retry-owner', { freshTokens: true });
 
-const drain = () => worker.drain(60_000);
-/** Moves the fake clock and lets the worker deliver what came due. */
-async function after(seconds: number) {
-  t.clock.advance(seconds * 1000);
-  worker.wake();
-  await drain();
-}
 const answer =
   (status: number, body = '') =>
   (_req: unknown, res: ServerResponse) =>
     res.writeHead(status, { 'content-type': 'text/plain' }).end(body);
 
 async function hookWithEvent(rx: Receiver) {
-  const org = await createOrg(t, owner);
-  const hook = await createWebhook(t, org.id, owner, { url: rx.url });
+  const { org, hook } = await orgEndpoint(rx);
   const recordedAt = t.clock.now();
-  const res = await t.request({
-    method: 'POST',
-    url: `/api/v1/organizations/${org.id}/projects`,
-    headers: owner.auth,
-    payload: { name: 'P' },
-  });
-  expect(res.statusCode, res.body).toBe(201);
+  await createProject(org.id);
   await drain();
   const [d] = await deliveryRows(t, hook.id);
   return { org, hook, delivery: d!, recordedAt };
 }
-
-beforeAll(async () => {
-  t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } });
-  worker = fx.worker();
-  await worker.start();
-  owner = await signedInUser(t, 'retry-owner');
-});
-// The fake clock moves by hours here: sign in again so the access token is fresh.
-async function signIn() {
-  const { accessToken } = await login(t, owner.email, owner.password);
-  owner = { ...owner, accessToken, auth: { authorization: `Bearer ${accessToken}` } };
-}
-beforeEach(signIn);
-afterAll(async () => {
-  await fx.stopAll();
-  await t?.close();
-});
 
 describe('retries', () => {
   it('500 then 200: the first attempt fails (attempts 1, pending, nextRetryAt +60 s); 60 s later the second delivers', async () => {

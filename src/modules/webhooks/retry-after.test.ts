@@ -3,33 +3,11 @@
 // never more than an hour away; asking for less keeps the schedule; any other status is not heeded.
 // The retry made at the asked time is delivered and verifies with the `stripe` package.
 import type { ServerResponse } from 'node:http';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  createOrg,
-  createWebhook,
-  deliveryRows,
-  login,
-  type Receiver,
-  signedInUser,
-  type SignedInUser,
-  stripeVerify,
-} from '../../../test/factories.js';
-import { createTestApp, type TestApp } from '../../../test/harness.js';
-import { workerFixtures } from '../../../test/fixtures/worker.js';
-import type { DeliveryWorker } from './worker/index.js';
+import { describe, expect, it } from 'vitest';
+import { deliveryRows, type Receiver, stripeVerify } from '../../../test/factories.js';
+import { after, drain, orgEndpoint, createProject, t, useDeliveryApp } from '../../../test/fixtures/webhooks.js';
 
-let t: TestApp;
-let worker: DeliveryWorker;
-let owner: SignedInUser;
-const fx = workerFixtures(() => t);
-
-const drain = () => worker.drain(60_000);
-/** Moves the fake clock and lets the worker deliver what came due. */
-async function after(seconds: number) {
-  t.clock.advance(seconds * 1000);
-  worker.wake();
-  await drain();
-}
+const fx = useDeliveryApp('retry-after-owner', { freshTokens: true });
 
 /** Answers the first request with `status` and these headers, every later one with 204. */
 function firstAnswer(status: number, headers: () => Record<string, string>) {
@@ -42,15 +20,8 @@ function firstAnswer(status: number, headers: () => Record<string, string>) {
 
 /** An endpoint on `rx`, one project.created to it, and the first attempt made. */
 async function firstAttempt(rx: Receiver) {
-  const org = await createOrg(t, owner);
-  const hook = await createWebhook(t, org.id, owner, { url: rx.url });
-  const res = await t.request({
-    method: 'POST',
-    url: `/api/v1/organizations/${org.id}/projects`,
-    headers: owner.auth,
-    payload: { name: 'P' },
-  });
-  expect(res.statusCode, res.body).toBe(201);
+  const { org, hook } = await orgEndpoint(rx);
+  await createProject(org.id);
   const at = t.clock.now().getTime();
   await drain();
   expect(rx.received).toHaveLength(1);
@@ -58,22 +29,6 @@ async function firstAttempt(rx: Receiver) {
   expect(d).toMatchObject({ status: 'pending', attempts: 1 });
   return { hook, at, nextRetryAt: new Date(d!.next_retry_at as string).getTime() };
 }
-
-beforeAll(async () => {
-  t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } });
-  worker = fx.worker();
-  await worker.start();
-  owner = await signedInUser(t, 'retry-after-owner');
-});
-// The fake clock moves by up to an hour per test: a fresh access token each time.
-beforeEach(async () => {
-  const { accessToken } = await login(t, owner.email, owner.password);
-  owner = { ...owner, accessToken, auth: { authorization: `Bearer ${accessToken}` } };
-});
-afterAll(async () => {
-  await fx.stopAll();
-  await t?.close();
-});
 
 describe('Retry-After on a 429 or 503', () => {
   it('429 with Retry-After: 600 (seconds): nothing at the scheduled 60 s; the retry comes at 600 s, delivered and signed', async () => {

@@ -6,70 +6,45 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import type { InjectOptions } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { verifyWebhookSignature } from '../../../client/src/webhooks.js';
+import { deliveryRows, type ReceivedRequest, rowsOf, stripeVerify } from '../../../test/factories.js';
+import { json } from '../../../test/harness.js';
 import {
-  createOrg,
-  createWebhook,
-  deliveryRows,
-  login,
-  type ReceivedRequest,
-  rowsOf,
-  signedInUser,
-  type SignedInUser,
-  stripeVerify,
-} from '../../../test/factories.js';
-import { createTestApp, json, type TestApp } from '../../../test/harness.js';
-import { workerFixtures } from '../../../test/fixtures/worker.js';
+  createProject,
+  drain,
+  orgEndpoint,
+  owner,
+  signIn,
+  t,
+  useDeliveryApp,
+  worker,
+} from '../../../test/fixtures/webhooks.js';
 import { encrypt } from '../../lib/secrets.js';
-import type { DeliveryWorker } from './worker/index.js';
 
-let t: TestApp;
-let worker: DeliveryWorker;
-let owner: SignedInUser;
-const fx = workerFixtures(() => t);
+const fx = useDeliveryApp('grace-owner');
 
 const TWO_V1 = /^t=(\d+),v1=([0-9a-f]{64}),v1=([0-9a-f]{64})$/;
 const ONE_V1 = /^t=\d+,v1=[0-9a-f]{64}$/;
 
-beforeAll(async () => {
-  t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } });
-  worker = fx.worker();
-  await worker.start();
-  owner = await signedInUser(t, 'grace-owner');
-});
-afterAll(async () => {
-  await fx.stopAll();
-  await t?.close();
-});
-
 /** Moves the fake clock and signs in again (access tokens live 15 minutes). */
 async function advance(seconds: number) {
   t.clock.advance(seconds * 1000);
-  const { accessToken } = await login(t, owner.email, owner.password);
-  owner = { ...owner, accessToken, auth: { authorization: `Bearer ${accessToken}` } };
+  await signIn();
 }
 
 async function setup() {
   const rx = await fx.receiver();
-  const org = await createOrg(t, owner);
-  const hook = await createWebhook(t, org.id, owner, { url: rx.url, events: ['project.created'] });
-  return { rx, org, hook, base: `/api/v1/organizations/${org.id}/webhooks/${hook.id}` };
+  return { rx, ...(await orgEndpoint(rx, ['project.created'])) };
 }
 
 /** One project.created, delivered now: the request the receiver got. */
 async function delivered(rx: { received: ReceivedRequest[] }, orgId: string): Promise<ReceivedRequest> {
   // Counted before the event exists: on PostgreSQL its commit can wake the worker at once.
   const before = rx.received.length;
-  const res = await t.request({
-    method: 'POST',
-    url: `/api/v1/organizations/${orgId}/projects`,
-    headers: owner.auth,
-    payload: { name: 'P' },
-  });
-  expect(res.statusCode, res.body).toBe(201);
+  await createProject(orgId);
   worker.wake();
-  await worker.drain(60_000);
+  await drain();
   expect(rx.received).toHaveLength(before + 1);
   return rx.received.at(-1)!;
 }

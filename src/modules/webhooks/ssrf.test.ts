@@ -10,16 +10,14 @@ import {
   deliveryRows,
   type Receiver,
   setPlan,
-  signedInUser,
-  type SignedInUser,
   startReceiver,
 } from '../../../test/factories.js';
-import { createTestApp, json, type TestApp } from '../../../test/harness.js';
+import { json } from '../../../test/harness.js';
 import { newId } from '../../lib/ids.js';
 import { encrypt } from '../../lib/secrets.js';
 import { createWebhookSender } from './worker/sender.js';
 import { webhookEndpoints } from '../../db/tables/webhooks.js';
-import { createDeliveryWorker, type DeliveryWorker } from './worker/index.js';
+import { createProject, drain, owner, t, useDeliveryApp, worker } from '../../../test/fixtures/webhooks.js';
 
 const REFUSED = [
   'http://localhost/',
@@ -71,22 +69,10 @@ const ACCEPTED = [
   'https://hooks.example.org:8443/in?x=1',
 ];
 
-let t: TestApp;
-let worker: DeliveryWorker;
-let owner: SignedInUser;
-const receivers: Receiver[] = [];
+const fx = useDeliveryApp('ssrf-owner', { privateUrls: false });
 
-beforeAll(async () => {
-  t = await createTestApp();
+beforeAll(() => {
   expect(t.deps.config.webhook.allowPrivateUrls).toBe(false);
-  worker = createDeliveryWorker(t.deps, { pollMs: 50 });
-  await worker.start();
-  owner = await signedInUser(t, 'ssrf-owner');
-});
-afterAll(async () => {
-  for (const r of receivers) await r.close();
-  await worker?.stop();
-  await t?.close();
 });
 
 describe('at create and update', () => {
@@ -140,36 +126,12 @@ describe('at create and update', () => {
 });
 
 describe('at delivery time', () => {
-  /** An endpoint row written directly, as if its URL had passed the create check. */
-  async function rawEndpoint(orgId: string, url: string) {
-    const now = t.clock.now();
-    const id = newId('wh', now.getTime());
-    await t.deps.db.insert(webhookEndpoints).values({
-      organizationId: orgId,
-      id,
-      url,
-      description: null,
-      events: [],
-      secretEnc: encrypt(t.deps.config.encryptionKey, `whsec_${'ab'.repeat(32)}`),
-      createdAt: now,
-      updatedAt: now,
-    });
-    return id;
-  }
-
   async function deliverTo(urlOf: (rx: Receiver) => string) {
-    const rx = await startReceiver();
-    receivers.push(rx);
+    const rx = await fx.receiver();
     const org = await createOrg(t, owner);
     const hookId = await rawEndpoint(org.id, urlOf(rx));
-    const res = await t.request({
-      method: 'POST',
-      url: `/api/v1/organizations/${org.id}/projects`,
-      headers: owner.auth,
-      payload: { name: 'p' },
-    });
-    expect(res.statusCode, res.body).toBe(201);
-    await worker.drain(60_000);
+    await createProject(org.id, 'p');
+    await drain();
     const [d] = await deliveryRows(t, hookId);
     return { rx, d: d!, attempts: await attemptRows(t, d!.id) };
   }
@@ -233,8 +195,7 @@ describe('at delivery time, a public-looking hostname that resolves to a non-pub
   ])(
     'resolving to %s is refused, and the stored error (read over HTTP) names no address',
     async (...addresses: string[]) => {
-      const rx = await startReceiver();
-      receivers.push(rx);
+      const rx = await fx.receiver();
       const host = `hooks-${++n}.partner.example`;
       zone.set(host, addresses);
       const org = await createOrg(t, owner);
@@ -273,10 +234,9 @@ describe('at delivery time, a public-looking hostname that resolves to a non-pub
   );
 
   it('an address literal is refused with the same words', async () => {
-    const rx = await startReceiver();
-    receivers.push(rx);
+    const rx = await fx.receiver();
     const org = await createOrg(t, owner);
-    const hookId = await rawEndpointOf(org.id, `http://[2002:7f00:1::1]:${rx.port}/hook`);
+    const hookId = await rawEndpoint(org.id, `http://[2002:7f00:1::1]:${rx.port}/hook`);
     const test = await t.request({
       method: 'POST',
       url: `/api/v1/organizations/${org.id}/webhooks/${hookId}/test`,
@@ -308,7 +268,7 @@ describe('connection failures', () => {
 });
 
 /** An endpoint row written directly, as if its URL had passed the create check. */
-async function rawEndpointOf(orgId: string, url: string) {
+async function rawEndpoint(orgId: string, url: string) {
   const now = t.clock.now();
   const id = newId('wh', now.getTime());
   await t.deps.db.insert(webhookEndpoints).values({

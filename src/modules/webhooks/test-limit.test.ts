@@ -2,40 +2,16 @@
 // (docs/api.md#webhook-endpoints): the 11th answers 429 RATE_LIMIT_EXCEEDED with Retry-After (the
 // seconds until a slot frees) and queues nothing; exact under concurrent requests; the window
 // slides; another endpoint has its own. The queued events are delivered to a real receiver.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createOrg,
-  createWebhook,
-  deliveryRows,
-  setPlan,
-  signedInUser,
-  type SignedInUser,
-  stripeVerify,
-} from '../../../test/factories.js';
-import { createTestApp, json, type TestApp } from '../../../test/harness.js';
-import { workerFixtures } from '../../../test/fixtures/worker.js';
-import type { DeliveryWorker } from './worker/index.js';
+import { describe, expect, it } from 'vitest';
+import { createWebhook, deliveryRows, setPlan, stripeVerify } from '../../../test/factories.js';
+import { json } from '../../../test/harness.js';
+import { orgEndpoint, owner, t, useDeliveryApp, worker } from '../../../test/fixtures/webhooks.js';
 
-let t: TestApp;
-let worker: DeliveryWorker;
-let owner: SignedInUser;
-const fx = workerFixtures(() => t);
-
-beforeAll(async () => {
-  t = await createTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } });
-  worker = fx.worker();
-  await worker.start();
-  owner = await signedInUser(t, 'limit-owner');
-});
-afterAll(async () => {
-  await fx.stopAll();
-  await t?.close();
-});
+const fx = useDeliveryApp('limit-owner');
 
 async function endpoint() {
   const rx = await fx.receiver();
-  const org = await createOrg(t, owner);
-  const hook = await createWebhook(t, org.id, owner, { url: rx.url, events: ['project.created'] });
+  const { org, hook } = await orgEndpoint(rx, ['project.created']);
   return {
     rx,
     org,

@@ -2,20 +2,15 @@
 // account: an app built without the harness's cost stores Argon2id at m=64 MiB, t=3, p=4, and a hash
 // made at another cost still verifies, since verifying reads the cost from the stored hash.
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { login, registerUser, uniqueEmail, verifyEmailOf } from '../../../test/factories.js';
-import { createTestApp, queryRows, type TestApp } from '../../../test/harness.js';
+import { queryRows } from '../../../test/harness.js';
+import { t, useApp } from '../../../test/fixtures/app.js';
 import { createPasswordHasher } from './passwords.js';
 
 const PRODUCTION_PREFIX = '$argon2id$v=19$m=65536,t=3,p=4$';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp({ productionHashCost: true });
-});
-afterAll(async () => {
-  await t?.close();
-});
+useApp({ productionHashCost: true });
 
 describe('password hashing', () => {
   it('stores Argon2id at m=64 MiB, t=3, p=4 unless told otherwise, and signs in with it', async () => {
