@@ -1,7 +1,7 @@
 // Every mail the service sends, as data: a subject, an introduction, the action (a button in HTML,
 // a line with the link in text) and a closing line, each with `{placeholders}`. The product's name,
 // logo, colour and support address come from the branding (docs/configuration.md#branding), and
-// MAIL_TEMPLATES_DIR may replace any text of any mail (docs/mail.md). Every mail has a plain-text
+// MAIL_TEMPLATES_DIR may replace any text of any mail (docs/configuration.md#mail-templates). Every mail has a plain-text
 // and an HTML body; the HTML escapes whatever it interpolates.
 import type { Mail } from './mailer.js';
 
