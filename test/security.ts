@@ -109,6 +109,9 @@ export const CONTROLS: Record<string, Control> = {
   // An unknown token: 400 once authenticated, and to anyone on the optional decline.
   acceptInvitation: { okStatus: 400 },
   declineInvitation: { okStatus: 400 },
+  // An invitation id that is not the caller's: 404 once authenticated.
+  acceptMyInvitation: { okStatus: 404 },
+  declineMyInvitation: { okStatus: 404 },
   createProject: { params: NO_ORG, okStatus: 404 },
   getProject: { params: NO_ORG, okStatus: 404 },
   updateProject: { params: NO_ORG, okStatus: 404 },
@@ -192,6 +195,8 @@ export const PUBLIC_OPERATIONS = [
   'refreshTokens',
   'passkeyAuthenticationOptions',
   'passkeyAuthenticationVerify',
+  // the invitation page: what an invitation offers, by its token
+  'previewInvitation',
   // billing: Stripe's inbound events, and the built-in test provider's checkout page
   'receiveStripeEvent',
   'showTestCheckout',

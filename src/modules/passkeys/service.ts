@@ -36,7 +36,7 @@ const relyingParty = (deps: Pick<Infra, 'config'>) => ({
 });
 
 /** What a registration or an authentication response must match: our challenge, origin and rp id (user verification is not required). */
-function expected(deps: Infra, challenge: string) {
+function expected(deps: Pick<Infra, 'config'>, challenge: string) {
   const { origin, rpId } = relyingParty(deps);
   return { expectedChallenge: challenge, expectedOrigin: origin, expectedRPID: rpId, requireUserVerification: false };
 }
