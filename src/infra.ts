@@ -100,7 +100,10 @@ export async function createInfra(config: Config, overrides: InfraOverrides = {}
     (config.databaseUrl ? openPostgres(config.databaseUrl, logger) : await openPglite({ dataDir: config.dataDir }));
   let redis: Redis | null = null;
   try {
-    if (overrides.migrate !== false) await runMigrations(dbHandle);
+    if (overrides.migrate !== false) {
+      const applied = await runMigrations(dbHandle);
+      if (applied.length > 0) logger.info({ migrations: applied }, `applied ${applied.length} migration(s)`);
+    }
     if (config.redisUrl) {
       // No offline queue: while Redis is down, commands fail at once (callers fall back or answer 503)
       // instead of waiting for a reconnect.
