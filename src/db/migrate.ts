@@ -36,27 +36,31 @@ async function lastApplied(query: Query): Promise<number> {
 /**
  * Applies the committed migrations not yet applied, and returns their names (`0019_signing_keys`…),
  * oldest first; an empty list when the database was up to date. Drizzle applies every migration newer
- * than the last one recorded, which is what the names are read against.
+ * than the last one recorded, which is what the names are read against. `onPending` hears the names
+before they are applied (start-up progress).
  */
-export async function runMigrations(handle: DbHandle): Promise<string[]> {
-  const appliedAfter = (before: number) =>
-    migrationNames()
+export async function runMigrations(handle: DbHandle, onPending?: (names: string[]) => void): Promise<string[]> {
+  const pendingAfter = (before: number) => {
+    const names = migrationNames()
       .filter((m) => m.when > before)
       .map((m) => m.tag);
+    if (names.length > 0) onPending?.(names);
+    return names;
+  };
   if (handle.kind === 'pglite') {
     const query: Query = async (text) => (await handle.pglite!.query<Record<string, unknown>>(text)).rows;
-    const before = await lastApplied(query);
+    const pending = pendingAfter(await lastApplied(query));
     await migratePglite(handle.db as unknown as PgliteDatabase, { migrationsFolder });
-    return appliedAfter(before);
+    return pending;
   }
   const client = await handle.pool!.connect();
   try {
     await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
     try {
-      const before = await lastApplied(async (text) => (await client.query(text)).rows);
+      const pending = pendingAfter(await lastApplied(async (text) => (await client.query(text)).rows));
       // On the locked connection itself, so a pool of one cannot deadlock.
       await migratePg(drizzle(client), { migrationsFolder });
-      return appliedAfter(before);
+      return pending;
     } finally {
       await client.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK]);
     }
