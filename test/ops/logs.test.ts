@@ -65,9 +65,9 @@ describe('LOG_FORMAT=pretty, the service started as a developer starts it', () =
 
       expect(lines.filter((l) => /(?:GET|POST) \//.test(l))).toEqual([
         expect.stringMatching(
-          /^\d\d:\d\d:\d\d INFO  GET \/api\/v1\/nothing-here\?token=\[redacted\]&page=2 404 \d+ ms$/,
+          /^\d\d:\d\d:\d\d INFO {2}GET \/api\/v1\/nothing-here\?token=\[redacted\]&page=2 404 \d+ ms$/,
         ),
-        expect.stringMatching(/^\d\d:\d\d:\d\d INFO  POST \/api\/v1\/auth\/register 201 \d+ ms$/),
+        expect.stringMatching(/^\d\d:\d\d:\d\d INFO {2}POST \/api\/v1\/auth\/register 201 \d+ ms$/),
       ]);
       expect(p.output()).not.toContain('live-secret-123');
       const mail = lines.findIndex((l) => l.includes('mail to pretty-log@example.com: Verify your email'));
