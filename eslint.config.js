@@ -105,4 +105,9 @@ export default tseslint.config(
     files: ['bench/**', 'test/**', '**/*.test.ts', 'src/db/migrate-cli.ts'],
     rules: { 'no-console': 'off' },
   },
+  {
+    // The client's install script (plain Node.js, run by npm).
+    files: ['client/prepare.mjs'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
+  },
 );

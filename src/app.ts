@@ -14,7 +14,7 @@ import { errors } from './http/errors-doc.js';
 import { documentRoute, swaggerOptions } from './http/openapi.js';
 import { components, named, publicRoute, ref } from './http/schemas.js';
 import { createSerializerCompiler } from './http/serialization.js';
-import { serializeRequest } from './http/request-log.js';
+import { RequestLogController, serializeRequest } from './http/request-log.js';
 import {
   createValidatorCompiler,
   jsonHasNul,
@@ -84,6 +84,8 @@ export async function buildApp(deps: Infra, options: AppOptions = {}): Promise<F
   const app = Fastify({
     // Request log lines never carry a mailed token or a provider's code from the URL (request-log.ts).
     loggerInstance: deps.logger.child({}, { serializers: { req: serializeRequest } }) as FastifyBaseLogger,
+    // Request log lines (request-log.ts): none for probes and static files; one per request in pretty.
+    logController: new RequestLogController(deps.config.logFormat === 'pretty'),
     // A number means "trust that many hops". Fastify 5 treats a bare number as trusting nothing,
     // so it becomes proxy-addr's function form: address i (0 = the socket peer) is a trusted hop.
     trustProxy: typeof deps.config.trustProxy === 'number' ? trustHops(deps.config.trustProxy) : deps.config.trustProxy,

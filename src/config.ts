@@ -127,7 +127,10 @@ function oauthProvider(
 }
 
 /** `defaults` changes what an unset variable means for one entry point (the admin commands log less). */
-export function loadConfig(env: Env = process.env, defaults: { logLevel?: string } = {}): Config {
+export function loadConfig(
+  env: Env = process.env,
+  defaults: { logLevel?: string; stdoutIsTTY?: boolean } = {},
+): Config {
   const nodeEnv = str(env, 'NODE_ENV', 'development');
   const envName: Config['env'] = nodeEnv === 'production' ? 'production' : nodeEnv === 'test' ? 'test' : 'development';
   const production = envName === 'production';
@@ -178,6 +181,13 @@ export function loadConfig(env: Env = process.env, defaults: { logLevel?: string
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', 'must be one of fatal, error, warn, info, debug, trace, silent');
   }
+  // Readable lines for a developer at a terminal; JSON lines (one object each) everywhere else.
+  const logFormat = str(
+    env,
+    'LOG_FORMAT',
+    envName !== 'production' && (defaults.stdoutIsTTY ?? Boolean(process.stdout.isTTY)) ? 'pretty' : 'json',
+  );
+  if (logFormat !== 'json' && logFormat !== 'pretty') throw new ConfigError('LOG_FORMAT', 'must be "json" or "pretty"');
 
   const publicApiUrl = url(env, 'PUBLIC_API_URL', `http://localhost:${port}`, ['http:', 'https:'])!.replace(/\/$/, '');
 
@@ -273,6 +283,7 @@ export function loadConfig(env: Env = process.env, defaults: { logLevel?: string
       keyDefaultPerMin: int(env, 'RATE_LIMIT_KEY_DEFAULT_PER_MIN', 1000, 1),
     },
     logLevel,
+    logFormat,
     bodyLimitBytes: 1024 * 1024,
     metricsToken: optional(env, 'METRICS_TOKEN'),
     workerMetricsPort:

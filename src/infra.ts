@@ -24,6 +24,7 @@ import { createTestProvider } from './providers/payments/test-provider.js';
 import { createMailer, type Mailer, type MailTransport, withLater } from './providers/mail/mailer.js';
 import { createServiceMetrics, type ServiceMetrics } from './platform/metrics.js';
 import { createMailCap, type MailCap } from './platform/mail-cap.js';
+import { prettyDestination } from './lib/pretty-log.js';
 
 export interface Infra {
   config: Config;
@@ -73,8 +74,14 @@ export const REDACT_PATHS = [
   '*.plainKey',
 ];
 
-export function createLogger(config: Pick<Config, 'logLevel'>, destination?: pino.DestinationStream): Logger {
+/** pino at LOG_LEVEL, in JSON lines or, under LOG_FORMAT=pretty, readable lines (lib/pretty-log.ts). */
+export function createLogger(
+  config: Pick<Config, 'logLevel'> & Partial<Pick<Config, 'logFormat'>>,
+  destination?: pino.DestinationStream,
+): Logger {
   const options = { level: config.logLevel, redact: { paths: REDACT_PATHS, censor: '[redacted]' } };
+  if (config.logFormat === 'pretty')
+    return pino(options, destination ? prettyDestination(destination, false) : prettyDestination());
   return destination ? pino(options, destination) : pino(options);
 }
 
@@ -95,12 +102,22 @@ export async function createInfra(config: Config, overrides: InfraOverrides = {}
   const permissions = createCatalogue(config.appPermissions);
   const logger = overrides.logger ?? createLogger(config);
   const clock = overrides.clock ?? systemClock;
+  // Start-up progress: a first start spends seconds here (PGlite's initdb, then every migration).
+  if (!overrides.dbHandle)
+    logger.info(config.databaseUrl ? 'connecting to PostgreSQL' : `opening the embedded database in ${config.dataDir}`);
   const dbHandle =
     overrides.dbHandle ??
     (config.databaseUrl ? openPostgres(config.databaseUrl, logger) : await openPglite({ dataDir: config.dataDir }));
   let redis: Redis | null = null;
   try {
-    if (overrides.migrate !== false) await runMigrations(dbHandle);
+    if (overrides.migrate !== false) {
+      const applied = await runMigrations(dbHandle, (pending) =>
+        logger.info(
+          `applying ${pending.length} migration(s): ${pending[0]}${pending.length > 1 ? ` … ${pending.at(-1)}` : ''}`,
+        ),
+      );
+      if (applied.length > 0) logger.info(`applied ${applied.length} migration(s)`);
+    }
     if (config.redisUrl) {
       // No offline queue: while Redis is down, commands fail at once (callers fall back or answer 503)
       // instead of waiting for a reconnect.
@@ -138,11 +155,6 @@ export async function createInfra(config: Config, overrides: InfraOverrides = {}
     (config.billingProvider === 'stripe'
       ? createStripeProvider(config)
       : createTestProvider(config.publicApiUrl, clock));
-  if (payments.kind === 'test' && config.env === 'production') {
-    logger.warn(
-      'BILLING_PROVIDER=test: the built-in test checkout is served, and anyone with a checkout link can upgrade an organization without payment',
-    );
-  }
 
   return {
     config,

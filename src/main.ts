@@ -1,17 +1,40 @@
 // config → deps → migrate → app → listen; graceful close on SIGTERM/SIGINT.
+import type { AddressInfo } from 'node:net';
 import { buildApp } from './app.js';
 import { boot } from './boot.js';
 import { createDeliveryWorker } from './modules/webhooks/worker/index.js';
 import { createRetentionJob } from './jobs/retention.js';
 import { ensureWebBuild } from './web-build.js';
 
+/**
+ * The address to open in a browser: `localhost` for a loopback or any-address listener, since
+ * passkeys need the relying party id `localhost` (127.0.0.1 is refused by browsers).
+ */
+function browserUrl(host: string, port: number): string {
+  const local = ['127.0.0.1', '0.0.0.0', '::', '::1', 'localhost'].includes(host);
+  return `http://${local ? 'localhost' : host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
 async function main() {
   const { config, logger, deps } = await boot();
+  // The API's own warning (the worker and the admin commands serve no checkout page).
+  if (deps.payments.kind === 'test' && config.env === 'production') {
+    logger.warn(
+      'BILLING_PROVIDER=test: the built-in test checkout is served, and anyone with a checkout link can upgrade an organization without payment',
+    );
+  }
   // The pages this process serves at / (web/dist): built first on a fresh clone or after a change.
   await ensureWebBuild(logger);
   const app = await buildApp(deps);
   try {
-    await app.listen({ port: config.port, host: config.host });
+    await app.listen({
+      port: config.port,
+      host: config.host,
+      // At a terminal, the one address to open is the start line's (localhost); JSON keeps Fastify's.
+      ...(config.logFormat === 'pretty'
+        ? { listenTextResolver: (address: string) => `listening on ${address.replace(/^https?:\/\//, '')}` }
+        : {}),
+    });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code !== 'EADDRINUSE' && code !== 'EACCES' && code !== 'EADDRNOTAVAIL') throw err;
@@ -37,7 +60,7 @@ async function main() {
       redis: Boolean(deps.redis),
       webhookWorker: config.webhook.worker,
     },
-    `Tenantry API on http://${config.host}:${config.port} (docs at /docs); web app at ${config.appOrigin}`,
+    `Tenantry API on ${browserUrl(config.host, (app.server.address() as AddressInfo).port)} (docs at /docs); web app at ${config.appOrigin}`,
   );
 
   let closing = false;

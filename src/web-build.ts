@@ -53,7 +53,8 @@ export async function ensureWebBuild(log: Log, root = WEB_ROOT): Promise<void> {
     );
     return;
   }
-  log.info(`building the web app into web/dist (${reason})`);
+  log.info(`building the web app into web/dist (${reason}): about half a minute`);
+  const started = Date.now();
   const dist = path.join(root, 'dist');
   const temp = path.join(root, `.dist-${process.pid}-${randomBytes(4).toString('hex')}`);
   try {
@@ -64,6 +65,7 @@ export async function ensureWebBuild(log: Log, root = WEB_ROOT): Promise<void> {
     } catch {
       // Another process put its build there first: it is just as fresh.
     }
+    log.info(`web app built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   } finally {
     fs.rmSync(temp, { recursive: true, force: true });
   }

@@ -3,11 +3,12 @@
 // (GET /github/user and /github/user/emails). Each authorization is tied to the identity the test
 // chose, carried from the code to the access token, so the profile an app reads is the one the
 // token was issued for.
-import type { ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import {
   Events,
-  OAuth2Server,
-  type AugmentedRequest,
+  OAuth2Issuer,
+  OAuth2Service,
   type MutableRedirectUri,
   type MutableResponse,
   type TokenRequestIncomingMessage,
@@ -46,10 +47,21 @@ export const googleEnv = (issuer: string) => ({
 });
 
 export async function startOAuthServer() {
-  const server = new OAuth2Server();
-  await server.issuer.keys.generate('RS256');
-  await server.start(0, '127.0.0.1');
-  const issuer = server.issuer.url!.replace(/\/$/, '');
+  // oauth2-mock-server 8 (the last major that supports Node 20) has no route of one's own beside its
+  // endpoints: GitHub's REST API is answered here, everything else by the mock server's handler.
+  const oauthIssuer = new OAuth2Issuer();
+  await oauthIssuer.keys.generate('RS256');
+  const service = new OAuth2Service(oauthIssuer);
+  const routes = new Map<string, (req: IncomingMessage, res: ServerResponse) => void>();
+  const http = createServer((req, res) => {
+    const route = req.method === 'GET' ? routes.get(new URL(req.url ?? '/', 'http://x').pathname) : undefined;
+    if (route) route(req, res);
+    else service.requestHandler(req, res);
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const issuer = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+  oauthIssuer.url = issuer;
+  const server = { service };
 
   let nextIdentity: Identity | null = null;
   const byCode = new Map<string, Identity>();
@@ -75,7 +87,7 @@ export async function startOAuthServer() {
     return token ? byToken.get(token) : undefined;
   };
 
-  server.service.on(Events.BeforeUserinfo, (response: MutableResponse, req: AugmentedRequest) => {
+  server.service.on(Events.BeforeUserinfo, (response: MutableResponse, req: IncomingMessage) => {
     const who = identityOf(req);
     if (!who) {
       response.statusCode = 401;
@@ -89,7 +101,7 @@ export async function startOAuthServer() {
     };
   });
 
-  server.service.addRoute('GET', '/github/user', (req: AugmentedRequest, res: ServerResponse) => {
+  routes.set('/github/user', (req, res) => {
     const who = identityOf(req);
     if (!who) return send(res, 401, { message: 'Bad credentials' });
     send(res, 200, {
@@ -100,7 +112,7 @@ export async function startOAuthServer() {
       email: null,
     });
   });
-  server.service.addRoute('GET', '/github/user/emails', (req: AugmentedRequest, res: ServerResponse) => {
+  routes.set('/github/user/emails', (req, res) => {
     const who = identityOf(req);
     if (!who) return send(res, 401, { message: 'Bad credentials' });
     send(
@@ -152,7 +164,11 @@ export async function startOAuthServer() {
         response.body = { error, error_description: 'The authorization code is invalid or has been used' };
       });
     },
-    close: () => server.stop(),
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        http.closeAllConnections();
+        http.close((err) => (err ? reject(err) : resolve()));
+      }),
   };
 }
 

@@ -99,6 +99,8 @@ export interface Config {
     keyDefaultPerMin: number;
   };
   logLevel: string;
+  /** `pretty`: one readable line per event (development at a terminal); `json`: pino's JSON lines. */
+  logFormat: 'json' | 'pretty';
   bodyLimitBytes: number;
   /** GET /metrics asks for `Authorization: Bearer <it>` when set; open otherwise. */
   metricsToken: string | null;

@@ -2,7 +2,7 @@
 // (`/verify-email?token=…`, `/reset-password`, `/magic-link`, `/invitations/accept`,
 // `/confirm-email`), a provider's callback its authorization `code`: a log line must carry none of
 // them, since logs are kept longer and read by more people than the tokens' owners.
-import type { FastifyRequest } from 'fastify';
+import { type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 
 /** Query parameters whose value is a credential: `token`, `code`, and any name ending in `token`. */
 const SECRET_PARAM = /^(?:code|.*token)$/i;
@@ -40,6 +40,21 @@ export function redactUrl(url: string, depth = 0): string {
   return `${url.slice(0, q)}?${pairs.join('&')}${hash === -1 ? '' : url.slice(hash)}`;
 }
 
+const PROBES = /^\/(?:health|ready|metrics)(?:[/?#]|$)/;
+const API_OR_DOCS = /^\/(?:api\/v1|docs)(?:[/?#]|$)/;
+
+/**
+ * Requests that write no log line: health probes and /metrics (a scraper calls them every few
+ * seconds), the docs UI's files, and the web app's files (a path whose last segment has an extension:
+ * scripts, styles, images). A page (/sign-in, /verify-email?token=…) is logged.
+ */
+export function isQuietRequest(url: string): boolean {
+  if (PROBES.test(url)) return true;
+  const pathname = url.replace(/[?#].*$/, '');
+  if (pathname.startsWith('/docs/static/')) return true;
+  return !API_OR_DOCS.test(pathname) && /\/[^/]*\.[A-Za-z0-9]+$/.test(pathname);
+}
+
 /** The `req` of request log lines: Fastify's own fields, with the URL's secrets redacted. */
 export function serializeRequest(req: FastifyRequest) {
   return {
@@ -49,4 +64,27 @@ export function serializeRequest(req: FastifyRequest) {
     remoteAddress: req.ip,
     remotePort: req.socket?.remotePort,
   };
+}
+
+/**
+ * Fastify's request lines, minus the quiet requests (isQuietRequest). In JSON, the two lines of
+ * Fastify (`incoming request`, then `request completed` with the status and time); in pretty, the
+ * second only, which carries the method and URL too, so one readable line is one request.
+ */
+export class RequestLogController extends LogController {
+  constructor(private readonly pretty: boolean) {
+    super();
+  }
+
+  override incomingRequest(request: FastifyRequest, reply: FastifyReply, metadata?: Record<string, unknown>): void {
+    if (this.pretty || isQuietRequest(request.url)) return;
+    super.incomingRequest(request, reply, metadata);
+  }
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (this.isLogDisabled(request) || isQuietRequest(request.url)) return;
+    const fields = { req: request, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime };
+    if (error) reply.log.error({ ...fields, err: error }, 'request errored');
+    else reply.log.info(fields, 'request completed');
+  }
 }

@@ -19,7 +19,7 @@
 // a busy organization can hold back the others.
 import { randomBytes } from 'node:crypto';
 import type { Infra } from '../../../infra.js';
-import { createAttempter } from './attempt.js';
+import { type AttemptResult, createAttempter } from './attempt.js';
 import { listenForWakeups } from './listen.js';
 import { type ClaimedDelivery, claimDue } from './claim.js';
 import { disableFailing } from '../auto-disable.js';
@@ -107,6 +107,7 @@ export function createDeliveryWorker(
   function begin(d: ClaimedDelivery) {
     attempt(d).then(
       (result) => {
+        if (result.canceled === null && result.outcome.status !== 'delivered') logFailedAttempt(d, result);
         recorder.add(d, result);
         deps.metrics.webhookResult(result.canceled === null ? result.outcome.status : 'canceled');
         release(d);
@@ -116,6 +117,26 @@ export function createDeliveryWorker(
         deps.logger.error({ err: { message: err.message }, deliveryId: d.id }, 'webhook delivery failed');
         release(d);
       },
+    );
+  }
+
+  /** One warn line per failed attempt: the endpoint, what it answered (or why not), what follows. */
+  function logFailedAttempt(d: ClaimedDelivery, r: Extract<AttemptResult, { canceled: null }>) {
+    const to = d.url ? d.url.replace(/[?#].*$/, '') : null;
+    const answer = r.sent.status === null ? (r.sent.error ?? 'no response') : `HTTP ${r.sent.status}`;
+    const then =
+      r.outcome.status === 'pending' ? `retry at ${r.outcome.nextRetryAt.toISOString()}` : 'no retry left: failed';
+    deps.logger.warn(
+      {
+        endpointId: d.endpointId,
+        deliveryId: d.id,
+        url: to,
+        attempt: r.number,
+        status: r.sent.status,
+        error: r.sent.error,
+        next: r.outcome.status,
+      },
+      `webhook attempt ${r.number} to ${to} failed (${answer}); ${then}`,
     );
   }
 
