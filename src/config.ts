@@ -126,6 +126,9 @@ function oauthProvider(
   };
 }
 
+/** A name as the display name of an address: quoted when it holds what would split or end it (RFC 5322). */
+const displayName = (name: string) => (/[",;:<>@()[\]\\.]/.test(name) ? `"${name.replace(/(["\\])/g, '\\$1')}"` : name);
+
 /** `defaults` changes what an unset variable means for one entry point (the admin commands log less). */
 export function loadConfig(
   env: Env = process.env,
@@ -223,7 +226,7 @@ export function loadConfig(
     appOrigin: appOrigin.replace(/\/$/, ''),
     publicApiUrl,
     smtpUrl,
-    mailFrom: str(env, 'MAIL_FROM', `${branding.appName} <no-reply@localhost>`),
+    mailFrom: str(env, 'MAIL_FROM', `${displayName(branding.appName)} <no-reply@localhost>`),
     branding,
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     webhook: {

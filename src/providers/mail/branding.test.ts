@@ -131,6 +131,12 @@ describe('refused at start, naming what is wrong', () => {
     expectRefused(() => load({ MAIL_TEMPLATES_DIR: path.join(tempDir(), 'nope') }), 'MAIL_TEMPLATES_DIR');
   });
 
+  it("quotes a name with a comma or a quote in the sender's display name", () => {
+    expect(load({ APP_NAME: 'Acme, Inc.' }).mailFrom).toBe('"Acme, Inc." <no-reply@localhost>');
+    expect(load({ APP_NAME: 'Say "hi"' }).mailFrom).toBe('"Say \\"hi\\"" <no-reply@localhost>');
+    expect(load({ APP_NAME: 'Acme Cloud' }).mailFrom).toBe('Acme Cloud <no-reply@localhost>');
+  });
+
   it('a colour, a logo URL, a support address or a name that is not one', () => {
     expectRefused(() => load({ APP_PRIMARY_COLOR: 'orange' }), 'APP_PRIMARY_COLOR');
     expectRefused(() => load({ APP_PRIMARY_COLOR: '#12345' }), 'APP_PRIMARY_COLOR');
