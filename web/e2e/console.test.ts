@@ -208,6 +208,59 @@ describe('the console', () => {
     await shown(page.getByRole('link', { name: /Waiting Room/ }));
   });
 
+  it('the owner transfers ownership to a member in Settings and becomes an admin', async () => {
+    const owner = await verifiedAccount(w.t, 'transfer-owner', 'Ada Owner');
+    const heir = await verifiedAccount(w.t, 'transfer-heir', 'Grace Heir');
+    const ownerAuth = await apiLogin(w.t, owner);
+    const org = await w.t.request({
+      method: 'POST',
+      url: '/api/v1/organizations',
+      headers: ownerAuth,
+      payload: { name: 'Succession', slug: `succession-${Date.now().toString(36)}` },
+    });
+    const orgId = json(org).id as string;
+    const sent = await w.t.request({
+      method: 'POST',
+      url: `/api/v1/organizations/${orgId}/invitations`,
+      headers: ownerAuth,
+      payload: { email: heir, role: 'member' },
+    });
+    const token = new URL(json(sent).inviteUrl as string).searchParams.get('token')!;
+    const joined = await w.t.request({
+      method: 'POST',
+      url: '/api/v1/invitations/accept',
+      headers: await apiLogin(w.t, heir),
+      payload: { token },
+    });
+    expect(joined.statusCode, joined.body).toBe(200);
+
+    const { page } = await w.person();
+    await signInWithPassword(page, owner);
+    await page.goto(`/orgs/${orgId}/settings`);
+    const form = page.getByRole('form', { name: 'Transfer ownership' });
+    await form.getByLabel('New owner', { exact: true }).selectOption({ label: `Grace Heir (${heir}, member)` });
+    await form.getByRole('button', { name: 'Transfer ownership', exact: true }).click();
+    await shown(page.getByText('Grace Heir now owns this organization; you are an admin.'));
+    const members = await w.t.request({
+      method: 'GET',
+      url: `/api/v1/organizations/${orgId}/members`,
+      headers: ownerAuth,
+    });
+    expect(
+      json(members)
+        .members.map((m: { user: { email: string }; role: string }) => [m.user.email, m.role])
+        .sort(),
+    ).toEqual(
+      [
+        [owner, 'admin'],
+        [heir, 'owner'],
+      ].sort(),
+    );
+    // An admin now: the owner's sections are gone.
+    await shown(page.getByRole('button', { name: 'Leave organization', exact: true }));
+    expect(await page.getByRole('button', { name: 'Delete organization', exact: true }).count()).toBe(0);
+  });
+
   it('an invitation declined from the mail, without signing in', async () => {
     const owner = await verifiedAccount(w.t, 'decliner-owner');
     const a = await w.person();

@@ -1,4 +1,5 @@
-// Organization settings: name and description, leaving, and deletion (the owner, typing the slug).
+// Organization settings: name and description, leaving, ownership transfer and deletion (the owner,
+// typing the slug).
 import { useState } from 'react';
 import { toProblem } from '../../api/errors';
 import { useLoad } from '../../api/hooks';
@@ -7,6 +8,7 @@ import { Field, Form, Notice, Submit, useSubmit } from '../../ui/form';
 import { navigate } from '../../router';
 import { Section } from '../../ui/Shell';
 import { type Role, usePermissions } from './role';
+import { TransferOwnership } from './Transfer';
 
 /** `onSaved`: the name changed, so the page's heading and the switcher load it again. */
 export function Settings({ orgId, role, onSaved }: { orgId: string; role: Role | undefined; onSaved?: () => void }) {
@@ -87,6 +89,7 @@ export function Settings({ orgId, role, onSaved }: { orgId: string; role: Role |
           <p>Owners and admins change the settings.</p>
         )}
       </Section>
+      {role === 'owner' ? <TransferOwnership orgId={orgId} {...(onSaved ? { onDone: onSaved } : {})} /> : null}
       {role === 'owner' ? (
         <Section title="Delete this organization">
           <p>
