@@ -328,6 +328,11 @@ describe('the console', () => {
     await page.getByRole('button', { name: 'Add endpoint', exact: true }).click();
     const secret = (await (await shown(page.getByTestId('signing-secret'))).textContent())!.trim();
     expect(secret).toMatch(/^whsec_[0-9a-f]{64}$/);
+    // Copied with one click: the clipboard holds the secret, and the button says so.
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: w.origin });
+    await page.getByRole('button', { name: 'Copy secret', exact: true }).click();
+    await shown(page.getByRole('button', { name: 'Copied', exact: true }));
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
     await shown(page.getByText('project.created, member.added, order.shipped'));
     await page.getByRole('link', { name: w.receiver.url }).click();
     await page.getByRole('button', { name: 'Send test', exact: true }).click();
@@ -346,7 +351,7 @@ describe('the console', () => {
 
     // Rotating the secret shows the new one, once.
     await page.getByRole('link', { name: '← Endpoints' }).click();
-    await page.getByRole('button', { name: `Rotate the secret of ${w.receiver.url}` }).click();
+    await page.getByRole('button', { name: `Rotate secret of ${w.receiver.url}` }).click();
     const rotate = page.getByRole('form', { name: `Rotate the secret of ${w.receiver.url}` });
     await rotate.getByLabel('Old secret keeps working', { exact: true }).selectOption('86400');
     await rotate.getByRole('button', { name: 'Rotate', exact: true }).click();

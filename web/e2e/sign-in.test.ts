@@ -2,6 +2,7 @@
 // (the local OAuth server as the provider), two-factor set up from the console (a QR code that
 // encodes the API's otpauth URL, backup codes) and then asked for at sign-in, "Sign out everywhere",
 // the sign-in form driven by the keyboard alone, and no sideways scrolling at phone width.
+import fs from 'node:fs';
 import QRCode from 'qrcode';
 import * as OTPAuth from 'otpauth';
 import { describe, expect, it } from 'vitest';
@@ -200,6 +201,14 @@ describe('signing in', () => {
     expect((await page.getByTestId('totp-secret').textContent())!.trim()).toBe(secret);
     const shownCodes = await page.getByRole('list', { name: 'Backup codes' }).getByRole('listitem').allTextContents();
     expect(shownCodes.map((c) => c.trim())).toEqual(backupCodes);
+    // Saved as a file, one code a line.
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('link', { name: 'Download codes', exact: true }).click(),
+    ]);
+    expect(download.suggestedFilename()).toBe('backup-codes.txt');
+    const saved = await download.path();
+    expect(fs.readFileSync(saved, 'utf8')).toBe(`${backupCodes.join('\n')}\n`);
 
     const totp = OTPAuth.URI.parse(otpauthUrl) as OTPAuth.TOTP;
     // A wrong code is refused next to the field.

@@ -1,5 +1,6 @@
 // API keys: create one (name and scopes; the full key is shown once), the list with each key's
 // usage, and revocation.
+import { CopyButton } from '../../ui/copy';
 import { useState } from 'react';
 import type { Schema } from '@tenantry/client';
 import { toProblem } from '../../api/errors';
@@ -68,13 +69,7 @@ function CreateKey({ orgId, onCreated }: { orgId: string; onCreated: () => void 
             </code>
           </p>
           <div className="actions">
-            <button
-              type="button"
-              className="secondary small"
-              onClick={() => void navigator.clipboard?.writeText(plain.key)}
-            >
-              Copy key
-            </button>
+            <CopyButton text={plain.key} label="Copy key" />
             <button type="button" className="link" onClick={() => setPlain(null)}>
               I have saved it
             </button>

@@ -1,5 +1,6 @@
 // Two-factor: set up (the password, then the QR code of `otpauthUrl` and the backup codes, shown
 // once), confirm with a first code, or turn off with the password and a code.
+import { CopyButton, DownloadLink } from '../../ui/copy';
 import { useEffect, useState } from 'react';
 import QRCode from 'qrcode';
 import { toProblem } from '../../api/errors';
@@ -59,6 +60,10 @@ function Confirm({ pending, onDone }: { pending: Pending; onDone: () => void }) 
             </li>
           ))}
         </ul>
+        <div className="actions">
+          <CopyButton text={pending.backupCodes.join('\n')} label="Copy codes" />
+          <DownloadLink text={`${pending.backupCodes.join('\n')}\n`} name="backup-codes.txt" label="Download codes" />
+        </div>
         <Form onSubmit={() => void submit()} problem={problem} fields={['code']} label="Confirm two-factor">
           <Field
             label="Code"

@@ -1,6 +1,7 @@
 // Webhook endpoints: add one (its signing secret shown once), send a test event, rotate the secret
 // (the old one kept for a grace, so receivers can switch), pause or resume, delete; each endpoint
 // links to its deliveries.
+import { CopyButton } from '../../ui/copy';
 import { useId, useState } from 'react';
 import { toProblem } from '../../api/errors';
 import { useLoad } from '../../api/hooks';
@@ -20,9 +21,12 @@ export function SecretNotice({ secret, onClose, what }: { secret: string; onClos
           {secret}
         </code>
       </p>
-      <button type="button" className="link" onClick={onClose}>
-        I have saved it
-      </button>
+      <div className="actions">
+        <CopyButton text={secret} label="Copy secret" />
+        <button type="button" className="link" onClick={onClose}>
+          I have saved it
+        </button>
+      </div>
     </div>
   );
 }
@@ -202,7 +206,7 @@ export function Webhooks({ orgId, role }: { orgId: string; role: Role | undefine
                     type="button"
                     className="secondary small"
                     disabled={action.busy || !w.isActive}
-                    aria-label={`Send a test event to ${w.url}`}
+                    aria-label={`Send test to ${w.url}`}
                     onClick={() =>
                       void act(
                         () => api.POST('/api/v1/organizations/{orgId}/webhooks/{id}/test', one(w.id)),
@@ -216,7 +220,7 @@ export function Webhooks({ orgId, role }: { orgId: string; role: Role | undefine
                     type="button"
                     className="secondary small"
                     disabled={action.busy}
-                    aria-label={`Rotate the secret of ${w.url}`}
+                    aria-label={`Rotate secret of ${w.url}`}
                     aria-expanded={rotating === w.id}
                     onClick={() => setRotating(rotating === w.id ? null : w.id)}
                   >
