@@ -77,8 +77,10 @@ describe('the account page', () => {
     await shown(section.getByText('Password is incorrect'));
     await section.getByLabel('Your password').fill(PASSWORD);
     await section.getByRole('button', { name: 'Delete my account', exact: true }).click();
-    await page.waitForURL(/\/sign-in$/);
+    await page.waitForURL(/\/sign-in\?deleted=1$/);
     await shown(page.getByRole('heading', { name: 'Sign in', exact: true }));
+    // The page says what happened, rather than landing on a bare sign-in form.
+    await shown(page.getByText('Your account was deleted, with everything it held.', { exact: false }));
     const login = await w.t.request({
       method: 'POST',
       url: '/api/v1/auth/login',

@@ -63,7 +63,12 @@ export function SignIn() {
   const methods = useAppConfig()?.signIn;
   const passwordOn = methods?.password !== false;
   const linkOn = methods?.magicLink !== false;
-  const signedOutBecause = session.status === 'signed-out' ? session.reason : undefined;
+  const signedOutBecause =
+    query.get('deleted') === '1'
+      ? 'Your account was deleted, with everything it held. Thank you for having used it.'
+      : session.status === 'signed-out'
+        ? session.reason
+        : undefined;
 
   const signIn = (twoFactorCode?: string) =>
     publicApi.POST('/api/v1/auth/login', {

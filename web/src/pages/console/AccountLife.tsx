@@ -102,7 +102,7 @@ function DeleteAccount() {
       const { error } = await api.DELETE('/api/v1/users/me', { body, headers: COOKIE_MODE });
       if (error) return toProblem(error, { AUTHENTICATION_ERROR: 'proof', ACCOUNT_LOCKED: 'proof' });
       // The session is gone with the account: a fresh load of the sign-in page starts signed out.
-      window.location.assign('/sign-in');
+      window.location.assign('/sign-in?deleted=1');
       return null;
     });
   return (
