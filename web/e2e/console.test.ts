@@ -392,6 +392,8 @@ describe('the console', () => {
     const orgId = await createOrganization(page, 'Paying Customers', `paying-${Date.now().toString(36)}`);
     await page.getByRole('link', { name: 'Billing', exact: true }).click();
     await shown(page.getByTestId('plan-name').filter({ hasText: 'Free' }));
+    // On Free there is nothing to manage yet: no portal button that would only reload the page.
+    expect(await page.getByRole('button', { name: 'Manage billing', exact: true }).count()).toBe(0);
     await page.getByRole('button', { name: 'Upgrade', exact: true }).click();
     await page.waitForURL(/\/api\/v1\/billing\/test-checkout\//);
     await page.getByRole('button', { name: 'Pay and subscribe' }).click();

@@ -109,9 +109,15 @@ export function Billing({ orgId, role }: { orgId: string; role: Role | undefined
                     Upgrade
                   </button>
                 ) : null}
-                <button type="button" className="secondary" disabled={action.busy} onClick={() => void portal()}>
-                  Manage billing
-                </button>
+                {b.subscription ? (
+                  <button type="button" className="secondary" disabled={action.busy} onClick={() => void portal()}>
+                    Manage billing
+                  </button>
+                ) : (
+                  <p className="muted small">
+                    Payment details and invoices are managed here once the organization has a paid plan.
+                  </p>
+                )}
                 {b.subscription && !b.subscription.cancelAtPeriodEnd ? (
                   <button type="button" className="danger" disabled={action.busy} onClick={() => void cancel()}>
                     Cancel subscription
@@ -119,7 +125,7 @@ export function Billing({ orgId, role }: { orgId: string; role: Role | undefined
                 ) : null}
               </div>
             ) : (
-              <p className="muted">Owners and admins manage billing.</p>
+              <p className="muted">Your role here does not manage billing (billing:manage).</p>
             )}
           </>
         ) : (
