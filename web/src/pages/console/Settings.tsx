@@ -21,6 +21,7 @@ export function Settings({ orgId, role, onSaved }: { orgId: string; role: Role |
   const description = typedDescription ?? org.data?.description ?? '';
   const [confirm, setConfirm] = useState('');
   const [saved, setSaved] = useState(false);
+  const [transferredTo, setTransferredTo] = useState<string | null>(null);
   const save = useSubmit();
   const danger = useSubmit();
 
@@ -89,7 +90,16 @@ export function Settings({ orgId, role, onSaved }: { orgId: string; role: Role |
           <p>Owners and admins change the settings.</p>
         )}
       </Section>
-      {role === 'owner' ? <TransferOwnership orgId={orgId} {...(onSaved ? { onDone: onSaved } : {})} /> : null}
+      {transferredTo ? <Notice>{transferredTo} now owns this organization; you are an admin.</Notice> : null}
+      {role === 'owner' ? (
+        <TransferOwnership
+          orgId={orgId}
+          onDone={(name) => {
+            setTransferredTo(name);
+            onSaved?.();
+          }}
+        />
+      ) : null}
       {role === 'owner' ? (
         <Section title="Delete this organization">
           <p>

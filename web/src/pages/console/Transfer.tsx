@@ -4,10 +4,11 @@ import { useState } from 'react';
 import { toProblem } from '../../api/errors';
 import { useLoad, useSession } from '../../api/hooks';
 import { api } from '../../api/session';
-import { Form, Notice, SelectField, Submit, useSubmit } from '../../ui/form';
+import { Form, SelectField, Submit, useSubmit } from '../../ui/form';
 import { Section } from '../../ui/Shell';
 
-export function TransferOwnership({ orgId, onDone }: { orgId: string; onDone?: () => void }) {
+/** `onDone` gets the new owner's name: the caller is an admin from then on, and this section goes away. */
+export function TransferOwnership({ orgId, onDone }: { orgId: string; onDone: (newOwner: string) => void }) {
   const session = useSession();
   const me = session.status === 'signed-in' ? session.user.id : null;
   const members = useLoad(`members:${orgId}`, () =>
@@ -15,7 +16,6 @@ export function TransferOwnership({ orgId, onDone }: { orgId: string; onDone?: (
   );
   const others = (members.data?.members ?? []).filter((m) => m.userId !== me);
   const [chosen, setChosen] = useState('');
-  const [done, setDone] = useState<string | null>(null);
   const { busy, problem, run } = useSubmit();
   const memberId = chosen || others[0]?.id || '';
   const submit = () =>
@@ -25,13 +25,11 @@ export function TransferOwnership({ orgId, onDone }: { orgId: string; onDone?: (
         body: { memberId },
       });
       if (error) return toProblem(error, { VALIDATION_ERROR: 'memberId', NOT_FOUND: 'memberId' });
-      setDone(data.owner.user.fullName ?? data.owner.user.email);
-      onDone?.();
+      onDone(data.owner.user.fullName ?? data.owner.user.email);
       return null;
     });
   return (
     <Section title="Transfer ownership">
-      {done ? <Notice>{done} now owns this organization; you are an admin.</Notice> : null}
       {others.length === 0 && members.data ? (
         <p>Invite someone first: ownership goes to another member.</p>
       ) : (
