@@ -113,6 +113,8 @@ describe('accounts in the browser', () => {
     await page.getByRole('link', { name: 'Account', exact: true }).click();
     await refreshed;
     await shown(page.getByRole('region', { name: 'Sessions' }).getByText('This session'));
+    // The device as people name it, not the raw User-Agent.
+    await shown(page.getByRole('region', { name: 'Sessions' }).getByText(/^Chrome \d+ on Linux$/));
     await signedInAs(page, email);
   });
 

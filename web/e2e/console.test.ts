@@ -21,6 +21,13 @@ describe('the console', () => {
     const email = await verifiedAccount(w.t, 'projects');
     const { page } = await w.person();
     await signInWithPassword(page, email);
+    // A slug the API refuses: the form says the rule in words, not the API's pattern.
+    await page.goto('/orgs');
+    await page.getByLabel('Organization name', { exact: true }).fill('Analytical Engines');
+    await page.getByLabel('Slug', { exact: true }).fill('Bad Slug');
+    await page.getByRole('button', { name: 'Create organization', exact: true }).click();
+    await shown(page.getByText('Use lowercase letters and digits, with single dashes between words'));
+    expect(await page.getByText(/pattern/).count()).toBe(0);
     const orgId = await createOrganization(page, 'Analytical Engines', `engines-${Date.now().toString(36)}`);
 
     await page.getByLabel('Name', { exact: true }).fill('Difference Engine');

@@ -4,7 +4,7 @@ import { toProblem } from '../../api/errors';
 import { useLoad } from '../../api/hooks';
 import { api } from '../../api/session';
 import { Alert, Field, Form, Notice, Submit, useSubmit } from '../../ui/form';
-import { slugify, when } from '../../ui/format';
+import { slugify, slugProblem, when } from '../../ui/format';
 import { Link, navigate } from '../../router';
 import { ConsolePage, Section } from '../../ui/Shell';
 
@@ -45,7 +45,7 @@ export function CreateOrganization() {
           setSlugEdited(true);
         }}
         required
-        error={problem?.fields.slug}
+        error={slugProblem(problem?.fields.slug)}
         hint="Lowercase letters, digits and dashes; 3 to 50 characters. It cannot be changed later."
       />
       <div className="actions">

@@ -3,7 +3,7 @@ import { toProblem } from '../../api/errors';
 import { useLoad } from '../../api/hooks';
 import { api, signedOutHere } from '../../api/session';
 import { Alert, useSubmit } from '../../ui/form';
-import { when } from '../../ui/format';
+import { device, when } from '../../ui/format';
 import { navigate } from '../../router';
 import { Section } from '../../ui/Shell';
 
@@ -46,7 +46,9 @@ export function Sessions() {
           <tbody>
             {list.data?.sessions.map((s) => (
               <tr key={s.id}>
-                <td className="wrap">{s.userAgent ?? 'Unknown device'}</td>
+                <td className="wrap" title={s.userAgent ?? undefined}>
+                  {device(s.userAgent)}
+                </td>
                 <td>{s.ipAddress ?? '—'}</td>
                 <td>{when(s.lastUsedAt)}</td>
                 <td>{when(s.createdAt)}</td>
