@@ -306,12 +306,14 @@ describe('the console', () => {
     await page.getByRole('link', { name: 'API keys', exact: true }).click();
     await page.getByLabel('Name', { exact: true }).fill('ci');
     await page.getByLabel('Write projects').check();
+    await page.getByLabel('Requests per minute', { exact: true }).fill('120');
     await page.getByRole('button', { name: 'Create API key', exact: true }).click();
     const plain = (await (await shown(page.getByTestId('plain-key'))).textContent())!.trim();
     expect(plain).toMatch(/^svc_live_[0-9a-f]{32}$/);
     const row = page.getByRole('table', { name: 'API keys' }).getByRole('row').filter({ hasText: 'ci' });
     await shown(row.getByText(plain.slice(0, 17)));
     await shown(row.getByText('read:projects, write:projects'));
+    await shown(row.getByText(/120\/min/));
 
     // The key works, and its use shows in the list.
     const used = await w.t.request({

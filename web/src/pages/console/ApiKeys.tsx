@@ -40,18 +40,20 @@ function Usage({ keyId }: { keyId: string }) {
 function CreateKey({ orgId, onCreated }: { orgId: string; onCreated: () => void }) {
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<Scope[]>(['read:projects']);
+  const [rateLimit, setRateLimit] = useState('');
   const [plain, setPlain] = useState<{ name: string; key: string } | null>(null);
   const { busy, problem, run } = useSubmit();
   const submit = () =>
     run(async () => {
       const { data, error } = await api.POST('/api/v1/organizations/{orgId}/api-keys', {
         params: { path: { orgId } },
-        body: { name: name.trim(), scopes },
+        body: { name: name.trim(), scopes, ...(rateLimit.trim() ? { rateLimit: Number(rateLimit.trim()) } : {}) },
       });
       if (error) return toProblem(error, { PLAN_LIMIT_EXCEEDED: 'name' });
       setPlain({ name: data.apiKey.name, key: data.plainKey });
       setName('');
       setScopes(['read:projects']);
+      setRateLimit('');
       onCreated();
       return null;
     });
@@ -76,8 +78,22 @@ function CreateKey({ orgId, onCreated }: { orgId: string; onCreated: () => void 
           </div>
         </div>
       ) : null}
-      <Form onSubmit={() => void submit()} problem={problem} fields={['name', 'scopes']} label="Create API key">
+      <Form
+        onSubmit={() => void submit()}
+        problem={problem}
+        fields={['name', 'scopes', 'rateLimit']}
+        label="Create API key"
+      >
         <Field label="Name" value={name} onChange={setName} required error={problem?.fields.name} />
+        <Field
+          label="Requests per minute"
+          type="number"
+          inputMode="numeric"
+          value={rateLimit}
+          onChange={setRateLimit}
+          error={problem?.fields.rateLimit}
+          hint="Optional: empty keeps the default of 1,000 a minute. Past it, the key's requests answer 429."
+        />
         <fieldset className="checks" aria-describedby={problem?.fields.scopes ? 'scopes-error' : undefined}>
           <legend>Scopes</legend>
           {SCOPES.map(([scope, text]) => (
