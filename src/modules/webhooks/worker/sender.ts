@@ -146,6 +146,8 @@ class Attempt {
     readonly started: number,
     readonly deadline: number,
     readonly timeoutMessage: string,
+    /** Less than this left when a connection frees up for it: it is ended instead of written. */
+    readonly minRemainingMs: number,
     readonly running: Running,
     readonly resolve: (r: SendResult) => void,
   ) {}
@@ -180,10 +182,10 @@ class Attempt {
 
   onConnect(abort: (err?: Error) => void) {
     this.abort = abort;
-    // Timed out while it waited for a connection, or its deadline comes before the sweep does (a
-    // connection freed a moment before it): nothing is written.
+    // Timed out while it waited for a connection, or too little of its time is left to wait for an
+    // answer (it would time out, be retried, and reach the receiver twice): nothing is written.
     if (this.timedOut) abort(new Error(this.timeoutMessage));
-    else if (performance.now() + SWEEP_SLACK_MS >= this.deadline) this.timeout();
+    else if (performance.now() + this.minRemainingMs >= this.deadline) this.timeout();
   }
 
   onHeaders(statusCode: number, rawHeaders: Buffer[]) {
@@ -266,6 +268,8 @@ export function createWebhookSender(cfg: Config['webhook'], opts: SenderOptions 
   // time), one would end an attempt early and free its connection for an attempt queued behind it
   // whose deadline had come too, which would then be sent.
   const backstopMs = cfg.timeoutMs + 1_000;
+  // An attempt that waited for a connection is written only with a tenth of its timeout left at least.
+  const minRemainingMs = Math.max(SWEEP_SLACK_MS, cfg.timeoutMs / 10);
 
   // The whole attempt is bounded by WEBHOOK_TIMEOUT_MS, connection included.
   const running = new Running();
@@ -282,7 +286,7 @@ export function createWebhookSender(cfg: Config['webhook'], opts: SenderOptions 
           durationMs: Math.round(performance.now() - started),
         });
       return new Promise<SendResult>((resolve) => {
-        const attempt = new Attempt(started, started + cfg.timeoutMs, timeoutMessage, running, resolve);
+        const attempt = new Attempt(started, started + cfg.timeoutMs, timeoutMessage, minRemainingMs, running, resolve);
         running.add(attempt);
         try {
           agent.dispatch(
