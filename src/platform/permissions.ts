@@ -56,6 +56,14 @@ export const BUILT_IN_ROLES: readonly BuiltInRole[] = ['owner', 'admin', 'member
 export const isBuiltInRole = (role: string): role is BuiltInRole =>
   (BUILT_IN_ROLES as readonly string[]).includes(role);
 
+/** The built-in roles as people read them: a name and what the role is for. */
+export const BUILT_IN_ROLE_TEXT: Record<BuiltInRole, [name: string, description: string]> = {
+  owner: ['Owner', 'Everything, including deleting the organization and transferring it; exactly one'],
+  admin: ['Admin', 'Everything but deleting the organization and transferring it'],
+  member: ['Member', 'Reads the organization and writes projects'],
+  viewer: ['Viewer', 'Reads the organization'],
+};
+
 /** A custom role's key: 2-40 lowercase letters, digits and dashes, starting with a letter. */
 export const ROLE_KEY_PATTERN = '^[a-z][a-z0-9-]{1,39}$';
 

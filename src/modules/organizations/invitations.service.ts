@@ -25,6 +25,7 @@ import {
   type InvitationRow,
   type InvitationStatus,
 } from '../../db/tables/organizations.js';
+import { BUILT_IN_ROLE_TEXT, isBuiltInRole } from '../../platform/permissions.js';
 import { assertWithinCeiling, assignableRole, roleGrants } from '../../platform/roles.js';
 import { assertNotOwnerRole } from './members.service.js';
 import { transaction } from '../../db/transaction.js';
@@ -379,7 +380,7 @@ async function inviteeView(deps: Pick<Infra, 'clock' | 'db'>, where: SQL) {
     inviter: { fullName: r.inviter },
     email: r.email,
     role: r.role,
-    roleName: r.roleName ?? r.role.charAt(0).toUpperCase() + r.role.slice(1),
+    roleName: r.roleName ?? (isBuiltInRole(r.role) ? BUILT_IN_ROLE_TEXT[r.role][0] : r.role),
     expiresAt: r.expiresAt.toISOString(),
   }));
 }

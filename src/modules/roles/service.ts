@@ -18,7 +18,13 @@ import { authorizationError, conflict, notFound, validationError } from '../../l
 import { auditChange } from '../../platform/audit/record.js';
 import { revokeKeysOfCreator } from '../../platform/member-keys.js';
 import { recordEvent } from '../../platform/outbox.js';
-import { BUILT_IN_ROLES, isBuiltInRole, OWNER_ONLY, type PermissionCatalogue } from '../../platform/permissions.js';
+import {
+  BUILT_IN_ROLE_TEXT,
+  BUILT_IN_ROLES,
+  isBuiltInRole,
+  OWNER_ONLY,
+  type PermissionCatalogue,
+} from '../../platform/permissions.js';
 import { beyondCeiling, memberRole } from '../../platform/roles.js';
 import type { OrgAccess } from '../../platform/tenancy.js';
 
@@ -27,13 +33,6 @@ type RoleWriteDeps = Pick<Infra, 'clock' | 'db' | 'permissions'>;
 
 /** The most custom roles one organization may have. */
 export const MAX_CUSTOM_ROLES = 50;
-
-const BUILT_IN_TEXT: Record<(typeof BUILT_IN_ROLES)[number], [name: string, description: string]> = {
-  owner: ['Owner', 'Everything, including deleting the organization and transferring it; exactly one'],
-  admin: ['Admin', 'Everything but deleting the organization and transferring it'],
-  member: ['Member', 'Reads the organization and writes projects'],
-  viewer: ['Viewer', 'Reads the organization'],
-};
 
 const inCatalogueOrder = (catalogue: PermissionCatalogue, permissions: Iterable<string>) => {
   const set = new Set(permissions);
@@ -133,8 +132,8 @@ export async function listRoles(deps: Pick<Infra, 'db' | 'permissions'>, access:
     roles: [
       ...BUILT_IN_ROLES.map((key) => ({
         key,
-        name: BUILT_IN_TEXT[key][0],
-        description: BUILT_IN_TEXT[key][1],
+        name: BUILT_IN_ROLE_TEXT[key][0],
+        description: BUILT_IN_ROLE_TEXT[key][1],
         permissions: inCatalogueOrder(deps.permissions, deps.permissions.grants(key, null)),
         builtIn: true,
         memberCount: held.get(key) ?? 0,
