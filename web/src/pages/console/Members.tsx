@@ -6,24 +6,28 @@ import { api } from '../../api/session';
 import { Alert, Field, Form, Notice, SelectField, Submit, useSubmit } from '../../ui/form';
 import { when } from '../../ui/format';
 import { Section } from '../../ui/Shell';
-import { orgRoles, type Role, usePermissions } from './role';
+import { type Role, useOrgRoles } from './role';
 
 /**
  * The roles the caller may give (to a member or an invitation): every role of the organization but
  * owner whose permissions the caller's own role holds too, as the API allows (docs/api.md#custom-roles).
  */
-function useAssignableRoles(orgId: string, role: Role | undefined) {
-  const roles = useLoad(`roles:${orgId}`, () => orgRoles(orgId));
-  const all = roles.data?.roles ?? [];
-  const mine = new Set(all.find((r) => r.key === role)?.permissions ?? []);
+function assignableRoles(all: ReturnType<typeof useOrgRoles>['all'], mine: ReadonlySet<string>) {
   const options = all
     .filter((r) => r.key !== 'owner' && r.permissions.every((p) => mine.has(p)))
     .map((r) => [r.key, r.name] as const);
   return { options, assignable: (key: string) => options.some(([k]) => k === key) };
 }
 
-function Invite({ orgId, role: myRole, onDone }: { orgId: string; role: Role | undefined; onDone: () => void }) {
-  const ROLES = useAssignableRoles(orgId, myRole).options;
+function Invite({
+  orgId,
+  roles: ROLES,
+  onDone,
+}: {
+  orgId: string;
+  roles: ReadonlyArray<readonly [string, string]>;
+  onDone: () => void;
+}) {
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<string>('member');
   const [sent, setSent] = useState<string | null>(null);
@@ -79,8 +83,8 @@ export function Members({ orgId, role }: { orgId: string; role: Role | undefined
     }),
   );
   const action = useSubmit();
-  const may = usePermissions(orgId, role);
-  const { options: ROLES, assignable } = useAssignableRoles(orgId, role);
+  const { all, mine, may } = useOrgRoles(orgId, role);
+  const { options: ROLES, assignable } = assignableRoles(all, mine);
 
   const act = (call: () => Promise<{ error?: unknown }>, after: () => void) =>
     action.run(async () => {
@@ -96,7 +100,7 @@ export function Members({ orgId, role }: { orgId: string; role: Role | undefined
     <>
       {may('invitations:create') ? (
         <Section title="Invite someone">
-          <Invite orgId={orgId} role={role} onDone={invitations.reload} />
+          <Invite orgId={orgId} roles={ROLES} onDone={invitations.reload} />
         </Section>
       ) : null}
       <Section title="Members">

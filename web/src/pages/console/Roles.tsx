@@ -8,7 +8,7 @@ import { useLoad } from '../../api/hooks';
 import { api } from '../../api/session';
 import { Alert, Field, Form, Notice, Submit, useSubmit } from '../../ui/form';
 import { Section } from '../../ui/Shell';
-import { orgRoles } from './role';
+import { useOrgRoles } from './role';
 
 type OrgRole = Schema<'Role'>;
 /** Only the owner holds these: no role may grant them. */
@@ -170,7 +170,7 @@ function EditRole({
 
 /** `myRole`: the caller's role key here, whose permissions decide what the page offers. */
 export function Roles({ orgId, myRole }: { orgId: string; myRole: string | undefined }) {
-  const roles = useLoad(`roles:${orgId}`, () => orgRoles(orgId));
+  const { roles, all: list, mine } = useOrgRoles(orgId, myRole);
   const permissions = useLoad('permissions', catalogue);
   const members = useLoad(`members:${orgId}`, () =>
     api.GET('/api/v1/organizations/{orgId}/members', { params: { path: { orgId }, query: { pageSize: 100 } } }),
@@ -178,8 +178,6 @@ export function Roles({ orgId, myRole }: { orgId: string; myRole: string | undef
   const [editing, setEditing] = useState<string | null>(null);
   const removal = useSubmit();
 
-  const list = roles.data?.roles ?? [];
-  const mine = new Set(list.find((r) => r.key === myRole)?.permissions ?? []);
   const manage = mine.has('roles:manage');
   const keys = (permissions.data?.permissions ?? []).map((p) => p.key).filter((k) => !OWNER_ONLY.has(k));
   const holders = (key: string) => (members.data?.members ?? []).filter((m) => m.role === key);

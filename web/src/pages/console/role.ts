@@ -8,12 +8,21 @@ import { api } from '../../api/session';
 /** A built-in role, or the key of one of the organization's custom roles. */
 export type Role = 'owner' | 'admin' | 'member' | 'viewer' | (string & {});
 
-export const orgRoles = (orgId: string) =>
+const orgRoles = (orgId: string) =>
   api.GET('/api/v1/organizations/{orgId}/roles', { params: { path: { orgId } } });
+
+/**
+ * The organization's roles (read once per page) and the permissions of the caller's `role` among
+ * them: empty until the roles are read, or when they cannot be.
+ */
+export function useOrgRoles(orgId: string, role: Role | undefined) {
+  const roles = useLoad(`roles:${orgId}`, () => orgRoles(orgId));
+  const all = roles.data?.roles ?? [];
+  const mine: ReadonlySet<string> = new Set(all.find((r) => r.key === role)?.permissions ?? []);
+  return { roles, all, mine, may: (permission: string) => mine.has(permission) };
+}
 
 /** Whether the caller's role here grants a permission (false until the roles are read, or when they cannot be). */
 export function usePermissions(orgId: string, role: Role | undefined): (permission: string) => boolean {
-  const roles = useLoad(`roles:${orgId}`, () => orgRoles(orgId));
-  const mine = new Set(roles.data?.roles.find((r) => r.key === role)?.permissions ?? []);
-  return (permission) => mine.has(permission);
+  return useOrgRoles(orgId, role).may;
 }
