@@ -8,8 +8,7 @@ import { api } from '../../api/session';
 /** A built-in role, or the key of one of the organization's custom roles. */
 export type Role = 'owner' | 'admin' | 'member' | 'viewer' | (string & {});
 
-const orgRoles = (orgId: string) =>
-  api.GET('/api/v1/organizations/{orgId}/roles', { params: { path: { orgId } } });
+const orgRoles = (orgId: string) => api.GET('/api/v1/organizations/{orgId}/roles', { params: { path: { orgId } } });
 
 /**
  * The organization's roles (read once per page) and the permissions of the caller's `role` among
